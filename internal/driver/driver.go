@@ -1,0 +1,131 @@
+package driver
+
+import (
+	"context"
+	"runtime/debug"
+)
+
+// Driver opens connections to one kind of database.
+type Driver interface {
+	// Open connects to the target and proves the server is reachable and the
+	// credentials work, so that a wrong password fails before any work starts.
+	// Errors the user can fix (unreachable, refused credentials, malformed
+	// URL) are badinput errors whose message never holds the password.
+	Open(ctx context.Context, target Target, opts Options) (DB, error)
+}
+
+// Options tunes how a DB is opened.
+type Options struct {
+	// Sessions is how many sessions will be open at once; pools size to it.
+	Sessions int
+	// BulkLoad lets InsertBatch use the database's bulk API (COPY, …);
+	// when false it uses multi-row INSERT statements.
+	BulkLoad bool
+}
+
+// DB is an open database: a pool of connections and the table lifecycle.
+type DB interface {
+	// Info describes the driver, the server and the settings in force, read
+	// back from the server rather than assumed.
+	Info() Info
+	// Inspect reports whether the table exists, whether dbprobe created it,
+	// and whether it holds rows.
+	Inspect(ctx context.Context, t Table) (TableState, error)
+	// CreateTable creates the table and records that dbprobe created it.
+	CreateTable(ctx context.Context, t Table) error
+	// DropTable drops a table dbprobe created, and forgets it. Callers must
+	// have checked TableState.CreatedByDbprobe; drivers check again and
+	// refuse otherwise.
+	DropTable(ctx context.Context, t Table) error
+	// Session returns a handle for one worker: its own connection and
+	// prepared statements. Sessions are not safe for concurrent use.
+	Session(ctx context.Context, t Table) (Session, error)
+	// Close releases every connection.
+	Close() error
+}
+
+// Session runs operations on one table for one worker. Keys and values are
+// byte slices the caller owns and reuses; a driver must not keep them after
+// the call returns.
+type Session interface {
+	// Read fetches one record. fields lists field indexes to read, or nil
+	// for all of them; values has one slot per field read (len(fields), or
+	// the table's field count when fields is nil), and each slot is
+	// overwritten with append(values[i][:0], …). A missing row is ErrNotFound.
+	Read(ctx context.Context, key []byte, fields []int, values [][]byte) error
+	// Scan reads up to count records in key order starting at startKey
+	// (inclusive) and returns how many it read. visit, when not nil, sees
+	// each record; its arguments are valid only during the call.
+	Scan(ctx context.Context, startKey []byte, count int, fields []int, visit func(key []byte, values [][]byte)) (int, error)
+	// Update sets the listed fields of one record. A missing row is ErrNotFound.
+	Update(ctx context.Context, key []byte, fields []int, values [][]byte) error
+	// Insert adds one record with every field.
+	Insert(ctx context.Context, key []byte, values [][]byte) error
+	// InsertBatch adds several records in one transaction, through the bulk
+	// API when Options.BulkLoad allows it. values[i] holds record i's fields.
+	InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error
+	// Delete removes one record. A missing row is ErrNotFound.
+	Delete(ctx context.Context, key []byte) error
+	// Close returns the session's connection.
+	Close() error
+}
+
+// Table is the key-value table a run uses: a key column and fields.
+type Table struct {
+	// Name is the table name, already validated as a plain identifier.
+	Name string
+	// KeyColumn is the primary key column, YCSB_KEY.
+	KeyColumn string
+	// KeyLength is the declared length of the key column (255).
+	KeyLength int
+	// Fields are the field column names, FIELD0…FIELDn-1.
+	Fields []string
+	// FieldLength is the declared length of every field column.
+	FieldLength int
+}
+
+// TableState is what Inspect found.
+type TableState struct {
+	Exists           bool
+	CreatedByDbprobe bool
+	HasRows          bool
+	// Columns lists the table's columns in order, when it exists.
+	Columns []string
+}
+
+// Info describes an open DB for the run header and the result.
+type Info struct {
+	// Driver is the registered name: "sqlite", "postgres", "null".
+	Driver string `json:"driver"`
+	// Library names the client library and its version.
+	Library string `json:"library"`
+	// ServerVersion is what the server reports about itself.
+	ServerVersion string `json:"server_version,omitempty"`
+	// Settings are server settings that shape the numbers (journal mode,
+	// synchronous_commit, …), read back from the server.
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is one named server setting and its effective value.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// ModuleVersion returns the version of a Go module compiled into this
+// binary, or "unknown" when the build carries no module information.
+func ModuleVersion(path string) string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	for _, m := range info.Deps {
+		if m.Path == path {
+			if m.Replace != nil {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,303 @@
+package measure
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The histogram range and precision.
+const (
+	// HighestMicros is the largest value a histogram holds exactly: 1 hour.
+	HighestMicros = int64(time.Hour / time.Microsecond)
+	// SignificantFigures is the precision of every recorded value.
+	SignificantFigures = 3
+)
+
+// DefaultPercentiles are the percentiles reported when none are asked for.
+var DefaultPercentiles = []float64{50, 95, 99, 99.9}
+
+func newHistogram() *hdr.Histogram {
+	return hdr.New(1, HighestMicros, SignificantFigures)
+}
+
+// Set holds the recorders of one run phase and the views merged from them.
+type Set struct {
+	names    []string
+	countsOK []bool
+	index    map[string]int
+
+	mu         sync.Mutex // guards everything below; never taken on the hot path
+	recorders  []*Recorder
+	cumulative []*hdr.Histogram
+	overflow   []int64
+	statuses   map[StatusKey]int64
+	ops        int64
+	last       time.Time
+	start      time.Time
+}
+
+// StatusKey names one Return= counter: a series and a status such as
+// "NOT_FOUND" or "ERROR(23505)".
+type StatusKey struct {
+	Series int
+	Status string
+}
+
+// NewSet returns a Set whose series are the given names, in order: a
+// series is then addressed by its index. countsOK[i] says whether series i
+// is an operation whose recorded values are its successes, so that its
+// count is reported as Return=OK (READ does; READ-FAILED and Intended-READ
+// do not).
+func NewSet(names []string, countsOK []bool, start time.Time) *Set {
+	s := &Set{
+		names:      append([]string(nil), names...),
+		countsOK:   append([]bool(nil), countsOK...),
+		index:      make(map[string]int, len(names)),
+		cumulative: make([]*hdr.Histogram, len(names)),
+		overflow:   make([]int64, len(names)),
+		statuses:   map[StatusKey]int64{},
+		last:       start,
+		start:      start,
+	}
+	for i, n := range names {
+		s.index[n] = i
+	}
+	return s
+}
+
+// Series returns the index of a series name, or -1.
+func (s *Set) Series(name string) int {
+	if i, ok := s.index[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// Names returns the series names in index order.
+func (s *Set) Names() []string { return s.names }
+
+// NewRecorder returns a recorder for one worker.
+func (s *Set) NewRecorder() *Recorder {
+	r := &Recorder{
+		hists:    make([]*hdr.Histogram, len(s.names)),
+		overflow: make([]int64, len(s.names)),
+		statuses: map[StatusKey]int64{},
+	}
+	s.mu.Lock()
+	s.recorders = append(s.recorders, r)
+	s.mu.Unlock()
+	return r
+}
+
+// Recorder is one worker's histograms. Its lock is taken by its worker on
+// every record and by the Set once per tick, so it is never contended on
+// the hot path.
+type Recorder struct {
+	mu       sync.Mutex
+	hists    []*hdr.Histogram // allocated on first use: most series stay empty
+	overflow []int64
+	statuses map[StatusKey]int64
+	ops      int64
+}
+
+// Record adds one latency in microseconds to a series.
+func (r *Recorder) Record(series int, micros int64) {
+	r.mu.Lock()
+	h := r.hists[series]
+	if h == nil {
+		h = newHistogram()
+		r.hists[series] = h
+	}
+	if micros > HighestMicros {
+		r.overflow[series]++
+		micros = HighestMicros
+	} else if micros < 0 {
+		micros = 0
+	}
+	_ = h.RecordValue(micros) // cannot fail: micros is within range
+	r.mu.Unlock()
+}
+
+// Status counts one operation that ended with a status other than OK.
+// OK is implied by the operation's own series count, as in YCSB.
+func (r *Recorder) Status(series int, status string) {
+	r.mu.Lock()
+	r.statuses[StatusKey{series, status}]++
+	r.mu.Unlock()
+}
+
+// Done counts one finished transaction (a read-modify-write is one).
+func (r *Recorder) Done() {
+	r.mu.Lock()
+	r.ops++
+	r.mu.Unlock()
+}
+
+// Interval is what the workers recorded between two ticks.
+type Interval struct {
+	Start, End time.Time
+	// Ops is the number of transactions finished in the interval.
+	Ops int64
+	// Histograms holds one histogram per series, nil where nothing was recorded.
+	Histograms []*hdr.Histogram
+	Overflow   []int64
+	Statuses   map[StatusKey]int64
+}
+
+// Tick collects what every recorder holds since the last tick into an
+// Interval, resets the recorders, and adds the interval to the cumulative
+// view unless keep is false (the warm-up).
+func (s *Set) Tick(now time.Time, keep bool) Interval {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	iv := Interval{
+		Start:      s.last,
+		End:        now,
+		Histograms: make([]*hdr.Histogram, len(s.names)),
+		Overflow:   make([]int64, len(s.names)),
+		Statuses:   map[StatusKey]int64{},
+	}
+	for _, r := range s.recorders {
+		r.mu.Lock()
+		for i, h := range r.hists {
+			if h == nil || h.TotalCount() == 0 {
+				continue
+			}
+			if iv.Histograms[i] == nil {
+				iv.Histograms[i] = newHistogram()
+			}
+			iv.Histograms[i].Merge(h)
+			h.Reset()
+			iv.Overflow[i] += r.overflow[i]
+			r.overflow[i] = 0
+		}
+		for k, n := range r.statuses {
+			iv.Statuses[k] += n
+			delete(r.statuses, k)
+		}
+		iv.Ops += r.ops
+		r.ops = 0
+		r.mu.Unlock()
+	}
+	s.last = now
+	if !keep {
+		s.start = now
+		return iv
+	}
+	for i, h := range iv.Histograms {
+		if h == nil {
+			continue
+		}
+		if s.cumulative[i] == nil {
+			s.cumulative[i] = newHistogram()
+		}
+		s.cumulative[i].Merge(h)
+		s.overflow[i] += iv.Overflow[i]
+	}
+	for k, n := range iv.Statuses {
+		s.statuses[k] += n
+	}
+	s.ops += iv.Ops
+	return iv
+}
+
+// Total is the cumulative view of everything kept.
+type Total struct {
+	// Start is when the kept measurement began (after any warm-up).
+	Start      time.Time
+	Ops        int64
+	Histograms []*hdr.Histogram
+	Overflow   []int64
+	Statuses   map[StatusKey]int64
+}
+
+// Total returns a copy of the cumulative view. Call Tick first to include
+// what the recorders hold.
+func (s *Set) Total() Total {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := Total{
+		Start:      s.start,
+		Ops:        s.ops,
+		Histograms: make([]*hdr.Histogram, len(s.names)),
+		Overflow:   append([]int64(nil), s.overflow...),
+		Statuses:   make(map[StatusKey]int64, len(s.statuses)),
+	}
+	for i, h := range s.cumulative {
+		if h != nil {
+			t.Histograms[i] = h.Clone()
+		}
+	}
+	for k, n := range s.statuses {
+		t.Statuses[k] = n
+	}
+	return t
+}
+
+// Summary describes one series: the figures YCSB prints for it.
+type Summary struct {
+	Name        string       `json:"name"`
+	Count       int64        `json:"count"`
+	MeanMicros  float64      `json:"mean_us"`
+	MinMicros   int64        `json:"min_us"`
+	MaxMicros   int64        `json:"max_us"`
+	Percentiles []Percentile `json:"percentiles"`
+	// Overflow counts values above one hour, recorded as one hour.
+	Overflow int64 `json:"overflow,omitempty"`
+	// Statuses counts the Return= lines: "OK" and every failure status.
+	Statuses []StatusCount `json:"statuses"`
+}
+
+// Percentile is one percentile of a series.
+type Percentile struct {
+	Percentile float64 `json:"p"`
+	Micros     int64   `json:"us"`
+}
+
+// StatusCount is one Return= line.
+type StatusCount struct {
+	Status string `json:"status"`
+	Count  int64  `json:"count"`
+}
+
+// Summarize turns per-series histograms and status counts (of an Interval
+// or the Total) into summaries, in series order. A series appears when it
+// recorded a value or a status.
+func (s *Set) Summarize(hists []*hdr.Histogram, overflow []int64, statuses map[StatusKey]int64, percentiles []float64) []Summary {
+	var out []Summary
+	for i, name := range s.names {
+		h := hists[i]
+		var failures []StatusCount
+		for k, n := range statuses {
+			if k.Series == i {
+				failures = append(failures, StatusCount{k.Status, n})
+			}
+		}
+		if (h == nil || h.TotalCount() == 0) && len(failures) == 0 {
+			continue
+		}
+		sort.Slice(failures, func(a, b int) bool { return failures[a].Status < failures[b].Status })
+		sum := Summary{Name: name}
+		if overflow != nil {
+			sum.Overflow = overflow[i]
+		}
+		if h != nil && h.TotalCount() > 0 {
+			sum.Count = h.TotalCount()
+			sum.MeanMicros = h.Mean()
+			sum.MinMicros = h.Min()
+			sum.MaxMicros = h.Max()
+			for _, p := range percentiles {
+				sum.Percentiles = append(sum.Percentiles, Percentile{p, h.ValueAtPercentile(p)})
+			}
+			if s.countsOK[i] {
+				sum.Statuses = append(sum.Statuses, StatusCount{"OK", sum.Count})
+			}
+		}
+		sum.Statuses = append(sum.Statuses, failures...)
+		out = append(out, sum)
+	}
+	return out
+}

@@ -34,6 +34,7 @@ type Set struct {
 	cumulative []*hdr.Histogram
 	overflow   []int64
 	statuses   map[StatusKey]int64
+	codes      map[string]int64
 	ops        int64
 	last       time.Time
 	start      time.Time
@@ -59,6 +60,7 @@ func NewSet(names []string, countsOK []bool, start time.Time) *Set {
 		cumulative: make([]*hdr.Histogram, len(names)),
 		overflow:   make([]int64, len(names)),
 		statuses:   map[StatusKey]int64{},
+		codes:      map[string]int64{},
 		last:       start,
 		start:      start,
 	}
@@ -85,6 +87,7 @@ func (s *Set) NewRecorder() *Recorder {
 		hists:    make([]*hdr.Histogram, len(s.names)),
 		overflow: make([]int64, len(s.names)),
 		statuses: map[StatusKey]int64{},
+		codes:    map[string]int64{},
 	}
 	s.mu.Lock()
 	s.recorders = append(s.recorders, r)
@@ -100,6 +103,7 @@ type Recorder struct {
 	hists    []*hdr.Histogram // allocated on first use: most series stay empty
 	overflow []int64
 	statuses map[StatusKey]int64
+	codes    map[string]int64
 	ops      int64
 }
 
@@ -121,6 +125,33 @@ func (r *Recorder) Record(series int, micros int64) {
 	r.mu.Unlock()
 }
 
+// RecordN adds n values of the same latency to a series: the rows of one
+// batch, which are all acknowledged when the batch commits.
+func (r *Recorder) RecordN(series int, micros, n int64) {
+	r.mu.Lock()
+	h := r.hists[series]
+	if h == nil {
+		h = newHistogram()
+		r.hists[series] = h
+	}
+	if micros > HighestMicros {
+		r.overflow[series] += n
+		micros = HighestMicros
+	} else if micros < 0 {
+		micros = 0
+	}
+	_ = h.RecordValues(micros, n) // cannot fail: micros is within range
+	r.mu.Unlock()
+}
+
+// Error counts one failure by the database's error code (or its class
+// when the database gave no code), for the result's error table.
+func (r *Recorder) Error(code string) {
+	r.mu.Lock()
+	r.codes[code]++
+	r.mu.Unlock()
+}
+
 // Status counts one operation that ended with a status other than OK.
 // OK is implied by the operation's own series count, as in YCSB.
 func (r *Recorder) Status(series int, status string) {
@@ -129,10 +160,10 @@ func (r *Recorder) Status(series int, status string) {
 	r.mu.Unlock()
 }
 
-// Done counts one finished transaction (a read-modify-write is one).
-func (r *Recorder) Done() {
+// Done counts n finished transactions (a read-modify-write is one).
+func (r *Recorder) Done(n int64) {
 	r.mu.Lock()
-	r.ops++
+	r.ops += n
 	r.mu.Unlock()
 }
 
@@ -145,6 +176,8 @@ type Interval struct {
 	Histograms []*hdr.Histogram
 	Overflow   []int64
 	Statuses   map[StatusKey]int64
+	// Codes counts failures by error code.
+	Codes map[string]int64
 }
 
 // Tick collects what every recorder holds since the last tick into an
@@ -159,6 +192,7 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 		Histograms: make([]*hdr.Histogram, len(s.names)),
 		Overflow:   make([]int64, len(s.names)),
 		Statuses:   map[StatusKey]int64{},
+		Codes:      map[string]int64{},
 	}
 	for _, r := range s.recorders {
 		r.mu.Lock()
@@ -177,6 +211,10 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 		for k, n := range r.statuses {
 			iv.Statuses[k] += n
 			delete(r.statuses, k)
+		}
+		for k, n := range r.codes {
+			iv.Codes[k] += n
+			delete(r.codes, k)
 		}
 		iv.Ops += r.ops
 		r.ops = 0
@@ -200,6 +238,9 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 	for k, n := range iv.Statuses {
 		s.statuses[k] += n
 	}
+	for k, n := range iv.Codes {
+		s.codes[k] += n
+	}
 	s.ops += iv.Ops
 	return iv
 }
@@ -212,6 +253,7 @@ type Total struct {
 	Histograms []*hdr.Histogram
 	Overflow   []int64
 	Statuses   map[StatusKey]int64
+	Codes      map[string]int64
 }
 
 // Total returns a copy of the cumulative view. Call Tick first to include
@@ -225,6 +267,10 @@ func (s *Set) Total() Total {
 		Histograms: make([]*hdr.Histogram, len(s.names)),
 		Overflow:   append([]int64(nil), s.overflow...),
 		Statuses:   make(map[StatusKey]int64, len(s.statuses)),
+		Codes:      make(map[string]int64, len(s.codes)),
+	}
+	for k, n := range s.codes {
+		t.Codes[k] = n
 	}
 	for i, h := range s.cumulative {
 		if h != nil {

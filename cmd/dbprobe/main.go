@@ -1,0 +1,32 @@
+// Command dbprobe measures what a database really delivers. This file only
+// builds the command and maps its error to an exit code: 0 ok, 1 the run
+// failed, 2 bad input.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/cli"
+	_ "dbprobe/internal/driver/all"
+)
+
+func main() {
+	err := cli.Execute(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+	os.Exit(exitCode(err))
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	msg := strings.ReplaceAll(err.Error(), "\n", " ")
+	fmt.Fprintln(os.Stderr, "dbprobe: "+msg)
+	if badinput.Is(err) || cli.IsUsageError(err) {
+		return 2
+	}
+	return 1
+}

@@ -1,0 +1,420 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/config"
+	"dbprobe/internal/driver"
+	"dbprobe/internal/result"
+	"dbprobe/internal/runner"
+	"dbprobe/internal/workload"
+)
+
+// job is one invocation of load, run or ycsb, resolved and connected.
+type job struct {
+	opts    *options
+	cmd     *cobra.Command
+	cfg     *config.Config
+	target  driver.Target
+	db      driver.DB
+	table   driver.Table
+	stdout  io.Writer
+	stderr  io.Writer
+	out     *result.Writer
+	log     *slog.Logger
+	seed    uint64
+	tempDir string // the default SQLite database's directory, when used
+	args    []string
+}
+
+// ErrPhaseFailed marks a phase that ran but did not do what it was asked,
+// such as a load with failed inserts: exit code 1.
+var ErrPhaseFailed = errors.New("phase failed")
+
+// execute runs the given phases in order with the command's flags.
+func execute(cmd *cobra.Command, o *options, phases []runner.Phase) (err error) {
+	ctx, stopSignals := signalContext(cmd.Context())
+	defer stopSignals()
+
+	j := &job{opts: o, cmd: cmd, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+	j.log = slog.New(slog.NewTextHandler(j.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := j.resolve(phases); err != nil {
+		return err
+	}
+	defer j.cleanupTemp(phases)
+	if err := j.connect(ctx); err != nil {
+		return err
+	}
+	defer j.db.Close()
+	if o.out != "" {
+		if j.out, err = result.Create(o.out); err != nil {
+			return badinput.New("cannot write --out %s: %v", o.out, shortError(errors.Unwrap(err)))
+		}
+		defer func() {
+			if cerr := j.out.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("writing %s: %w", o.out, cerr)
+			}
+		}()
+	}
+	for _, ph := range phases {
+		interrupted, err := j.phase(ctx, ph)
+		if err != nil {
+			return err
+		}
+		if interrupted {
+			break
+		}
+	}
+	return nil
+}
+
+// resolve builds the typed configuration and the target.
+func (j *job) resolve(phases []runner.Phase) error {
+	o := j.opts
+	props, err := o.properties(j.cmd)
+	if err != nil {
+		return err
+	}
+	if j.cfg, err = config.Resolve(props, o.strict); err != nil {
+		return err
+	}
+	for _, ph := range phases {
+		if ph == runner.Run && j.cfg.Workload.OperationCount == 0 && j.cfg.MaxExecutionTime == 0 {
+			return badinput.New("operationcount=0 and no maxexecutiontime: the run would do nothing; set -p operationcount=N or --duration D")
+		}
+	}
+	if o.warmup < 0 {
+		return badinput.New("--warmup %s must not be negative", o.warmup)
+	}
+	j.seed = o.seed
+	if !j.cmd.Flags().Changed("seed") {
+		j.seed = uint64(time.Now().UnixNano())
+	}
+	password, err := o.password()
+	if err != nil {
+		return err
+	}
+	raw := o.db
+	if raw == "" {
+		raw = os.Getenv("DBPROBE_DB")
+	}
+	if raw == "" {
+		if phases[0] == runner.Run {
+			return badinput.New("run needs --db: the database that dbprobe load filled (e.g. --db sqlite:///tmp/dbprobe-123/ycsb.db)")
+		}
+		dir, err := os.MkdirTemp("", "dbprobe-")
+		if err != nil {
+			return fmt.Errorf("creating a temporary directory for SQLite: %w", err)
+		}
+		j.tempDir = dir
+		raw = "sqlite://" + filepath.ToSlash(filepath.Join(dir, "ycsb.db"))
+		what := "kept for dbprobe run"
+		if len(phases) > 1 && !o.keepDB {
+			what = "removed at exit; --keep-db keeps it"
+		}
+		fmt.Fprintf(j.stderr, "dbprobe: no --db given: using a new SQLite database %s (%s)\n", filepath.Join(dir, "ycsb.db"), what)
+	}
+	if j.target, err = driver.ParseTarget(raw, password); err != nil {
+		return err
+	}
+	s := &j.cfg.Workload
+	j.table = driver.Table{Name: s.Table, KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: s.FieldNames(), FieldLength: s.FieldLength}
+	return nil
+}
+
+func (j *job) cleanupTemp(phases []runner.Phase) {
+	if j.tempDir == "" {
+		return
+	}
+	if len(phases) > 1 && !j.opts.keepDB {
+		os.RemoveAll(j.tempDir)
+		return
+	}
+	fmt.Fprintf(j.stderr, "dbprobe: the SQLite database stays at %s; run against it with --db %s\n", filepath.Join(j.tempDir, "ycsb.db"), j.target.Redacted())
+}
+
+// connect opens the database, failing early on an unreachable server or
+// refused credentials.
+func (j *job) connect(ctx context.Context) error {
+	d, _, err := driver.Lookup(j.target.Driver)
+	if err != nil {
+		return badinput.New("%v", err)
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	j.db, err = d.Open(octx, j.target, driver.Options{Sessions: j.cfg.Threads, BulkLoad: !j.opts.noCopy})
+	if err != nil {
+		return scrubbed{j.target, err}
+	}
+	return nil
+}
+
+// phase runs one phase and prints its results. It reports whether the
+// phase was interrupted.
+func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
+	if err := j.prepareTable(ctx, ph); err != nil {
+		return false, err
+	}
+	header := j.header(ph)
+	if err := result.WriteHeader(j.stdout, header); err != nil {
+		return false, err
+	}
+	if j.out != nil {
+		if err := j.out.WriteHeader(header); err != nil {
+			return false, err
+		}
+	}
+
+	cfg := j.cfg
+	ropts := runner.Options{
+		Phase:            ph,
+		Threads:          cfg.Threads,
+		Target:           cfg.Target,
+		MaxExecutionTime: cfg.MaxExecutionTime,
+		BatchSize:        cfg.BatchSize,
+		Percentiles:      cfg.Percentiles,
+		Seed:             j.seed,
+		OnFirstError: func(op, code string, err error) {
+			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
+		},
+	}
+	if ph == runner.Run {
+		ropts.Warmup = j.opts.warmup
+	}
+	if j.opts.status {
+		ropts.StatusInterval = cfg.StatusInterval
+		ropts.OnStatus = func(s runner.Status) {
+			fmt.Fprintln(j.stderr, result.StatusLine(s.Now, s.Elapsed, s.TotalOps, s.OpsPerSec, s.Remaining, s.Series))
+		}
+	}
+	var writeErr error
+	if j.out != nil {
+		ropts.OnTick = func(t runner.Tick) {
+			iv := result.Interval{Phase: ph.String(), Start: t.Start, End: t.End, Elapsed: t.Elapsed, Ops: t.Ops, Warmup: t.Warmup, Series: t.Series}
+			if d := t.End.Sub(t.Start).Seconds(); d > 0 {
+				iv.OpsPerSec = float64(t.Ops) / d
+			}
+			if err := j.out.WriteInterval(iv); err != nil && writeErr == nil {
+				writeErr = err
+			}
+		}
+	}
+
+	out, err := runner.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	if err != nil {
+		return false, scrubbed{j.target, err}
+	}
+	sum := result.Summary{
+		Phase:       ph.String(),
+		RunTime:     out.RunTime,
+		Ops:         out.Ops,
+		Throughput:  out.Throughput,
+		Series:      out.Series,
+		Errors:      out.Errors,
+		Interrupted: out.Interrupted,
+		Warmup:      out.Warmup,
+	}
+	if out.Interrupted {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("interrupted after %s: the figures cover what finished before", out.End.Sub(out.Start).Round(time.Millisecond)))
+	}
+	if out.Warmup > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("the first %s (warm-up) are excluded from these figures", out.Warmup))
+		if out.WarmupUnfinished {
+			sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
+		}
+	}
+	if out.Overflow > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d latencies above 1 hour were recorded as 1 hour", out.Overflow))
+	}
+	if out.Failed > 0 {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d operations failed: %s", out.Failed, formatCodes(out.Errors)))
+	}
+	if err := result.WriteText(j.stdout, sum); err != nil {
+		return false, err
+	}
+	if j.out != nil {
+		if err := j.out.WriteSummary(sum); err != nil {
+			return false, err
+		}
+		if writeErr != nil {
+			return false, fmt.Errorf("writing %s: %w", j.opts.out, writeErr)
+		}
+	}
+	if ph == runner.Load && out.Failed > 0 {
+		return out.Interrupted, fmt.Errorf("%w: load: %d of %d inserts failed (%s); the table is incomplete", ErrPhaseFailed, out.Failed, out.Ops, formatCodes(out.Errors))
+	}
+	return out.Interrupted, nil
+}
+
+func formatCodes(codes map[string]int64) string {
+	var parts []string
+	for code, n := range codes {
+		parts = append(parts, fmt.Sprintf("%s×%d", code, n))
+	}
+	return strings.Join(sortedStrings(parts), ", ")
+}
+
+// prepareTable checks the table before a phase: load creates it or
+// refuses to touch someone else's data; run needs it to exist.
+func (j *job) prepareTable(ctx context.Context, ph runner.Phase) error {
+	t := j.table
+	where := j.target.Redacted()
+	st, err := j.db.Inspect(ctx, t)
+	if err != nil {
+		return scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
+	}
+	if ph == runner.Run {
+		if !st.Exists {
+			return badinput.New("table %s does not exist in %s; load it first with dbprobe load and the same --db, -P and -p", t.Name, where)
+		}
+		if err := checkColumns(t, st); err != nil {
+			return err
+		}
+		if !st.HasRows {
+			j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
+		}
+		return nil
+	}
+	s := &j.cfg.Workload
+	sliced := s.InsertStart != 0 || s.InsertCount != s.RecordCount
+	switch {
+	case !st.Exists:
+		if err := j.db.CreateTable(ctx, t); err != nil {
+			return scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
+		}
+		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("created table %s (recorded as dbprobe's: --drop-existing may drop it later)", t.Name))
+	case !st.CreatedByDbprobe:
+		if j.opts.dropExisting {
+			return badinput.New("table %s in %s was not created by dbprobe: it will not be dropped; drop it yourself or use another table with -p table=NAME", t.Name, where)
+		}
+		if st.HasRows {
+			return badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)
+		}
+		if err := checkColumns(t, st); err != nil {
+			return err
+		}
+		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
+	case j.opts.dropExisting:
+		if err := j.db.DropTable(ctx, t); err != nil {
+			return scrubbed{j.target, fmt.Errorf("dropping table %s: %w", t.Name, err)}
+		}
+		if err := j.db.CreateTable(ctx, t); err != nil {
+			return scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
+		}
+		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("dropped and recreated table %s (created by dbprobe earlier)", t.Name))
+	case st.HasRows && !sliced:
+		return badinput.New("table %s in %s already holds rows from an earlier dbprobe load; use them with dbprobe run, or add --drop-existing to drop and reload it", t.Name, where)
+	default:
+		if err := checkColumns(t, st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkColumns makes sure an existing table has the workload's shape.
+func checkColumns(t driver.Table, st driver.TableState) error {
+	want := append([]string{t.KeyColumn}, t.Fields...)
+	ok := len(st.Columns) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.EqualFold(st.Columns[i], want[i])
+	}
+	if !ok {
+		return badinput.New("table %s has columns %s, but this workload needs %s (fieldcount=%d); use the fieldcount it was loaded with, or another table with -p table=NAME",
+			t.Name, strings.Join(st.Columns, ","), strings.Join(want, ","), len(t.Fields))
+	}
+	return nil
+}
+
+// header describes the phase: every effective setting and its source.
+func (j *job) header(ph runner.Phase) result.Header {
+	cfg := j.cfg
+	info := j.db.Info()
+	h := result.Header{
+		Phase:     ph.String(),
+		Command:   j.commandLine(),
+		StartedAt: time.Now(),
+		Target:    j.target.Redacted(),
+		Notes:     append([]string(nil), cfg.Notes...),
+		Environment: result.Environment{
+			Dbprobe: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+			CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		},
+		Database: result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion},
+	}
+	h.Environment.Hostname, _ = os.Hostname()
+	for _, s := range info.Settings {
+		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
+	}
+	for _, s := range cfg.Settings {
+		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+	}
+	mode := "closed loop (each thread starts its next operation when the last one returns)"
+	if cfg.Target > 0 {
+		mode = fmt.Sprintf("open loop at %g ops/s in all; latency from each operation's intended start is reported as Intended-OP", cfg.Target)
+	}
+	seedSource := "--seed"
+	if !j.cmd.Flags().Changed("seed") {
+		seedSource = "default (clock)"
+	}
+	h.Settings = append(h.Settings,
+		result.Setting{Key: "mode", Value: mode, Source: sourceOf(j.cmd, "target", "derived")},
+		result.Setting{Key: "seed", Value: strconv.FormatUint(j.seed, 10), Source: seedSource},
+	)
+	if ph == runner.Load {
+		path := "bulk API where the database has one (PostgreSQL COPY), db.batchsize rows per transaction"
+		if j.opts.noCopy {
+			path = "multi-row INSERT, db.batchsize rows per statement and transaction"
+		}
+		h.Settings = append(h.Settings, result.Setting{Key: "load path", Value: path, Source: sourceOf(j.cmd, "no-copy", "default")})
+		if cfg.BatchSize > 1 {
+			h.Notes = append(h.Notes, "each loaded row's latency is its batch's: a row is acknowledged when its batch commits")
+		}
+	}
+	if ph == runner.Run && j.opts.warmup > 0 {
+		h.Settings = append(h.Settings, result.Setting{Key: "warmup", Value: j.opts.warmup.String(), Source: "--warmup"})
+		h.Notes = append(h.Notes, fmt.Sprintf("warm-up: the first %s of the run are excluded from the statistics", j.opts.warmup))
+	}
+	if ph == runner.Run && cfg.Workload.RequestDistribution == workload.Zipfian {
+		h.Notes = append(h.Notes, "requestdistribution zipfian is YCSB's scrambled zipfian (constant 0.99): popular keys are scattered over the table")
+	}
+	return h
+}
+
+func sourceOf(cmd *cobra.Command, flag, otherwise string) string {
+	if cmd.Flags().Changed(flag) {
+		return "--" + flag
+	}
+	return otherwise
+}
+
+// commandLine is the command as typed, with the database URL redacted.
+func (j *job) commandLine() string {
+	args := append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...)
+	for i, a := range args {
+		args[i] = j.target.Scrub(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// scrubbed is an error whose message has the target's password removed.
+type scrubbed struct {
+	target driver.Target
+	err    error
+}
+
+func (s scrubbed) Error() string { return s.target.Scrub(s.err.Error()) }
+func (s scrubbed) Unwrap() error { return s.err }

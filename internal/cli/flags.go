@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/config"
+)
+
+// options are the flags load, run and ycsb share.
+type options struct {
+	db           string
+	passwordFile string
+	propFiles    []string
+	props        []string
+	workload     string
+	threads      int
+	target       float64
+	records      int64
+	operations   int64
+	duration     time.Duration
+	status       bool
+	strict       bool
+	warmup       time.Duration
+	out          string
+	seed         uint64
+	dropExisting bool
+	noCopy       bool
+	keepDB       bool
+}
+
+// addCommonFlags adds the flags every YCSB command takes.
+func addCommonFlags(cmd *cobra.Command, o *options) {
+	f := cmd.Flags()
+	f.StringVar(&o.db, "db", "", "database URL: postgres://user@host:5432/db, sqlite:///path/file.db, null (env DBPROBE_DB; default: a new SQLite database in a temporary directory)")
+	f.StringVar(&o.passwordFile, "password-file", "", "read the database password from this file (else the URL or env DBPROBE_PASSWORD)")
+	f.StringArrayVarP(&o.propFiles, "properties", "P", nil, "YCSB properties file; repeatable, later files override earlier ones; workloads/workloada…f are built in")
+	f.StringArrayVarP(&o.props, "property", "p", nil, "YCSB property key=value, overriding files; repeatable (e.g. -p recordcount=100000)")
+	f.StringVar(&o.workload, "workload", "", "core workload a–f (or a properties file), read before any -P file (default a when no -P is given)")
+	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection (property threadcount)")
+	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
+	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
+	f.Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
+	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime)")
+	f.BoolVarP(&o.status, "status", "s", false, "print a status line on stderr every status.interval seconds (default 10)")
+	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
+	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
+	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
+}
+
+func addWarmupFlag(cmd *cobra.Command, o *options) {
+	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
+}
+
+func addLoadFlags(cmd *cobra.Command, o *options) {
+	cmd.Flags().BoolVar(&o.dropExisting, "drop-existing", false, "drop and recreate the table if dbprobe created it earlier (a table dbprobe did not create is never dropped)")
+	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with batches of db.batchsize multi-row INSERTs instead of the database's bulk API (PostgreSQL COPY)")
+}
+
+// properties gathers the configuration sources in precedence order:
+// built-in or --workload file, -P files, -p properties, typed flags.
+func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
+	p := config.NewProperties()
+	if o.workload != "" {
+		if err := p.LoadBuiltin(o.workload, ""); err != nil {
+			return nil, err
+		}
+	} else if len(o.propFiles) == 0 {
+		if err := p.LoadBuiltin("a", "default (workloads/workloada)"); err != nil {
+			return nil, err
+		}
+	}
+	for _, f := range o.propFiles {
+		if err := p.LoadFile(f); err != nil {
+			return nil, err
+		}
+	}
+	for _, kv := range o.props {
+		if err := p.SetAssignment(kv); err != nil {
+			return nil, err
+		}
+	}
+	flags := cmd.Flags()
+	set := func(flag, key, value string) {
+		if flags.Changed(flag) {
+			p.Set(key, value, "--"+flag)
+		}
+	}
+	set("threads", "threadcount", strconv.Itoa(o.threads))
+	set("target", "target", strconv.FormatFloat(o.target, 'f', -1, 64))
+	set("records", "recordcount", strconv.FormatInt(o.records, 10))
+	set("operations", "operationcount", strconv.FormatInt(o.operations, 10))
+	set("duration", "maxexecutiontime", o.duration.String())
+	return p, nil
+}
+
+// password returns the password from --password-file or DBPROBE_PASSWORD.
+func (o *options) password() (string, error) {
+	if o.passwordFile != "" {
+		b, err := os.ReadFile(o.passwordFile)
+		if err != nil {
+			return "", badinput.New("cannot read --password-file %s: %v", o.passwordFile, shortError(err))
+		}
+		return strings.TrimRight(string(b), "\r\n"), nil
+	}
+	return os.Getenv("DBPROBE_PASSWORD"), nil
+}
+
+func shortError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return fmt.Sprint(err)
+}
+
+// ycsbStyleArgs rewrites YCSB's single-dash long options (-threads 8,
+// -target 100) into dbprobe's, so a YCSB command line works unchanged.
+func ycsbStyleArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch {
+		case a == "-threads" || a == "-target" || strings.HasPrefix(a, "-threads=") || strings.HasPrefix(a, "-target="):
+			out[i] = "-" + a
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}

@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"dbprobe/internal/badinput"
+)
+
+// Version is dbprobe's version, printed in every header and result.
+var Version = "0.1.0-dev"
+
+// NewRoot builds the dbprobe command tree.
+func NewRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "dbprobe",
+		Short: "Measure what a database really delivers",
+		Long: `dbprobe measures what a database really delivers: key-value (YCSB)
+throughput and latency today; storage rates and query stress to come.
+
+With no --db it uses an embedded SQLite database in a temporary directory,
+so "dbprobe ycsb" works on a fresh machine with nothing installed.
+
+Results print on stdout in YCSB's text format, so existing parsers keep
+working; --out FILE also writes a JSON result as the run goes.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	// A malformed flag is bad input: one line, exit code 2.
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
+	})
+	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
+	return root
+}

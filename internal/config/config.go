@@ -1,0 +1,330 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/workload"
+)
+
+// Config is the typed configuration of a load or run.
+type Config struct {
+	Workload workload.Spec
+	// Threads is the number of workers, each with its own connection.
+	Threads int
+	// Target is the total operations per second to pace at (open loop);
+	// 0 runs closed loop, as fast as the database answers.
+	Target float64
+	// MaxExecutionTime ends the phase after this long; 0 means no limit.
+	MaxExecutionTime time.Duration
+	// StatusInterval is how often -s prints a status line.
+	StatusInterval time.Duration
+	// BatchSize is how many records the load phase inserts per transaction.
+	BatchSize int
+	// Percentiles are the percentiles printed per operation.
+	Percentiles []float64
+	// Settings lists every effective setting and where it came from.
+	Settings []Setting
+	// Notes are one-line remarks for the header: properties that were
+	// recognised but do not apply, and unknown ones.
+	Notes []string
+}
+
+// Setting is one effective value and its source.
+type Setting struct {
+	Key, Value, Source string
+}
+
+// property is a key dbprobe understands.
+type property struct {
+	key, def string
+	// ignored, when set, says why a YCSB key has no effect in dbprobe.
+	ignored string
+}
+
+// known lists the properties in the order the header prints them. The
+// defaults are YCSB's CoreWorkload defaults, except where a comment says.
+var known = []property{
+	{key: "workload", def: "site.ycsb.workloads.CoreWorkload"},
+	{key: "recordcount", def: "1000"}, // YCSB's own files set 1000; its code has no default
+	{key: "operationcount", def: "1000"},
+	{key: "threadcount", def: "1"},
+	{key: "target", def: "0"},
+	{key: "maxexecutiontime", def: "0"},
+	{key: "requestdistribution", def: "uniform"},
+	{key: "readproportion", def: "0.95"},
+	{key: "updateproportion", def: "0.05"},
+	{key: "insertproportion", def: "0"},
+	{key: "scanproportion", def: "0"},
+	{key: "readmodifywriteproportion", def: "0"},
+	{key: "fieldcount", def: "10"},
+	{key: "fieldlength", def: "100"},
+	{key: "minfieldlength", def: "1"},
+	{key: "fieldlengthdistribution", def: "constant"},
+	{key: "fieldnameprefix", def: "field"},
+	{key: "readallfields", def: "true"},
+	{key: "writeallfields", def: "false"},
+	{key: "insertorder", def: "hashed"},
+	{key: "insertstart", def: "0"},
+	{key: "insertcount", def: ""}, // recordcount - insertstart
+	{key: "zeropadding", def: "1"},
+	{key: "hotspotdatafraction", def: "0.2"},
+	{key: "hotspotopnfraction", def: "0.8"},
+	{key: "exponential.percentile", def: "95"},
+	{key: "exponential.frac", def: "0.8571428571"},
+	{key: "minscanlength", def: "1"},
+	{key: "maxscanlength", def: "1000"},
+	{key: "scanlengthdistribution", def: "uniform"},
+	{key: "table", def: "usertable"},
+	{key: "dataintegrity", def: "false"},
+	// YCSB's JDBC binding inserts one row per statement by default; loading
+	// a million rows that way is a million commits, so dbprobe batches.
+	{key: "db.batchsize", def: "1000"},
+	{key: "status.interval", def: "10"},
+	{key: "hdrhistogram.percentiles", def: "50,95,99,99.9"},
+
+	{key: "db", ignored: "the database is chosen with --db"},
+	{key: "db.driver", ignored: "JDBC binding setting; the database is chosen with --db"},
+	{key: "db.url", ignored: "JDBC binding setting; give the URL with --db"},
+	{key: "db.user", ignored: "JDBC binding setting; give the user in the --db URL"},
+	{key: "db.passwd", ignored: "JDBC binding setting; give the password in the --db URL, DBPROBE_PASSWORD or --password-file"},
+	{key: "jdbc.fetchsize", ignored: "JDBC binding setting"},
+	{key: "jdbc.autocommit", ignored: "JDBC binding setting; dbprobe commits every operation"},
+	{key: "jdbc.batchupdateapi", ignored: "JDBC binding setting; dbprobe's load uses each database's bulk path"},
+	{key: "exporter", ignored: "results are printed in YCSB's text format; use --out for JSON"},
+	{key: "exportfile", ignored: "use --out FILE for the JSON result"},
+	{key: "measurementtype", ignored: "dbprobe always records HDR histograms"},
+	{key: "measurement.interval", ignored: "intended-start latency is reported whenever target is set"},
+	{key: "measurement.trackjvm", ignored: "dbprobe is not a JVM"},
+	{key: "histogram.buckets", ignored: "dbprobe always records HDR histograms"},
+	{key: "timeseries.granularity", ignored: "the JSON result keeps a per-second series"},
+	{key: "hdrhistogram.fileoutput", ignored: "the JSON result keeps the histograms' figures"},
+	{key: "hdrhistogram.output.path", ignored: "use --out"},
+	{key: "reportlatencyforeacherror", ignored: "failed operations are measured as OP-FAILED and counted per error"},
+	{key: "latencytrackederrors", ignored: "failed operations are measured as OP-FAILED and counted per error"},
+	{key: "dotransactions", ignored: "the phase is chosen by the command: load, run or ycsb"},
+	{key: "core_workload_insertion_retry_limit", ignored: "retries are not implemented yet; failed inserts are counted"},
+	{key: "core_workload_insertion_retry_interval", ignored: "retries are not implemented yet; failed inserts are counted"},
+}
+
+var knownIndex = func() map[string]int {
+	m := make(map[string]int, len(known))
+	for i, p := range known {
+		m[p.key] = i
+	}
+	return m
+}()
+
+// coreWorkloadClasses are the values of "workload" that mean the core workload.
+var coreWorkloadClasses = map[string]bool{
+	"site.ycsb.workloads.CoreWorkload":      true,
+	"com.yahoo.ycsb.workloads.CoreWorkload": true,
+}
+
+// Resolve turns the properties into a typed, validated Config. strict makes
+// an unknown property an error instead of a note.
+func Resolve(p *Properties, strict bool) (*Config, error) {
+	r := resolver{p: p}
+	c := &Config{}
+	for _, k := range p.Keys() {
+		i, ok := knownIndex[k]
+		switch {
+		case !ok:
+			v, src, _ := p.Get(k)
+			if strict {
+				return nil, badinput.New("unknown property %s=%s (from %s); remove it, or drop --strict to ignore it", k, redactValue(k, v), src)
+			}
+			c.Notes = append(c.Notes, fmt.Sprintf("unknown property %s=%s (from %s) ignored", k, redactValue(k, v), src))
+		case known[i].ignored != "":
+			v, src, _ := p.Get(k)
+			c.Notes = append(c.Notes, fmt.Sprintf("property %s=%s (from %s) not used: %s", k, redactValue(k, v), src, known[i].ignored))
+		}
+	}
+
+	if w := r.str("workload"); !coreWorkloadClasses[w] {
+		return nil, badinput.New("workload=%s is not supported; dbprobe runs YCSB's core workload (site.ycsb.workloads.CoreWorkload)", w)
+	}
+	s := &c.Workload
+	s.RecordCount = r.int64("recordcount")
+	s.OperationCount = r.int64("operationcount")
+	s.InsertStart = r.int64("insertstart")
+	if _, _, set := p.Get("insertcount"); set {
+		s.InsertCount = r.int64("insertcount")
+	} else {
+		s.InsertCount = s.RecordCount - s.InsertStart
+		r.derived("insertcount", strconv.FormatInt(s.InsertCount, 10), "default (recordcount - insertstart)")
+	}
+	s.FieldCount = r.int("fieldcount")
+	s.FieldLength = r.int("fieldlength")
+	s.MinFieldLength = r.int("minfieldlength")
+	s.FieldLengthDistribution = parseEnum(&r, "fieldlengthdistribution", workload.ParseFieldLengthDistribution)
+	s.FieldNamePrefix = r.str("fieldnameprefix")
+	s.ReadAllFields = r.bool("readallfields")
+	s.WriteAllFields = r.bool("writeallfields")
+	for _, o := range workload.Operations {
+		s.Proportions[o] = r.float(workload.ProportionProperty(o))
+	}
+	s.RequestDistribution = parseEnum(&r, "requestdistribution", workload.ParseDistribution)
+	s.HotspotDataFraction = r.float("hotspotdatafraction")
+	s.HotspotOpnFraction = r.float("hotspotopnfraction")
+	s.ExponentialPercentile = r.float("exponential.percentile")
+	s.ExponentialFrac = r.float("exponential.frac")
+	s.InsertOrder = parseEnum(&r, "insertorder", workload.ParseInsertOrder)
+	s.ZeroPadding = r.int("zeropadding")
+	s.MinScanLength = r.int("minscanlength")
+	s.MaxScanLength = r.int("maxscanlength")
+	s.ScanLengthDistribution = parseEnum(&r, "scanlengthdistribution", workload.ParseScanLengthDistribution)
+	s.Table = r.str("table")
+	s.DataIntegrity = r.bool("dataintegrity")
+
+	c.Threads = r.int("threadcount")
+	c.Target = r.float("target")
+	c.MaxExecutionTime = r.seconds("maxexecutiontime")
+	c.StatusInterval = r.seconds("status.interval")
+	c.BatchSize = r.int("db.batchsize")
+	c.Percentiles = r.percentiles("hdrhistogram.percentiles")
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, badinput.New("%v", err)
+	}
+	switch {
+	case c.Threads < 1:
+		return nil, badinput.New("threadcount=%d: at least 1 thread is needed (--threads N)", c.Threads)
+	case c.Threads > 100000:
+		return nil, badinput.New("threadcount=%d is more than dbprobe runs (at most 100000)", c.Threads)
+	case c.Target < 0 || math.IsNaN(c.Target) || math.IsInf(c.Target, 0):
+		return nil, badinput.New("target=%g: give operations per second, or 0 for no limit", c.Target)
+	case c.MaxExecutionTime < 0:
+		return nil, badinput.New("maxexecutiontime must not be negative; give seconds, or 0 for no limit")
+	case c.StatusInterval <= 0:
+		return nil, badinput.New("status.interval must be at least 1 second")
+	case c.BatchSize < 1:
+		// YCSB's JDBC binding treats a batch size of 0 or less as no
+		// batching, which is a batch of one.
+		c.BatchSize = 1
+	}
+	c.Settings = r.settings
+	return c, nil
+}
+
+// resolver reads typed values, keeping the first error and the settings.
+type resolver struct {
+	p        *Properties
+	err      error
+	settings []Setting
+}
+
+func (r *resolver) raw(key string) string {
+	v, src, ok := r.p.Get(key)
+	if !ok {
+		v, src = known[knownIndex[key]].def, SourceDefault
+	}
+	r.settings = append(r.settings, Setting{key, redactValue(key, v), src})
+	return v
+}
+
+func (r *resolver) derived(key, value, source string) {
+	r.settings = append(r.settings, Setting{key, value, source})
+}
+
+func (r *resolver) fail(key, v, want string) {
+	if r.err == nil {
+		_, src, ok := r.p.Get(key)
+		if !ok {
+			src = SourceDefault
+		}
+		r.err = badinput.New("%s=%s (from %s) is not %s", key, v, src, want)
+	}
+}
+
+func (r *resolver) str(key string) string { return r.raw(key) }
+
+func (r *resolver) int64(key string) int64 {
+	v := r.raw(key)
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		r.fail(key, v, "a whole number")
+	}
+	return n
+}
+
+func (r *resolver) int(key string) int {
+	n := r.int64(key)
+	if n > math.MaxInt32 || n < math.MinInt32 {
+		r.fail(key, strconv.FormatInt(n, 10), "a whole number within ±2147483647")
+	}
+	return int(n)
+}
+
+func (r *resolver) float(key string) float64 {
+	v := r.raw(key)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		r.fail(key, v, "a number")
+	}
+	return f
+}
+
+func (r *resolver) bool(key string) bool {
+	v := r.raw(key)
+	switch strings.ToLower(v) {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	r.fail(key, v, "true or false")
+	return false
+}
+
+// seconds reads a YCSB duration in whole seconds, also accepting Go
+// durations such as 90s or 5m.
+func (r *resolver) seconds(key string) time.Duration {
+	v := r.raw(key)
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(n) * time.Second
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		r.fail(key, v, "a number of seconds (or a duration such as 90s)")
+	}
+	return d
+}
+
+// parseEnum reads a typed enum with its parser, which names the choices.
+func parseEnum[T any](r *resolver, key string, parse func(string) (T, error)) T {
+	v, err := parse(r.raw(key))
+	if err != nil && r.err == nil {
+		r.err = badinput.New("%v", err)
+	}
+	return v
+}
+
+func (r *resolver) percentiles(key string) []float64 {
+	v := r.raw(key)
+	var out []float64
+	for _, part := range strings.Split(v, ",") {
+		f, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+		if err != nil || f <= 0 || f > 100 {
+			r.fail(key, v, "a comma-separated list of percentiles between 0 and 100")
+			return nil
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// redactValue hides the value of a key that holds a secret.
+func redactValue(key, value string) string {
+	k := strings.ToLower(key)
+	if strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token") {
+		return "xxxxx"
+	}
+	return value
+}

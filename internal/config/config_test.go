@@ -1,0 +1,196 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/workload"
+)
+
+func setting(c *Config, key string) Setting {
+	for _, s := range c.Settings {
+		if s.Key == key {
+			return s
+		}
+	}
+	return Setting{}
+}
+
+func TestPrecedenceDefaultsFileDashPFlag(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "mine.properties")
+	os.WriteFile(file, []byte("recordcount=500\noperationcount=700\nthreadcount=3\n"), 0o644)
+	p := NewProperties()
+	if err := p.LoadBuiltin("a", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.LoadFile(file); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SetAssignment("operationcount=900"); err != nil {
+		t.Fatal(err)
+	}
+	p.Set("threadcount", "8", "--threads")
+	c, err := Resolve(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ key, value, source string }{
+		{"readproportion", "0.5", "file workloads/workloada (built-in)"},
+		{"recordcount", "500", "file " + file},
+		{"operationcount", "900", "-p"},
+		{"threadcount", "8", "--threads"},
+		{"maxscanlength", "1000", "default"},
+		{"insertcount", "500", "default (recordcount - insertstart)"},
+		{"requestdistribution", "zipfian", "file workloads/workloada (built-in)"},
+	}
+	for _, tt := range tests {
+		if got := setting(c, tt.key); got.Value != tt.value || got.Source != tt.source {
+			t.Errorf("%s = %q from %q, want %q from %q", tt.key, got.Value, got.Source, tt.value, tt.source)
+		}
+	}
+	if c.Threads != 8 || c.Workload.RecordCount != 500 || c.Workload.OperationCount != 900 {
+		t.Errorf("typed config %+v", c)
+	}
+	if c.Workload.RequestDistribution != workload.Zipfian || c.Workload.Proportions[workload.Read] != 0.5 {
+		t.Errorf("workload a not applied: %+v", c.Workload)
+	}
+}
+
+func TestEveryKnownPropertyIsApplied(t *testing.T) {
+	p := NewProperties()
+	for _, kv := range []string{
+		"recordcount=10", "operationcount=20", "maxexecutiontime=30", "threadcount=2", "target=100",
+		"fieldcount=3", "fieldlength=50", "fieldlengthdistribution=uniform", "minfieldlength=5",
+		"readallfields=false", "writeallfields=true", "readproportion=0.2", "updateproportion=0.2",
+		"insertproportion=0.2", "scanproportion=0.2", "readmodifywriteproportion=0.2",
+		"requestdistribution=hotspot", "hotspotdatafraction=0.1", "hotspotopnfraction=0.9",
+		"exponential.percentile=90", "exponential.frac=0.5", "insertorder=ordered", "insertstart=2",
+		"insertcount=5", "zeropadding=12", "minscanlength=2", "maxscanlength=7",
+		"scanlengthdistribution=zipfian", "table=kv", "dataintegrity=false", "db.batchsize=64",
+		"status.interval=2", "hdrhistogram.percentiles=90,99.99",
+	} {
+		if err := p.SetAssignment(kv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Resolve(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.Workload
+	if s.RecordCount != 10 || s.OperationCount != 20 || c.MaxExecutionTime.Seconds() != 30 || c.Threads != 2 || c.Target != 100 ||
+		s.FieldCount != 3 || s.FieldLength != 50 || s.FieldLengthDistribution != workload.UniformLength || s.MinFieldLength != 5 ||
+		s.ReadAllFields || !s.WriteAllFields || s.Proportions != [5]float64{0.2, 0.2, 0.2, 0.2, 0.2} ||
+		s.RequestDistribution != workload.Hotspot || s.HotspotDataFraction != 0.1 || s.HotspotOpnFraction != 0.9 ||
+		s.ExponentialPercentile != 90 || s.ExponentialFrac != 0.5 || s.InsertOrder != workload.Ordered || s.InsertStart != 2 ||
+		s.InsertCount != 5 || s.ZeroPadding != 12 || s.MinScanLength != 2 || s.MaxScanLength != 7 ||
+		s.ScanLengthDistribution != workload.ZipfianLength || s.Table != "kv" || c.BatchSize != 64 ||
+		c.StatusInterval.Seconds() != 2 || len(c.Percentiles) != 2 || c.Percentiles[1] != 99.99 {
+		t.Fatalf("not every property applied: %+v %+v", c, s)
+	}
+	if len(c.Notes) != 0 {
+		t.Fatalf("notes for known properties: %v", c.Notes)
+	}
+}
+
+func TestUnknownAndInapplicableProperties(t *testing.T) {
+	p := NewProperties()
+	p.SetAssignment("recordcout=10")
+	p.SetAssignment("measurementtype=timeseries")
+	p.SetAssignment("db.passwd=hunter2")
+	c, err := Resolve(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(c.Notes, "\n")
+	for _, want := range []string{"unknown property recordcout=10", "measurementtype=timeseries", "db.passwd=xxxxx"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notes %q lack %q", joined, want)
+		}
+	}
+	if strings.Contains(joined, "hunter2") {
+		t.Errorf("a password reached the notes: %q", joined)
+	}
+	_, err = Resolve(p, true)
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "recordcout") {
+		t.Fatalf("strict: err = %v, want bad input naming recordcout", err)
+	}
+}
+
+func TestBadValuesAreBadInput(t *testing.T) {
+	tests := []struct{ kv, want string }{
+		{"recordcount=0", "recordcount=0"},
+		{"recordcount=abc", "recordcount=abc"},
+		{"threadcount=0", "threadcount=0"},
+		{"readproportion=0.4", "sum to 1"},
+		{"readproportion=1.5", "readproportion=1.5"},
+		{"requestdistribution=pareto", "requestdistribution=pareto"},
+		{"insertorder=random", "insertorder=random"},
+		{"table=users;drop", "table="},
+		{"fieldlength=0", "fieldlength=0"},
+		{"maxscanlength=0", "scan lengths"},
+		{"target=-5", "target=-5"},
+		{"readallfields=yes", "readallfields=yes"},
+		{"workload=site.ycsb.workloads.TimeSeriesWorkload", "not supported"},
+		{"hdrhistogram.percentiles=50,x", "hdrhistogram.percentiles"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.kv, func(t *testing.T) {
+			p := NewProperties()
+			p.LoadBuiltin("a", "")
+			p.SetAssignment(tt.kv)
+			_, err := Resolve(p, false)
+			if !badinput.Is(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want bad input containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("message spans lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestFiles(t *testing.T) {
+	p := NewProperties()
+	if err := p.LoadFile("workloads/workloadc"); err != nil {
+		t.Fatalf("built-in by path: %v", err)
+	}
+	if v, src, _ := p.Get("readproportion"); v != "1" || !strings.Contains(src, "built-in") {
+		t.Fatalf("readproportion %q from %q", v, src)
+	}
+	err := p.LoadFile(filepath.Join(t.TempDir(), "missing.properties"))
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("missing file: %v", err)
+	}
+	if err := p.LoadBuiltin("z", ""); !badinput.Is(err) {
+		t.Fatalf("unknown workload: %v", err)
+	}
+	if err := p.SetAssignment("novalue"); !badinput.Is(err) {
+		t.Fatalf("-p without =: %v", err)
+	}
+	dir := t.TempDir()
+	if err := p.LoadFile(dir); !badinput.Is(err) {
+		t.Fatalf("a directory as a properties file: %v", err)
+	}
+}
+
+func FuzzProperties(f *testing.F) {
+	f.Add("recordcount=10\nreadproportion=1\nupdateproportion=0\n")
+	f.Add("a\\\nb=c\n# x\n!y\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		p := NewProperties()
+		if err := p.loadText([]byte(text), "fuzz", "fuzz"); err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("parse error is not bad input: %v", err)
+			}
+			return
+		}
+		if _, err := Resolve(p, false); err != nil && !badinput.Is(err) {
+			t.Fatalf("resolve error is not bad input: %v", err)
+		}
+	})
+}

@@ -1,0 +1,125 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/magiconair/properties"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/workloads"
+)
+
+// Source kinds, as printed in the header.
+const (
+	SourceDefault = "default"
+	SourceP       = "-p"
+)
+
+// Properties is a bag of YCSB properties, each with where it came from.
+// Later sets override earlier ones.
+type Properties struct {
+	values map[string]entry
+}
+
+type entry struct {
+	value  string
+	source string
+}
+
+// NewProperties returns an empty bag.
+func NewProperties() *Properties { return &Properties{values: map[string]entry{}} }
+
+// Set sets key to value, remembering source ("file x", "-p", "--threads").
+func (p *Properties) Set(key, value, source string) {
+	p.values[strings.TrimSpace(key)] = entry{strings.TrimSpace(value), source}
+}
+
+// Get returns a value, where it came from, and whether it is set.
+func (p *Properties) Get(key string) (value, source string, ok bool) {
+	e, ok := p.values[key]
+	return e.value, e.source, ok
+}
+
+// Keys returns every key set, sorted.
+func (p *Properties) Keys() []string {
+	keys := make([]string, 0, len(p.values))
+	for k := range p.values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// LoadFile reads a YCSB properties file. A name that is not a file on disk
+// but names a built-in workload ("workloads/workloada", "workloada", "a")
+// loads dbprobe's own copy, and the source says so.
+func (p *Properties) LoadFile(name string) error {
+	data, err := os.ReadFile(name)
+	source := "file " + name
+	if err != nil {
+		text, canonical, ok := workloads.Lookup(name)
+		if !ok || !os.IsNotExist(err) {
+			return badinput.New("cannot read properties file %s: %s; give a readable file or a built-in workload (%s)", name, shortIOError(err), builtinList())
+		}
+		data, source = []byte(text), "file "+canonical+" (built-in)"
+	}
+	return p.loadText(data, source, name)
+}
+
+// LoadBuiltin loads a built-in workload by letter, as --workload does.
+func (p *Properties) LoadBuiltin(letter, source string) error {
+	text, canonical, ok := workloads.Lookup(letter)
+	if !ok {
+		if _, err := os.Stat(letter); err == nil {
+			return p.LoadFile(letter)
+		}
+		return badinput.New("unknown workload %q; use one of %s, or a properties file path", letter, builtinList())
+	}
+	if source == "" {
+		source = "file " + canonical + " (built-in)"
+	}
+	return p.loadText([]byte(text), source, canonical)
+}
+
+func (p *Properties) loadText(data []byte, source, name string) error {
+	l := &properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
+	props, err := l.LoadBytes(bytes.Clone(data))
+	if err != nil {
+		return badinput.New("cannot parse properties file %s: %v", name, err)
+	}
+	for _, k := range props.Keys() {
+		v, _ := props.Get(k)
+		p.Set(k, v, source)
+	}
+	return nil
+}
+
+// SetAssignment applies one -p key=value.
+func (p *Properties) SetAssignment(kv string) error {
+	k, v, ok := strings.Cut(kv, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return badinput.New("-p %q is not key=value; write it as -p recordcount=100000", kv)
+	}
+	p.Set(k, v, SourceP)
+	return nil
+}
+
+func builtinList() string {
+	names := make([]string, len(workloads.Names))
+	for i, n := range workloads.Names {
+		names[i] = n
+	}
+	return "workloads " + strings.Join(names, ", ")
+}
+
+// shortIOError drops the path an os error repeats.
+func shortIOError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return fmt.Sprint(err)
+}

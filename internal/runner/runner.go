@@ -1,0 +1,444 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/measure"
+	"dbprobe/internal/workload"
+)
+
+// Phase is the load or the run of a workload.
+type Phase int
+
+// The phases.
+const (
+	Load Phase = iota
+	Run
+)
+
+// String returns "load" or "run".
+func (p Phase) String() string {
+	if p == Load {
+		return "load"
+	}
+	return "run"
+}
+
+// Options shape one phase.
+type Options struct {
+	Phase   Phase
+	Threads int
+	// Target paces the phase at this many operations per second in all
+	// (open loop); 0 runs closed loop.
+	Target float64
+	// MaxExecutionTime ends the phase after this long; 0 means no limit.
+	MaxExecutionTime time.Duration
+	// Warmup excludes the phase's first part from the statistics.
+	Warmup time.Duration
+	// BatchSize is how many rows the load phase inserts per transaction.
+	BatchSize int
+	// Percentiles are reported per operation in summaries.
+	Percentiles []float64
+	// Seed seeds worker i's random source with Seed+i.
+	Seed uint64
+	// Tick is the interval of the per-second series (1 s when zero).
+	Tick time.Duration
+	// DrainTimeout bounds how long operations in flight may take to finish
+	// once the phase is interrupted (10 s when zero).
+	DrainTimeout time.Duration
+	// StatusInterval is how often OnStatus is called (never when zero).
+	StatusInterval time.Duration
+	// OnTick is called after every tick from the ticking goroutine.
+	OnTick func(Tick)
+	// OnStatus is called every StatusInterval with the figures of the
+	// interval since the previous call.
+	OnStatus func(Status)
+	// OnFirstError is called once per distinct error code with an example.
+	OnFirstError func(op string, code string, err error)
+}
+
+// Tick is one interval of the per-second series.
+type Tick struct {
+	Start, End time.Time
+	// Elapsed is End minus the phase's start.
+	Elapsed time.Duration
+	Ops     int64
+	// Warmup is true for intervals excluded from the statistics.
+	Warmup bool
+	Series []measure.Summary
+}
+
+// Status is what a status line shows: the interval since the last one.
+type Status struct {
+	Now       time.Time
+	Elapsed   time.Duration
+	TotalOps  int64
+	OpsPerSec float64
+	// Remaining estimates the time left; negative when unknown.
+	Remaining time.Duration
+	Series    []measure.Summary
+}
+
+// StatusPercentiles are the percentiles a status line shows.
+var StatusPercentiles = []float64{50, 90, 99, 99.9, 99.99}
+
+// Outcome is what a phase measured, after any warm-up.
+type Outcome struct {
+	Phase Phase
+	// Start is when measurement began (after the warm-up), End when the
+	// last worker finished.
+	Start, End time.Time
+	RunTime    time.Duration
+	Ops        int64
+	Throughput float64
+	Series     []measure.Summary
+	// Errors counts failures by code, as "ERROR(23505)" or "NOT_FOUND".
+	Errors map[string]int64
+	// Failed counts failed operations of every kind.
+	Failed int64
+	// Overflow counts latencies above one hour, recorded as one hour.
+	Overflow    int64
+	Interrupted bool
+	Warmup      time.Duration
+	// WarmupUnfinished is set when the phase ended before its warm-up did.
+	WarmupUnfinished bool
+}
+
+// operation statuses, as YCSB names them.
+const (
+	statusNotFound        = "NOT_FOUND"
+	statusError           = "ERROR"
+	statusUnexpectedState = "UNEXPECTED_STATE"
+)
+
+// series addresses the histograms of one operation.
+type series struct {
+	ok, failed                 int
+	intendedOK, intendedFailed int
+}
+
+// layout names every series a phase can record and where each one is.
+type layout struct {
+	names    []string
+	countsOK []bool
+	ops      [5]series
+	verify   int
+	cleanup  int
+}
+
+func newLayout() *layout {
+	l := &layout{}
+	add := func(name string, ok bool) int {
+		l.names = append(l.names, name)
+		l.countsOK = append(l.countsOK, ok)
+		return len(l.names) - 1
+	}
+	for _, o := range workload.Operations {
+		l.ops[o].ok = add(o.String(), true)
+	}
+	for _, o := range workload.Operations {
+		l.ops[o].failed = add(o.String()+"-FAILED", false)
+	}
+	l.verify = add("VERIFY", true)
+	l.cleanup = add("CLEANUP", true)
+	for _, o := range workload.Operations {
+		l.ops[o].intendedOK = add("Intended-"+o.String(), false)
+		l.ops[o].intendedFailed = add("Intended-"+o.String()+"-FAILED", false)
+	}
+	return l
+}
+
+// Execute runs one phase of spec on db's table and returns what it
+// measured. Cancelling ctx stops the phase gracefully: no new operations
+// start, those in flight get DrainTimeout to finish, and the outcome is
+// marked interrupted.
+func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *workload.Spec, opts Options) (*Outcome, error) {
+	if opts.Threads < 1 {
+		return nil, fmt.Errorf("runner: %d threads", opts.Threads)
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = time.Second
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 10 * time.Second
+	}
+	if opts.BatchSize < 1 {
+		opts.BatchSize = 1
+	}
+	if len(opts.Percentiles) == 0 {
+		opts.Percentiles = measure.DefaultPercentiles
+	}
+
+	sessions, err := openSessions(ctx, db, table, opts.Threads)
+	if err != nil {
+		return nil, err
+	}
+
+	l := newLayout()
+	p := &phase{opts: opts, spec: spec, layout: l, firstErrors: map[string]bool{}}
+	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelOps()
+
+	shared := workload.NewShared(spec)
+	start := time.Now()
+	p.set = measure.NewSet(l.names, l.countsOK, start)
+	p.loadNext.Store(spec.InsertStart)
+	workers := make([]*worker, opts.Threads)
+	for i := range workers {
+		workers[i] = &worker{
+			id:      i,
+			phase:   p,
+			sess:    sessions[i],
+			gen:     workload.NewGenerator(spec, shared, opts.Seed+uint64(i)),
+			rec:     p.set.NewRecorder(),
+			values:  make([][]byte, spec.FieldCount),
+			opQuota: quota(spec.OperationCount, opts.Threads, i),
+		}
+	}
+
+	// Interruption: stop issuing operations at once, cancel those in flight
+	// only if they outlast the drain timeout.
+	var interrupted atomic.Bool
+	go func() {
+		select {
+		case <-ctx.Done():
+			interrupted.Store(true)
+			p.stop.Store(true)
+			select {
+			case <-time.After(opts.DrainTimeout):
+				cancelOps()
+			case <-opCtx.Done():
+			}
+		case <-opCtx.Done():
+		}
+	}()
+	if opts.MaxExecutionTime > 0 {
+		t := time.AfterFunc(opts.MaxExecutionTime, func() { p.stop.Store(true) })
+		defer t.Stop()
+	}
+
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	for _, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run(opCtx, start)
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	end, warm := p.tickUntil(done, start)
+	cancelOps()
+
+	total := p.set.Total()
+	out := &Outcome{
+		Phase:            opts.Phase,
+		Start:            total.Start,
+		End:              end,
+		Ops:              total.Ops,
+		Series:           p.set.Summarize(total.Histograms, total.Overflow, total.Statuses, opts.Percentiles),
+		Errors:           total.Codes,
+		Interrupted:      interrupted.Load(),
+		Warmup:           opts.Warmup,
+		WarmupUnfinished: warm,
+	}
+	out.RunTime = end.Sub(out.Start)
+	if out.RunTime > 0 {
+		out.Throughput = float64(out.Ops) / out.RunTime.Seconds()
+	}
+	for _, n := range total.Overflow {
+		out.Overflow += n
+	}
+	for _, n := range total.Codes {
+		out.Failed += n
+	}
+	return out, nil
+}
+
+// quota is worker i's share of n operations; 0 means no count limit.
+func quota(n int64, threads, i int) int64 {
+	q := n / int64(threads)
+	if int64(i) < n%int64(threads) {
+		q++
+	}
+	return q
+}
+
+// openSessions opens one session per worker, several at a time, and
+// closes them all if any fails.
+func openSessions(ctx context.Context, db driver.DB, table driver.Table, n int) ([]driver.Session, error) {
+	sessions := make([]driver.Session, n)
+	errs := make([]error, n)
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sessions[i], errs[i] = db.Session(ctx, table)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for _, s := range sessions {
+			if s != nil {
+				s.Close()
+			}
+		}
+		return nil, fmt.Errorf("opening %d sessions: %w", n, firstError(errs))
+	}
+	return sessions, nil
+}
+
+func firstError(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// phase is the state the workers and the ticker share.
+type phase struct {
+	opts     Options
+	spec     *workload.Spec
+	layout   *layout
+	set      *measure.Set
+	stop     atomic.Bool
+	loadNext atomic.Int64
+
+	errMu       sync.Mutex
+	firstErrors map[string]bool
+}
+
+// tickUntil ticks every opts.Tick, and once more at the end of the warm-up
+// so that it is cut exactly, until done is closed. It returns when the last
+// worker finished and whether the warm-up was still going on then.
+func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, bool) {
+	opts := p.opts
+	warmEnd := start.Add(opts.Warmup)
+	warm := opts.Warmup > 0
+	nextTick := start.Add(opts.Tick)
+	var totalOps int64
+	lastStatus := start
+	statusHists := make([]*hdr.Histogram, len(p.layout.names))
+	statusStatuses := map[measure.StatusKey]int64{}
+	var statusOps int64
+
+	emit := func(now time.Time, final bool) {
+		keep := !warm
+		iv := p.set.Tick(now, keep)
+		totalOps += iv.Ops
+		if opts.OnTick != nil {
+			opts.OnTick(Tick{
+				Start: iv.Start, End: iv.End, Elapsed: iv.End.Sub(start), Ops: iv.Ops, Warmup: !keep,
+				Series: p.set.Summarize(iv.Histograms, iv.Overflow, iv.Statuses, opts.Percentiles),
+			})
+		}
+		if opts.OnStatus == nil || opts.StatusInterval <= 0 {
+			return
+		}
+		for i, h := range iv.Histograms {
+			if h == nil {
+				continue
+			}
+			if statusHists[i] == nil {
+				statusHists[i] = h
+			} else {
+				statusHists[i].Merge(h)
+			}
+		}
+		for k, n := range iv.Statuses {
+			statusStatuses[k] += n
+		}
+		statusOps += iv.Ops
+		if final || now.Sub(lastStatus) >= opts.StatusInterval-opts.Tick/2 {
+			span := now.Sub(lastStatus).Seconds()
+			st := Status{
+				Now: now, Elapsed: now.Sub(start), TotalOps: totalOps, Remaining: -1,
+				Series: p.set.Summarize(statusHists, nil, statusStatuses, StatusPercentiles),
+			}
+			if span > 0 {
+				st.OpsPerSec = float64(statusOps) / span
+			}
+			st.Remaining = p.remaining(now.Sub(start), totalOps)
+			opts.OnStatus(st)
+			lastStatus, statusOps = now, 0
+			clear(statusHists)
+			clear(statusStatuses)
+		}
+	}
+
+	timer := time.NewTimer(time.Until(nextTick))
+	defer timer.Stop()
+	for {
+		select {
+		case <-done:
+			now := time.Now()
+			stillWarm := warm
+			emit(now, true)
+			return now, stillWarm
+		case <-timer.C:
+		}
+		now := time.Now()
+		if warm && !now.Before(warmEnd) {
+			// Cut the warm-up exactly: what was recorded until now is
+			// discarded; measurement starts here.
+			emit(now, false)
+			warm = false
+		} else if !now.Before(nextTick) {
+			emit(now, false)
+		}
+		for !nextTick.After(now) {
+			nextTick = nextTick.Add(opts.Tick)
+		}
+		wake := nextTick
+		if warm && warmEnd.Before(wake) {
+			wake = warmEnd
+		}
+		timer.Reset(time.Until(wake))
+	}
+}
+
+// remaining estimates how long the phase has left from its progress.
+func (p *phase) remaining(elapsed time.Duration, ops int64) time.Duration {
+	est := time.Duration(-1)
+	total := p.spec.OperationCount
+	if p.opts.Phase == Load {
+		total = p.spec.InsertCount
+	}
+	if total > 0 && ops > 0 {
+		est = time.Duration(float64(elapsed) * float64(total-ops) / float64(ops))
+	}
+	if m := p.opts.MaxExecutionTime; m > 0 {
+		if left := m - elapsed; est < 0 || left < est {
+			est = max(left, 0)
+		}
+	}
+	return est
+}
+
+// noteError reports the first error of each code once.
+func (p *phase) noteError(op, code string, err error) {
+	if p.opts.OnFirstError == nil {
+		return
+	}
+	p.errMu.Lock()
+	seen := p.firstErrors[code]
+	p.firstErrors[code] = true
+	p.errMu.Unlock()
+	if !seen {
+		p.opts.OnFirstError(op, code, err)
+	}
+}

@@ -1,0 +1,355 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/measure"
+	"dbprobe/internal/workload"
+)
+
+// memDB is an in-memory driver.DB with injectable latency and errors, so
+// the runner's bookkeeping can be checked exactly.
+type memDB struct {
+	mu      sync.Mutex
+	rows    map[string][][]byte
+	delay   time.Duration
+	failKey func(key string) error
+	stall   chan struct{} // when set, operations wait for it to close
+	calls   atomic.Int64
+}
+
+func newMemDB() *memDB { return &memDB{rows: map[string][][]byte{}} }
+
+func (m *memDB) Info() driver.Info { return driver.Info{Driver: "mem"} }
+func (m *memDB) Inspect(context.Context, driver.Table) (driver.TableState, error) {
+	return driver.TableState{Exists: true, CreatedByDbprobe: true}, nil
+}
+func (m *memDB) CreateTable(context.Context, driver.Table) error { return nil }
+func (m *memDB) DropTable(context.Context, driver.Table) error   { return nil }
+func (m *memDB) Close() error                                    { return nil }
+func (m *memDB) Session(context.Context, driver.Table) (driver.Session, error) {
+	return &memSession{m}, nil
+}
+
+type memSession struct{ m *memDB }
+
+func (s *memSession) enter(ctx context.Context, key []byte) error {
+	s.m.calls.Add(1)
+	if s.m.stall != nil {
+		select {
+		case <-s.m.stall:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if s.m.delay > 0 {
+		time.Sleep(s.m.delay)
+	}
+	if s.m.failKey != nil {
+		return s.m.failKey(string(key))
+	}
+	return nil
+}
+
+func (s *memSession) Read(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	if err := s.enter(ctx, key); err != nil {
+		return err
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	row, ok := s.m.rows[string(key)]
+	if !ok {
+		return driver.ErrNotFound
+	}
+	if fields == nil {
+		for i := range row {
+			values[i] = append(values[i][:0], row[i]...)
+		}
+		return nil
+	}
+	for i, f := range fields {
+		values[i] = append(values[i][:0], row[f]...)
+	}
+	return nil
+}
+func (s *memSession) Scan(ctx context.Context, start []byte, n int, fields []int, visit func([]byte, [][]byte)) (int, error) {
+	return 0, s.enter(ctx, start)
+}
+func (s *memSession) Update(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	if err := s.enter(ctx, key); err != nil {
+		return err
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	row, ok := s.m.rows[string(key)]
+	if !ok {
+		return driver.ErrNotFound
+	}
+	for i, f := range fields {
+		row[f] = append([]byte(nil), values[i]...)
+	}
+	return nil
+}
+func (s *memSession) Insert(ctx context.Context, key []byte, values [][]byte) error {
+	if err := s.enter(ctx, key); err != nil {
+		return err
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	row := make([][]byte, len(values))
+	for i, v := range values {
+		row[i] = append([]byte(nil), v...)
+	}
+	s.m.rows[string(key)] = row
+	return nil
+}
+func (s *memSession) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
+	for i := range keys {
+		if err := s.Insert(ctx, keys[i], values[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+func (s *memSession) Delete(ctx context.Context, key []byte) error { return s.enter(ctx, key) }
+func (s *memSession) Close() error                                 { return nil }
+
+func testSpec(records, ops int64) *workload.Spec {
+	return &workload.Spec{
+		RecordCount: records, OperationCount: ops, InsertCount: records,
+		FieldCount: 10, FieldLength: 100, MinFieldLength: 1, FieldNamePrefix: "field",
+		ReadAllFields: true, Proportions: [5]float64{0.5, 0.5, 0, 0, 0},
+		RequestDistribution: workload.Zipfian, HotspotDataFraction: 0.2, HotspotOpnFraction: 0.8,
+		ExponentialPercentile: 95, ExponentialFrac: 0.8571428571, ZeroPadding: 1,
+		MinScanLength: 1, MaxScanLength: 100, Table: "usertable",
+	}
+}
+
+var testTable = driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
+
+func summaryOf(out *Outcome, name string) measure.Summary {
+	for _, s := range out.Series {
+		if s.Name == name {
+			return s
+		}
+	}
+	return measure.Summary{}
+}
+
+func status(s measure.Summary, name string) int64 {
+	for _, st := range s.Statuses {
+		if st.Status == name {
+			return st.Count
+		}
+	}
+	return 0
+}
+
+func TestLoadThenRunCountsEveryOperation(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(1000, 5000)
+	spec.DataIntegrity = true
+	ctx := context.Background()
+	var ticks []Tick
+	var tickMu sync.Mutex
+	load, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 4, BatchSize: 64, Seed: 1,
+		OnTick: func(tk Tick) { tickMu.Lock(); ticks = append(ticks, tk); tickMu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if load.Ops != 1000 || len(db.rows) != 1000 || summaryOf(load, "INSERT").Count != 1000 {
+		t.Fatalf("load: ops %d rows %d INSERT %d, want 1000", load.Ops, len(db.rows), summaryOf(load, "INSERT").Count)
+	}
+	var tickOps int64
+	for _, tk := range ticks {
+		tickOps += tk.Ops
+	}
+	if tickOps != 1000 {
+		t.Fatalf("ticks add up to %d ops, want 1000", tickOps)
+	}
+	if got := summaryOf(load, "CLEANUP").Count; got != 4 {
+		t.Fatalf("CLEANUP %d, want one per thread", got)
+	}
+
+	run, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 7, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads, updates := summaryOf(run, "READ").Count, summaryOf(run, "UPDATE").Count
+	if run.Ops != 5000 || reads+updates != 5000 {
+		t.Fatalf("run: ops %d, reads %d + updates %d, want 5000", run.Ops, reads, updates)
+	}
+	if reads < 2300 || reads > 2700 {
+		t.Fatalf("reads %d of 5000 with readproportion 0.5", reads)
+	}
+	if v := summaryOf(run, "VERIFY"); v.Count != reads || status(v, "UNEXPECTED_STATE") != 0 {
+		t.Fatalf("VERIFY %+v, want %d verified reads", v, reads)
+	}
+	if run.Failed != 0 || run.Throughput <= 0 || run.RunTime <= 0 {
+		t.Fatalf("run outcome %+v", run)
+	}
+}
+
+func TestFailuresAreCountedByStatusAndCode(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 2000)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	// Delete some rows: reading them is NOT_FOUND. Fail every other op with a coded error.
+	n := 0
+	for k := range db.rows {
+		if n%4 == 0 {
+			delete(db.rows, k)
+		}
+		n++
+	}
+	var calls atomic.Int64
+	conflict := driver.Classify(errors.New("deadlock"), "40P01", driver.ClassConflict)
+	db.failKey = func(string) error {
+		if calls.Add(1)%2 == 0 {
+			return conflict
+		}
+		return nil
+	}
+	var firstErrs atomic.Int64
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 3,
+		OnFirstError: func(string, string, error) { firstErrs.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read, readFailed := summaryOf(out, "READ"), summaryOf(out, "READ-FAILED")
+	update, updateFailed := summaryOf(out, "UPDATE"), summaryOf(out, "UPDATE-FAILED")
+	if read.Count+readFailed.Count+update.Count+updateFailed.Count != 2000 || out.Ops != 2000 {
+		t.Fatalf("ok+failed = %d, ops %d, want 2000", read.Count+readFailed.Count+update.Count+updateFailed.Count, out.Ops)
+	}
+	if status(read, "OK") != read.Count || status(read, "NOT_FOUND") == 0 || status(read, "ERROR") == 0 {
+		t.Fatalf("READ statuses %+v", read.Statuses)
+	}
+	if status(read, "NOT_FOUND")+status(read, "ERROR") != readFailed.Count {
+		t.Fatalf("READ failures by status %+v do not add up to READ-FAILED %d", read.Statuses, readFailed.Count)
+	}
+	if out.Errors["ERROR(40P01)"] == 0 || out.Errors["NOT_FOUND"] == 0 || out.Failed != readFailed.Count+updateFailed.Count {
+		t.Fatalf("errors by code %v, failed %d", out.Errors, out.Failed)
+	}
+	if firstErrs.Load() != 2 {
+		t.Fatalf("first-error reports %d, want one per code (2)", firstErrs.Load())
+	}
+}
+
+// In open loop a stall shows in the intended-start latency even though
+// only the stalled operations' service time is long.
+func TestOpenLoopIntendedLatencyShowsAStall(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 400)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 1, BatchSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	db.stall = make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(db.stall) })
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, Target: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	intended := summaryOf(out, "Intended-READ")
+	read := summaryOf(out, "READ")
+	if intended.Count != read.Count || intended.Count == 0 {
+		t.Fatalf("Intended-READ %d, READ %d", intended.Count, read.Count)
+	}
+	p := func(s measure.Summary, q float64) int64 {
+		for _, pc := range s.Percentiles {
+			if pc.Percentile == q {
+				return pc.Micros
+			}
+		}
+		return -1
+	}
+	// The first 300 ms of operations (~300 of 400) queued behind the stall:
+	// their intended latency is large, their service time is not.
+	if p(intended, 50) < 50000 {
+		t.Fatalf("intended p50 %d µs, want the stall (≥ 50 ms) to show", p(intended, 50))
+	}
+	if p(read, 50) > p(intended, 50)/2 {
+		t.Fatalf("service p50 %d µs vs intended p50 %d µs: service time should not show the queueing", p(read, 50), p(intended, 50))
+	}
+	if out.RunTime < 350*time.Millisecond {
+		t.Fatalf("400 ops at 1000/s took %s, want about 400 ms", out.RunTime)
+	}
+}
+
+func TestInterruptDrainsAndMarks(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 1, BatchSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	db.delay = time.Millisecond
+	ictx, cancel := context.WithCancel(ctx)
+	time.AfterFunc(200*time.Millisecond, cancel)
+	out, err := Execute(ictx, db, testTable, spec, Options{Phase: Run, Threads: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Interrupted || out.Ops == 0 || out.Failed != 0 {
+		t.Fatalf("interrupted %v, ops %d, failed %d: want a clean drain", out.Interrupted, out.Ops, out.Failed)
+	}
+}
+
+func TestMaxExecutionTimeAndWarmup(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 1, BatchSize: 100}); err != nil {
+		t.Fatal(err)
+	}
+	db.delay = 100 * time.Microsecond
+	var mu sync.Mutex
+	var warmOps, keptOps int64
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, MaxExecutionTime: 700 * time.Millisecond,
+		Warmup: 300 * time.Millisecond, Tick: 100 * time.Millisecond,
+		OnTick: func(tk Tick) {
+			mu.Lock()
+			defer mu.Unlock()
+			if tk.Warmup {
+				warmOps += tk.Ops
+			} else {
+				keptOps += tk.Ops
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Interrupted {
+		t.Fatal("a timed end is not an interruption")
+	}
+	if warmOps == 0 || keptOps != out.Ops {
+		t.Fatalf("warm-up ops %d, kept ops %d, outcome ops %d", warmOps, keptOps, out.Ops)
+	}
+	if out.RunTime < 350*time.Millisecond || out.RunTime > 600*time.Millisecond {
+		t.Fatalf("measured run time %s, want about 700 ms - 300 ms warm-up", out.RunTime)
+	}
+}
+
+func TestQuotaSplitsOperations(t *testing.T) {
+	var got []int64
+	sum := int64(0)
+	for i := range 7 {
+		q := quota(100, 7, i)
+		got = append(got, q)
+		sum += q
+	}
+	sort.Slice(got, func(a, b int) bool { return got[a] < got[b] })
+	if sum != 100 || got[0] != 14 || got[6] != 15 {
+		t.Fatalf("quota split %v (sum %d)", got, sum)
+	}
+}

@@ -1,0 +1,236 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/measure"
+	"dbprobe/internal/workload"
+)
+
+// worker is one goroutine's state: its own session, generator, recorder
+// and buffers, so the hot path shares nothing.
+type worker struct {
+	id      int
+	phase   *phase
+	sess    driver.Session
+	gen     *workload.Generator
+	rec     *measure.Recorder
+	values  [][]byte
+	opQuota int64
+	op      workload.Op
+
+	// open loop: the intended start of the next operation
+	period time.Duration
+	next   time.Time
+}
+
+func (w *worker) run(ctx context.Context, start time.Time) {
+	p := w.phase
+	if p.opts.Target > 0 {
+		w.period = time.Duration(float64(time.Second) * float64(p.opts.Threads) / p.opts.Target)
+		// Stagger the workers over one period so they do not all fire at once.
+		w.next = start.Add(w.period * time.Duration(w.id) / time.Duration(p.opts.Threads))
+	}
+	if p.opts.Phase == Load {
+		w.load(ctx)
+	} else {
+		w.transactions(ctx)
+	}
+	t0 := time.Now()
+	err := w.sess.Close()
+	w.record(p.layout.cleanup, p.layout.cleanup, "CLEANUP", err, t0, time.Now(), 1)
+}
+
+// pace waits for the intended start of the next n operations in open loop
+// and returns it; in closed loop it returns the zero time.
+func (w *worker) pace(ctx context.Context, n int) time.Time {
+	if w.period == 0 {
+		return time.Time{}
+	}
+	intended := w.next
+	w.next = w.next.Add(w.period * time.Duration(n))
+	if d := time.Until(intended); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return intended
+}
+
+func (w *worker) transactions(ctx context.Context) {
+	p := w.phase
+	for done := int64(0); w.opQuota == 0 || done < w.opQuota; done++ {
+		if p.stop.Load() {
+			return
+		}
+		intended := w.pace(ctx, 1)
+		if p.stop.Load() {
+			return
+		}
+		w.gen.Next(&w.op)
+		w.do(ctx, intended)
+		w.rec.Done(1)
+	}
+}
+
+func (w *worker) do(ctx context.Context, intended time.Time) {
+	op := &w.op
+	start := time.Now()
+	var err error
+	switch op.Kind {
+	case workload.Read:
+		vals := w.readValues(op.ReadFields)
+		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
+		end := time.Now()
+		w.finish(workload.Read, err, start, end, intended)
+		if err == nil && w.phase.spec.DataIntegrity {
+			w.verify(op.Key, op.ReadFields, vals)
+		}
+	case workload.Update:
+		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
+		w.finish(workload.Update, err, start, time.Now(), intended)
+	case workload.Insert:
+		err = w.sess.Insert(ctx, op.Key, op.Values)
+		w.finish(workload.Insert, err, start, time.Now(), intended)
+		w.gen.Acknowledge(op.KeyNum)
+	case workload.Scan:
+		_, err = w.sess.Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
+		w.finish(workload.Scan, err, start, time.Now(), intended)
+	case workload.ReadModifyWrite:
+		vals := w.readValues(op.ReadFields)
+		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
+		mid := time.Now()
+		w.finish(workload.Read, err, start, mid, time.Time{})
+		readErr := err
+		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
+		end := time.Now()
+		w.finish(workload.Update, err, mid, end, time.Time{})
+		if err == nil {
+			err = readErr
+		}
+		w.finish(workload.ReadModifyWrite, err, start, end, intended)
+		if readErr == nil && w.phase.spec.DataIntegrity {
+			w.verify(op.Key, op.ReadFields, vals)
+		}
+	}
+}
+
+func (w *worker) readValues(fields []int) [][]byte {
+	if fields == nil {
+		return w.values
+	}
+	return w.values[:len(fields)]
+}
+
+// finish records one operation's outcome: its service time, and in open
+// loop its latency from the intended start as well.
+func (w *worker) finish(o workload.Operation, err error, start, end, intended time.Time) {
+	s := w.phase.layout.ops[o]
+	w.record(s.ok, s.failed, o.String(), err, start, end, 1)
+	if !intended.IsZero() {
+		id := s.intendedOK
+		if err != nil {
+			id = s.intendedFailed
+		}
+		w.rec.Record(id, end.Sub(intended).Microseconds())
+	}
+}
+
+// record adds n values of one latency to the op's series (or its -FAILED
+// series) and counts a failure by status and code.
+func (w *worker) record(ok, failed int, name string, err error, start, end time.Time, n int64) {
+	micros := end.Sub(start).Microseconds()
+	if err == nil {
+		w.rec.RecordN(ok, micros, n)
+		return
+	}
+	w.rec.RecordN(failed, micros, n)
+	status, code := classify(err)
+	for range n {
+		w.rec.Status(ok, status)
+		w.rec.Error(code)
+	}
+	w.phase.noteError(name, code, err)
+}
+
+// classify names a failure's status (YCSB's) and its code for counting.
+func classify(err error) (status, code string) {
+	if errors.Is(err, driver.ErrNotFound) {
+		return statusNotFound, statusNotFound
+	}
+	if c := driver.Code(err); c != "" {
+		return statusError, statusError + "(" + c + ")"
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return statusError, statusError + "(canceled)"
+	}
+	return statusError, statusError + "(" + driver.ClassOf(err).String() + ")"
+}
+
+// verify checks values read against what dataintegrity wrote, timed as
+// YCSB's VERIFY measurement.
+func (w *worker) verify(key []byte, fields []int, values [][]byte) {
+	t0 := time.Now()
+	good := w.gen.Verify(key, fields, values)
+	micros := time.Since(t0).Microseconds()
+	v := w.phase.layout.verify
+	w.rec.Record(v, micros)
+	if !good {
+		w.rec.Status(v, statusUnexpectedState)
+		w.rec.Error(statusUnexpectedState)
+	}
+}
+
+// load inserts this worker's share of the records in batches: it takes the
+// next batch of key numbers from the shared sequence until none are left.
+func (w *worker) load(ctx context.Context) {
+	p := w.phase
+	batch := int64(p.opts.BatchSize)
+	end := p.spec.InsertStart + p.spec.InsertCount
+	keys := make([][]byte, batch)
+	rows := make([][][]byte, batch)
+	for i := range rows {
+		rows[i] = make([][]byte, p.spec.FieldCount)
+	}
+	ins := p.layout.ops[workload.Insert]
+	for !p.stop.Load() {
+		first := p.loadNext.Add(batch) - batch
+		if first >= end {
+			return
+		}
+		n := min(batch, end-first)
+		intended := w.pace(ctx, int(n))
+		for i := range n {
+			key, vals := w.gen.Record(first + i)
+			keys[i] = append(keys[i][:0], key...)
+			for f, v := range vals {
+				rows[i][f] = append(rows[i][f][:0], v...)
+			}
+		}
+		start := time.Now()
+		var err error
+		if n == 1 {
+			err = w.sess.Insert(ctx, keys[0], rows[0])
+		} else {
+			err = w.sess.InsertBatch(ctx, keys[:n], rows[:n])
+		}
+		end := time.Now()
+		// Every row of a batch is acknowledged when the batch commits, so
+		// each row's latency is the batch's.
+		w.record(ins.ok, ins.failed, workload.Insert.String(), err, start, end, n)
+		if !intended.IsZero() {
+			id := ins.intendedOK
+			if err != nil {
+				id = ins.intendedFailed
+			}
+			w.rec.RecordN(id, end.Sub(intended).Microseconds(), n)
+		}
+		w.rec.Done(n)
+	}
+}

@@ -1,0 +1,249 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"dbprobe/internal/measure"
+)
+
+func sampleInterval(phase string, i int, warmup bool) Interval {
+	start := t0.Add(time.Duration(i) * time.Second)
+	return Interval{
+		Phase:     phase,
+		Start:     start,
+		End:       start.Add(time.Second + 1234*time.Nanosecond),
+		Elapsed:   time.Duration(i+1)*time.Second + 1234*time.Nanosecond,
+		Ops:       int64(100 + i),
+		OpsPerSec: float64(100+i) / 1.000001234,
+		Warmup:    warmup,
+		Series: []measure.Summary{{
+			Name: "READ", Count: int64(50 + i), MeanMicros: 33.876, MinMicros: 14, MaxMicros: 900,
+			Percentiles: pcts(30, 50, 86, 400),
+			Statuses:    []measure.StatusCount{{Status: "OK", Count: int64(50 + i)}},
+		}},
+	}
+}
+
+// writeTwoPhases writes what `dbprobe ycsb` writes: a load phase, then a run
+// phase, each a header, three intervals and a summary.
+func writeTwoPhases(t *testing.T, w *Writer) *File {
+	t.Helper()
+	want := &File{}
+	for _, phase := range []string{"load", "run"} {
+		p := Phase{Header: sampleHeader(phase)}
+		if err := w.WriteHeader(p.Header); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			iv := sampleInterval(phase, i, phase == "run" && i == 0)
+			if err := w.WriteInterval(iv); err != nil {
+				t.Fatal(err)
+			}
+			p.Intervals = append(p.Intervals, iv)
+		}
+		s := sampleSummary(phase)
+		if err := w.WriteSummary(s); err != nil {
+			t.Fatal(err)
+		}
+		p.Summary = &s
+		want.Phases = append(want.Phases, p)
+	}
+	return want
+}
+
+func TestRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := writeTwoPhases(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		gj, _ := json.MarshalIndent(got, "", " ")
+		wj, _ := json.MarshalIndent(want, "", " ")
+		t.Errorf("read back differs\n--- got\n%s\n--- want\n%s", gj, wj)
+	}
+}
+
+func TestRecordLayout(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	writeTwoPhases(t, w)
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("got %d lines, want 10", len(lines))
+	}
+	for i, prefix := range []string{
+		`{"type":"header","schema_version":1,"phase":"load","started_at":"2024-01-01T12:00:00.123456789Z",`,
+		`{"type":"interval","phase":"load","start":"2024-01-01T12:00:00.123456789Z","end":"2024-01-01T12:00:01.123458023Z","elapsed_ms":1000.001234,"ops":100,`,
+	} {
+		if !strings.HasPrefix(lines[i], prefix) {
+			t.Errorf("line %d = %s\nwant prefix %s", i+1, lines[i], prefix)
+		}
+	}
+	for _, part := range []string{`"runtime_ms":10110.456789`, `"warmup_ms":10000`, `"throughput_ops_per_sec":98.91196834817013`, `"errors":{"ERROR(23505)":2,"NOT_FOUND":3}`} {
+		if !strings.Contains(lines[4], part) {
+			t.Errorf("summary line lacks %s: %s", part, lines[4])
+		}
+	}
+}
+
+func TestUndefinedThroughput(t *testing.T) {
+	// A zero run time gives an undefined throughput; the record must still
+	// be written (encoding/json refuses NaN) and read back as NaN.
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(Header{Phase: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1)} {
+		if err := w.WriteInterval(Interval{Phase: "run", OpsPerSec: v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteSummary(Summary{Phase: "run", Throughput: math.Inf(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"throughput_ops_per_sec":null`) {
+		t.Errorf("no null throughput in %s", buf.String())
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := f.Phases[0]
+	if !math.IsNaN(p.Summary.Throughput) || !math.IsNaN(p.Intervals[0].OpsPerSec) || !math.IsNaN(p.Intervals[1].OpsPerSec) {
+		t.Errorf("undefined rates read back as %v, %v, %v; want NaN", p.Summary.Throughput, p.Intervals[0].OpsPerSec, p.Intervals[1].OpsPerSec)
+	}
+}
+
+func TestMillis(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 999999, 1e6, 10110*time.Millisecond + 456789, -1500 * time.Microsecond, 1<<62 + 7, math.MaxInt64, math.MinInt64 + 1} {
+		s := formatMillis(d)
+		back, err := parseMillis(s)
+		if err != nil || back != d {
+			t.Errorf("%d ns → %q → %d, %v", d, s, back, err)
+		}
+	}
+	for s, want := range map[string]time.Duration{"1e3": time.Second, "0.5": 500 * time.Microsecond, "2.0000001": 2*time.Millisecond + 0} {
+		if got, err := parseMillis(s); err != nil || got != want {
+			t.Errorf("parseMillis(%q) = %v, %v; want %v", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"1e300", "-1e300", "9223372036854775807", `"5"`} {
+		if _, err := parseMillis(s); err == nil {
+			t.Errorf("parseMillis(%q): no error", s)
+		}
+	}
+}
+
+func TestConcurrentWrites(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.jsonl")
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			if err := w.WriteInterval(sampleInterval("run", i, false)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.WriteSummary(sampleSummary("run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(f.Phases[0].Intervals); got != n {
+		t.Errorf("read %d intervals, want %d", got, n)
+	}
+	seen := map[int64]bool{}
+	for _, iv := range f.Phases[0].Intervals {
+		seen[iv.Ops] = true
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct intervals, want %d", len(seen), n)
+	}
+}
+
+func TestWriterClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "result.jsonl")
+	// Create truncates: an old result at the path is replaced.
+	if err := os.WriteFile(path, []byte("old contents\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := w.WriteInterval(Interval{}); err == nil {
+		t.Error("write after Close: no error")
+	}
+	if data, _ := os.ReadFile(path); len(data) != 0 {
+		t.Errorf("file not truncated: %q", data)
+	}
+	if _, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir", "r.jsonl")); err == nil {
+		t.Error("Create in a missing directory: no error")
+	}
+}
+
+func TestWriterFailingWriter(t *testing.T) {
+	w := NewWriter(failWriter{})
+	if err := w.WriteHeader(Header{}); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("got %v, want the writer's error", err)
+	}
+}
+
+func ExampleWriter() {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	_ = w.WriteSummary(Summary{Phase: "run", RunTime: 1500 * time.Millisecond, Ops: 3, Throughput: 2})
+	fmt.Print(buf.String())
+	// Output:
+	// {"type":"summary","phase":"run","runtime_ms":1500,"ops":3,"throughput_ops_per_sec":2,"interrupted":false,"warmup_ms":0,"series":null}
+}

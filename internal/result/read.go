@@ -1,0 +1,149 @@
+package result
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+)
+
+// File is a JSON result read back: the phases in the order they ran.
+type File struct {
+	Phases []Phase
+	// Truncated says the file ended in the middle of a record: the run was
+	// killed while writing it. The records before it are complete and kept.
+	Truncated bool
+}
+
+// Phase is one phase of a result file: its header, the intervals measured,
+// and the summary, which is nil when the run stopped before writing it.
+type Phase struct {
+	Header    Header
+	Intervals []Interval
+	Summary   *Summary
+}
+
+// ErrUnsupportedSchema is returned (wrapped) by Read for a result written
+// with a schema version this dbprobe does not know.
+var ErrUnsupportedSchema = errors.New("unsupported result schema version")
+
+// Read reads a JSON result written by Writer. It accepts a last line cut
+// short (a killed run) and reports it in File.Truncated; any other damage
+// (a line that is not a record, a record out of place, an unknown schema
+// version) is an error naming the line, and no File. Records of a type it
+// does not know are skipped, so files from a newer dbprobe that only adds
+// records remain readable.
+func Read(r io.Reader) (*File, error) {
+	br := bufio.NewReader(r)
+	f := &File{}
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("result: reading line %d: %w", n, err)
+		}
+		complete := err == nil // the writer ends every record with its newline
+		if !complete && !json.Valid(line) && len(bytes.TrimSpace(line)) > 0 {
+			// A record cut by a kill (or the zeros a crash can leave at the
+			// end of a file): keep what came before.
+			f.Truncated = true
+			return f, nil
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := f.add(line); err != nil {
+				return nil, fmt.Errorf("result: line %d: %w", n, err)
+			}
+		}
+		if !complete {
+			return f, nil
+		}
+	}
+}
+
+// add decodes one line and adds it to the file.
+func (f *File) add(line []byte) error {
+	var probe struct {
+		Type          string `json:"type"`
+		SchemaVersion *int   `json:"schema_version"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return fmt.Errorf("not a JSON record: %w", err)
+	}
+	var cur *Phase
+	if len(f.Phases) > 0 {
+		cur = &f.Phases[len(f.Phases)-1]
+	}
+	switch probe.Type {
+	case typeHeader:
+		if probe.SchemaVersion == nil {
+			return errors.New("header without schema_version")
+		}
+		if v := *probe.SchemaVersion; v != SchemaVersion {
+			return fmt.Errorf("%w: the file has version %d, this dbprobe reads version %d", ErrUnsupportedSchema, v, SchemaVersion)
+		}
+		var rec headerRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad header record: %w", err)
+		}
+		f.Phases = append(f.Phases, Phase{Header: Header{
+			Phase:       rec.Phase,
+			Command:     rec.Command,
+			StartedAt:   rec.StartedAt,
+			Target:      rec.Target,
+			Settings:    rec.Settings,
+			Notes:       rec.Notes,
+			Environment: rec.Environment,
+			Database:    rec.Database,
+		}})
+	case typeInterval:
+		if cur == nil {
+			return errors.New("record out of place: interval before any header")
+		}
+		if cur.Summary != nil {
+			return fmt.Errorf("record out of place: interval after the summary of phase %q", cur.Header.Phase)
+		}
+		var rec intervalRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad interval record: %w", err)
+		}
+		cur.Intervals = append(cur.Intervals, Interval{
+			Phase:     rec.Phase,
+			Start:     rec.Start,
+			End:       rec.End,
+			Elapsed:   time.Duration(rec.ElapsedMS),
+			Ops:       rec.Ops,
+			OpsPerSec: float64(rec.OpsPerSec),
+			Warmup:    rec.Warmup,
+			Series:    rec.Series,
+		})
+	case typeSummary:
+		if cur == nil {
+			return errors.New("record out of place: summary before any header")
+		}
+		if cur.Summary != nil {
+			return fmt.Errorf("record out of place: second summary for phase %q", cur.Header.Phase)
+		}
+		var rec summaryRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad summary record: %w", err)
+		}
+		cur.Summary = &Summary{
+			Phase:       rec.Phase,
+			RunTime:     time.Duration(rec.RunTimeMS),
+			Ops:         rec.Ops,
+			Throughput:  float64(rec.Throughput),
+			Series:      rec.Series,
+			Errors:      rec.Errors,
+			Interrupted: rec.Interrupted,
+			Warmup:      time.Duration(rec.WarmupMS),
+			Notes:       rec.Notes,
+		}
+	case "":
+		return errors.New(`record without a "type"`)
+	default:
+		// A record type added by a newer writer: not ours to judge.
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package result
+
+import (
+	"time"
+
+	"dbprobe/internal/measure"
+)
+
+// SchemaVersion is the version of the JSON result written by this package.
+// Read rejects any other version: a reader that guessed at a newer layout
+// would report wrong numbers without noticing.
+const SchemaVersion = 1
+
+// Setting is one effective setting and where its value came from, so a
+// result says what actually took effect, not what the user thinks they set.
+type Setting struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	// Source is where the value came from: "default", "file workloads/workloada",
+	// "-p", "--threads"… Empty for database settings, which the server reports.
+	Source string `json:"source,omitempty"`
+}
+
+// Database describes the database under test as the driver found it.
+type Database struct {
+	Driver        string    `json:"driver"`
+	Library       string    `json:"library,omitempty"`
+	ServerVersion string    `json:"server_version,omitempty"`
+	Settings      []Setting `json:"settings,omitempty"`
+}
+
+// Environment describes the client machine, so a result can be judged
+// (and a client-bound run recognised) long after the machine is gone.
+type Environment struct {
+	Dbprobe    string `json:"dbprobe"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+	CPUs       int    `json:"cpus"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	Hostname   string `json:"hostname,omitempty"`
+}
+
+// Header describes one phase before it runs: what ran, against what, with
+// which settings.
+type Header struct {
+	// Phase is "load" or "run" (or the experiment's own phase name).
+	Phase string
+	// Command is the command line, secrets already redacted by the caller.
+	Command   string
+	StartedAt time.Time
+	// Target is the database URL, redacted by the caller.
+	Target string
+	// Settings is every effective setting and where it came from.
+	Settings []Setting
+	// Notes are remarks on the configuration, e.g. "unknown property foo=bar
+	// ignored", "warm-up 10s excluded from statistics".
+	Notes       []string
+	Environment Environment
+	Database    Database
+}
+
+// Interval is what one tick (normally 1 s) measured.
+type Interval struct {
+	Phase      string
+	Start, End time.Time
+	// Elapsed is End minus the phase start.
+	Elapsed time.Duration
+	// Ops is the number of transactions finished in the interval.
+	Ops       int64
+	OpsPerSec float64
+	// Warmup says the interval belongs to the warm-up and is excluded from
+	// the summary; it is kept so the warm-up can still be seen in a report.
+	Warmup bool
+	Series []measure.Summary
+}
+
+// Summary is the outcome of one phase: what YCSB prints at the end.
+type Summary struct {
+	Phase string
+	// RunTime is what [OVERALL], RunTime(ms) reports.
+	RunTime time.Duration
+	Ops     int64
+	// Throughput is ops/s, what [OVERALL], Throughput(ops/sec) reports.
+	// It is the caller's to compute; see WriteText for a zero RunTime.
+	Throughput float64
+	Series     []measure.Summary
+	// Errors counts errors by code across the phase: "ERROR(23505)": 3,
+	// "NOT_FOUND": 1…
+	Errors      map[string]int64
+	Interrupted bool
+	// Warmup is the warm-up time excluded from the figures.
+	Warmup time.Duration
+	// Notes are remarks on the outcome, e.g. "interrupted by signal after
+	// 12.3 s". Overflows need no note: WriteText flags them from Series.
+	Notes []string
+}

@@ -165,10 +165,12 @@ func (j *job) connect(ctx context.Context) error {
 // phase runs one phase and prints its results. It reports whether the
 // phase was interrupted.
 func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
-	if err := j.prepareTable(ctx, ph); err != nil {
+	tableNotes, err := j.prepareTable(ctx, ph)
+	if err != nil {
 		return false, err
 	}
 	header := j.header(ph)
+	header.Notes = append(header.Notes, tableNotes...)
 	if err := result.WriteHeader(j.stdout, header); err != nil {
 		return false, err
 	}
@@ -227,20 +229,9 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Interrupted: out.Interrupted,
 		Warmup:      out.Warmup,
 	}
-	if out.Interrupted {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("interrupted after %s: the figures cover what finished before", out.End.Sub(out.Start).Round(time.Millisecond)))
-	}
-	if out.Warmup > 0 {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("the first %s (warm-up) are excluded from these figures", out.Warmup))
-		if out.WarmupUnfinished {
-			sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
-		}
-	}
-	if out.Overflow > 0 {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%d latencies above 1 hour were recorded as 1 hour", out.Overflow))
-	}
-	if out.Failed > 0 {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%d operations failed: %s", out.Failed, formatCodes(out.Errors)))
+	// WriteText itself reports interruption, warm-up, overflow and errors.
+	if out.WarmupUnfinished {
+		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
 	}
 	if err := result.WriteText(j.stdout, sum); err != nil {
 		return false, err
@@ -269,60 +260,60 @@ func formatCodes(codes map[string]int64) string {
 
 // prepareTable checks the table before a phase: load creates it or
 // refuses to touch someone else's data; run needs it to exist.
-func (j *job) prepareTable(ctx context.Context, ph runner.Phase) error {
+func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string, err error) {
 	t := j.table
 	where := j.target.Redacted()
 	st, err := j.db.Inspect(ctx, t)
 	if err != nil {
-		return scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
+		return nil, scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
 	}
 	if ph == runner.Run {
 		if !st.Exists {
-			return badinput.New("table %s does not exist in %s; load it first with dbprobe load and the same --db, -P and -p", t.Name, where)
+			return nil, badinput.New("table %s does not exist in %s; load it first with dbprobe load and the same --db, -P and -p", t.Name, where)
 		}
 		if err := checkColumns(t, st); err != nil {
-			return err
+			return nil, err
 		}
 		if !st.HasRows {
-			j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
+			notes = append(notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
 		}
-		return nil
+		return notes, nil
 	}
 	s := &j.cfg.Workload
 	sliced := s.InsertStart != 0 || s.InsertCount != s.RecordCount
 	switch {
 	case !st.Exists:
 		if err := j.db.CreateTable(ctx, t); err != nil {
-			return scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
+			return nil, scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
 		}
-		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("created table %s (recorded as dbprobe's: --drop-existing may drop it later)", t.Name))
+		notes = append(notes, fmt.Sprintf("created table %s (recorded as dbprobe's: --drop-existing may drop it later)", t.Name))
 	case !st.CreatedByDbprobe:
 		if j.opts.dropExisting {
-			return badinput.New("table %s in %s was not created by dbprobe: it will not be dropped; drop it yourself or use another table with -p table=NAME", t.Name, where)
+			return nil, badinput.New("table %s in %s was not created by dbprobe: it will not be dropped; drop it yourself or use another table with -p table=NAME", t.Name, where)
 		}
 		if st.HasRows {
-			return badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)
+			return nil, badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)
 		}
 		if err := checkColumns(t, st); err != nil {
-			return err
+			return nil, err
 		}
-		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
+		notes = append(notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
 	case j.opts.dropExisting:
 		if err := j.db.DropTable(ctx, t); err != nil {
-			return scrubbed{j.target, fmt.Errorf("dropping table %s: %w", t.Name, err)}
+			return nil, scrubbed{j.target, fmt.Errorf("dropping table %s: %w", t.Name, err)}
 		}
 		if err := j.db.CreateTable(ctx, t); err != nil {
-			return scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
+			return nil, scrubbed{j.target, fmt.Errorf("creating table %s: %w", t.Name, err)}
 		}
-		j.cfg.Notes = append(j.cfg.Notes, fmt.Sprintf("dropped and recreated table %s (created by dbprobe earlier)", t.Name))
+		notes = append(notes, fmt.Sprintf("dropped and recreated table %s (created by dbprobe earlier)", t.Name))
 	case st.HasRows && !sliced:
-		return badinput.New("table %s in %s already holds rows from an earlier dbprobe load; use them with dbprobe run, or add --drop-existing to drop and reload it", t.Name, where)
+		return nil, badinput.New("table %s in %s already holds rows from an earlier dbprobe load; use them with dbprobe run, or add --drop-existing to drop and reload it", t.Name, where)
 	default:
 		if err := checkColumns(t, st); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return notes, nil
 }
 
 // checkColumns makes sure an existing table has the workload's shape.

@@ -72,7 +72,7 @@ func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
 			return nil, err
 		}
 	} else if len(o.propFiles) == 0 {
-		if err := p.LoadBuiltin("a", "default (workloads/workloada)"); err != nil {
+		if err := p.LoadBuiltin("a", "workloads/workloada, by default"); err != nil {
 			return nil, err
 		}
 	}

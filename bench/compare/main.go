@@ -1,0 +1,294 @@
+// Command compare measures dbprobe side by side with the stock tools on the
+// same machine in one run, interleaving repetitions so that a noisy
+// neighbour hurts both alike, and prints medians as Markdown for
+// bench/RESULTS.md.
+//
+//	go run ./bench/compare --pg "$DBPROBE_POSTGRES_URL"
+//
+// It builds dbprobe, loads a PostgreSQL usertable of --records rows with
+// ordered keys (user0, user1, … so pgbench can name them too), then for
+// each thread count runs pgbench -M prepared with a custom script (SELECT
+// of a whole row by key, UPDATE of one field by key, 50/50) and dbprobe
+// workload A with a uniform distribution. Client CPU per operation is the
+// client process's user+system time (from wait4's rusage, the figures
+// /proc/PID/stat holds) divided by its operations. It also measures the
+// harness ceiling (--db null) and SQLite workload A.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type measurement struct {
+	opsPerSec float64
+	cpuPerOp  float64 // µs of client CPU per operation
+	p         map[string][3]float64
+}
+
+func main() {
+	pg := flag.String("pg", os.Getenv("DBPROBE_POSTGRES_URL"), "PostgreSQL URL (a throwaway server on 127.0.0.1)")
+	records := flag.Int("records", 100000, "rows in usertable")
+	ops := flag.Int("ops", 200000, "operations per PostgreSQL run")
+	threadList := flag.String("threads", "8,32", "thread counts to compare")
+	reps := flag.Int("reps", 3, "repetitions of each run (medians are reported)")
+	nullOps := flag.Int("null-ops", 40000000, "operations of the --db null run")
+	sqliteOps := flag.Int("sqlite-ops", 400000, "operations of the SQLite run")
+	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite")
+	flag.Parse()
+
+	work, err := os.MkdirTemp("", "dbprobe-bench-")
+	check(err)
+	defer os.RemoveAll(work)
+	bin := filepath.Join(work, "dbprobe")
+	run("go", "build", "-o", bin, "./cmd/dbprobe")
+
+	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	if !strings.Contains(*skip, "pg") {
+		if *pg == "" {
+			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the PostgreSQL comparison (run through scripts/with-postgres)")
+		} else {
+			comparePostgres(bin, work, *pg, *records, *ops, *threadList, *reps)
+		}
+	}
+	if !strings.Contains(*skip, "null") {
+		ceiling(bin, *nullOps, *reps)
+	}
+	if !strings.Contains(*skip, "sqlite") {
+		sqliteRun(bin, work, *records, *sqliteOps, *reps)
+	}
+}
+
+func comparePostgres(bin, work, pg string, records, ops int, threadList string, reps int) {
+	common := []string{"--db", pg, "-P", "workloads/workloada", "-p", "recordcount=" + strconv.Itoa(records),
+		"-p", "insertorder=ordered", "-p", "requestdistribution=uniform"}
+	run(bin, append([]string{"load", "--drop-existing", "--threads", "4"}, common...)...)
+	run("psql", pg, "-X", "-q", "-c", "VACUUM ANALYZE usertable")
+	scripts := writePgbenchScripts(work, records)
+
+	fmt.Printf("## PostgreSQL workload A (uniform), %d records, %d operations, median of %d\n\n", records, ops, reps)
+	fmt.Println("| threads | tool | ops/s | READ p50/p95/p99 µs | UPDATE p50/p95/p99 µs | client CPU µs/op |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, ts := range strings.Split(threadList, ",") {
+		threads, err := strconv.Atoi(ts)
+		check(err)
+		var pgb, dbp []measurement
+		for rep := range reps {
+			// Alternate which tool goes first, so drift over time is shared.
+			first, second := func() { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) },
+				func() {
+					dbp = append(dbp, dbprobe(bin, append([]string{"run", "--threads", ts, "-p", "operationcount=" + strconv.Itoa(ops)}, common...), ops))
+				}
+			if rep%2 == 1 {
+				first, second = second, first
+			}
+			first()
+			second()
+		}
+		mp, md := median(pgb), median(dbp)
+		row(threads, "pgbench -M prepared", mp)
+		row(threads, "dbprobe", md)
+		fmt.Printf("| %d | dbprobe / pgbench | %.2f× | | | %.2f× |\n", threads, md.opsPerSec/mp.opsPerSec, md.cpuPerOp/mp.cpuPerOp)
+	}
+	fmt.Println()
+}
+
+func row(threads int, tool string, m measurement) {
+	f := func(k string) string {
+		p := m.p[k]
+		return fmt.Sprintf("%.0f / %.0f / %.0f", p[0], p[1], p[2])
+	}
+	fmt.Printf("| %d | %s | %.0f | %s | %s | %.1f |\n", threads, tool, m.opsPerSec, f("READ"), f("UPDATE"), m.cpuPerOp)
+}
+
+// writePgbenchScripts writes a read script and one update script per field:
+// pgbench cannot choose a column at random, so the ten update scripts
+// share the update half of the mix.
+func writePgbenchScripts(work string, records int) []string {
+	value := strings.Repeat("x", 100)
+	read := fmt.Sprintf("\\set k random(0, %d)\nSELECT ycsb_key, field0, field1, field2, field3, field4, field5, field6, field7, field8, field9 FROM usertable WHERE ycsb_key = 'user' || :k;\n", records-1)
+	path := filepath.Join(work, "read.sql")
+	check(os.WriteFile(path, []byte(read), 0o644))
+	args := []string{"-f", path + "@50"}
+	for f := range 10 {
+		p := filepath.Join(work, fmt.Sprintf("update%d.sql", f))
+		s := fmt.Sprintf("\\set k random(0, %d)\nUPDATE usertable SET field%d = '%s' WHERE ycsb_key = 'user' || :k;\n", records-1, f, value)
+		check(os.WriteFile(p, []byte(s), 0o644))
+		args = append(args, "-f", p+"@5")
+	}
+	return args
+}
+
+func pgbench(work, pg string, scripts []string, threads, ops, rep int) measurement {
+	u, err := url.Parse(pg)
+	check(err)
+	pw, _ := u.User.Password()
+	logDir := filepath.Join(work, fmt.Sprintf("pgbench-%d-%d", threads, rep))
+	check(os.MkdirAll(logDir, 0o755))
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(threads), "-j", strconv.Itoa(min(threads, runtime.NumCPU())),
+		"-t", strconv.Itoa(ops / threads), "-l", "--log-prefix", filepath.Join(logDir, "log")}
+	args = append(args, scripts...)
+	cmd := exec.Command("pgbench", args...)
+	cmd.Env = append(os.Environ(), "PGHOST="+u.Hostname(), "PGPORT="+u.Port(), "PGUSER="+u.User.Username(),
+		"PGPASSWORD="+pw, "PGDATABASE="+strings.TrimPrefix(u.Path, "/"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		fatalf("pgbench: %v\n%s", err, out.String())
+	}
+	m := measurement{p: map[string][3]float64{}}
+	done := (ops / threads) * threads
+	m.cpuPerOp = cpuMicros(cmd) / float64(done)
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "tps = ") {
+			m.opsPerSec, _ = strconv.ParseFloat(strings.Fields(line)[2], 64)
+		}
+	}
+	// Per-transaction log: client, transaction, latency µs, script, epoch, µs.
+	lat := map[string][]float64{}
+	files, _ := filepath.Glob(filepath.Join(logDir, "log*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		check(err)
+		for _, line := range strings.Split(string(data), "\n") {
+			fs := strings.Fields(line)
+			if len(fs) < 4 {
+				continue
+			}
+			v, _ := strconv.ParseFloat(fs[2], 64)
+			op := "UPDATE"
+			if fs[3] == "0" {
+				op = "READ"
+			}
+			lat[op] = append(lat[op], v)
+		}
+	}
+	for op, vs := range lat {
+		m.p[op] = percentiles(vs)
+	}
+	return m
+}
+
+func dbprobe(bin string, args []string, ops int) measurement {
+	cmd := exec.Command(bin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		fatalf("dbprobe %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
+	}
+	m := measurement{p: map[string][3]float64{}}
+	vals := map[string]map[string]float64{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), ", ")
+		if len(parts) != 3 || !strings.HasPrefix(parts[0], "[") {
+			continue
+		}
+		v, _ := strconv.ParseFloat(parts[2], 64)
+		sec := strings.Trim(parts[0], "[]")
+		if vals[sec] == nil {
+			vals[sec] = map[string]float64{}
+		}
+		vals[sec][parts[1]] = v
+	}
+	m.opsPerSec = vals["OVERALL"]["Throughput(ops/sec)"]
+	for _, op := range []string{"READ", "UPDATE"} {
+		if s := vals[op]; s != nil {
+			m.p[op] = [3]float64{s["50thPercentileLatency(us)"], s["95thPercentileLatency(us)"], s["99thPercentileLatency(us)"]}
+		}
+	}
+	m.cpuPerOp = cpuMicros(cmd) / float64(ops)
+	return m
+}
+
+func ceiling(bin string, ops, reps int) {
+	var ms []measurement
+	for range reps {
+		ms = append(ms, dbprobe(bin, []string{"run", "--db", "null", "--workload", "a", "--threads", "4",
+			"-p", "recordcount=100000", "-p", "operationcount=" + strconv.Itoa(ops)}, ops))
+	}
+	m := median(ms)
+	fmt.Printf("## Harness ceiling: --db null, workload A, 4 threads, histograms on, %d operations, median of %d\n\n", ops, reps)
+	fmt.Printf("| ops/s | client CPU µs/op |\n|---|---|\n| %.0f | %.3f |\n\n", m.opsPerSec, m.cpuPerOp)
+}
+
+func sqliteRun(bin, work string, records, ops, reps int) {
+	var ms []measurement
+	for rep := range reps {
+		db := "sqlite://" + filepath.Join(work, fmt.Sprintf("bench-%d.db", rep))
+		common := []string{"--db", db, "--workload", "a", "-p", "recordcount=" + strconv.Itoa(records)}
+		run(bin, append([]string{"load", "--threads", "1"}, common...)...)
+		ms = append(ms, dbprobe(bin, append([]string{"run", "--threads", "8", "-p", "operationcount=" + strconv.Itoa(ops)}, common...), ops))
+	}
+	m := median(ms)
+	fmt.Printf("## SQLite workload A (zipfian), %d records, 8 threads, WAL, synchronous=NORMAL, %d operations, median of %d\n\n", records, ops, reps)
+	fmt.Println("| ops/s | READ p50/p95/p99 µs | UPDATE p50/p95/p99 µs | client CPU µs/op |")
+	fmt.Println("|---|---|---|---|")
+	f := func(k string) string { p := m.p[k]; return fmt.Sprintf("%.0f / %.0f / %.0f", p[0], p[1], p[2]) }
+	fmt.Printf("| %.0f | %s | %s | %.1f |\n\n", m.opsPerSec, f("READ"), f("UPDATE"), m.cpuPerOp)
+}
+
+// median takes the median of each figure separately.
+func median(ms []measurement) measurement {
+	pick := func(get func(measurement) float64) float64 {
+		vs := make([]float64, len(ms))
+		for i, m := range ms {
+			vs[i] = get(m)
+		}
+		sort.Float64s(vs)
+		return vs[len(vs)/2]
+	}
+	out := measurement{p: map[string][3]float64{}}
+	out.opsPerSec = pick(func(m measurement) float64 { return m.opsPerSec })
+	out.cpuPerOp = pick(func(m measurement) float64 { return m.cpuPerOp })
+	for _, op := range []string{"READ", "UPDATE"} {
+		var p [3]float64
+		for i := range p {
+			p[i] = pick(func(m measurement) float64 { return m.p[op][i] })
+		}
+		out.p[op] = p
+	}
+	return out
+}
+
+func percentiles(vs []float64) [3]float64 {
+	sort.Float64s(vs)
+	at := func(q float64) float64 { return vs[min(len(vs)-1, int(q*float64(len(vs))))] }
+	return [3]float64{at(0.50), at(0.95), at(0.99)}
+}
+
+// cpuMicros is the finished process's user+system CPU time in µs.
+func cpuMicros(cmd *exec.Cmd) float64 {
+	return float64((cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Microseconds())
+}
+
+func run(name string, args ...string) {
+	cmd := exec.Command(name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+	}
+}
+
+func check(err error) {
+	if err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
+	os.Exit(1)
+}

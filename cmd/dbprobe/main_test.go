@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The binary itself: exit codes and what reaches the terminal.
+func TestExitCodes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "dbprobe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr string
+	}{
+		{"null run", []string{"run", "--db", "null", "-p", "operationcount=1000", "--threads", "2"}, 0, ""},
+		{"malformed URL", []string{"run", "--db", "postgres://u:canary-pw@[::1"}, 2, "dbprobe: --db"},
+		{"wrong scheme", []string{"ycsb", "--db", "mongodb://h/x"}, 2, "unknown database"},
+		{"bad property", []string{"run", "--db", "null", "-p", "recordcount=0"}, 2, "recordcount=0"},
+		{"unknown flag", []string{"run", "--nope"}, 2, "unknown flag"},
+		{"unknown command", []string{"lod"}, 2, "unknown command"},
+		{"YCSB-style flags", []string{"run", "--db", "null", "-threads", "3", "-target", "100000", "-p", "operationcount=300"}, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(bin, tt.args...)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			code := 0
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				code = exit.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, stdout.String(), stderr.String())
+			}
+			if tt.code == 2 {
+				lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+				if len(lines) != 1 || !strings.Contains(lines[0], tt.stderr) {
+					t.Fatalf("stderr %q, want one line containing %q", stderr.String(), tt.stderr)
+				}
+			}
+			if all := stdout.String() + stderr.String(); strings.Contains(all, "canary-pw") || strings.Contains(all, "goroutine ") {
+				t.Fatalf("password or stack trace in the output:\n%s", all)
+			}
+			if tt.code == 0 && !strings.Contains(stdout.String(), "[OVERALL], Throughput(ops/sec)") {
+				t.Fatalf("no YCSB output:\n%s", stdout.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,426 @@
+package cli_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/cli"
+	"dbprobe/internal/driver"
+	_ "dbprobe/internal/driver/all"
+	"dbprobe/internal/result"
+	"dbprobe/internal/testdb"
+	"dbprobe/internal/workload"
+)
+
+// run executes dbprobe and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := cli.Execute(context.Background(), args, &stdout, &stderr)
+	return stdout.String(), stderr.String(), err
+}
+
+// ycsbOutput is YCSB text output read the way its parsers read it: each
+// "[SECTION], metric, value" line split on ", ".
+type ycsbOutput map[string]map[string]float64
+
+func parseYCSB(t *testing.T, text string) []ycsbOutput {
+	t.Helper()
+	var blocks []ycsbOutput
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "[") {
+			continue
+		}
+		parts := strings.Split(line, ", ")
+		if len(parts) != 3 {
+			t.Fatalf("YCSB line %q does not split into 3 parts", line)
+		}
+		v, err := strconv.ParseFloat(parts[2], 64)
+		if err != nil {
+			t.Fatalf("YCSB line %q: value is not a number", line)
+		}
+		section := strings.Trim(parts[0], "[]")
+		if section == "OVERALL" && parts[1] == "RunTime(ms)" {
+			blocks = append(blocks, ycsbOutput{})
+		}
+		if len(blocks) == 0 {
+			t.Fatalf("YCSB line %q before [OVERALL], RunTime(ms)", line)
+		}
+		b := blocks[len(blocks)-1]
+		if b[section] == nil {
+			b[section] = map[string]float64{}
+		}
+		b[section][parts[1]] = v
+	}
+	return blocks
+}
+
+func integritySpec(records int64) *workload.Spec {
+	return &workload.Spec{
+		RecordCount: records, InsertCount: records, FieldCount: 10, FieldLength: 100, MinFieldLength: 1,
+		FieldNamePrefix: "field", ReadAllFields: true, Proportions: [5]float64{1}, ZeroPadding: 1,
+		MinScanLength: 1, MaxScanLength: 1, Table: "usertable", DataIntegrity: true,
+		ExponentialPercentile: 95, ExponentialFrac: 0.8, HotspotDataFraction: 0.2, HotspotOpnFraction: 0.8,
+	}
+}
+
+// checkLoaded reads every record back through the driver and compares it
+// with what dataintegrity wrote.
+func checkLoaded(t *testing.T, dbURL string, records int64) {
+	t.Helper()
+	ctx := context.Background()
+	target, err := driver.ParseTarget(dbURL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _, err := driver.Lookup(target.Driver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := d.Open(ctx, target, driver.Options{Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	spec := integritySpec(records)
+	table := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: spec.FieldNames(), FieldLength: 100}
+	sess, err := db.Session(ctx, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	gen := workload.NewGenerator(spec, workload.NewShared(spec), 1)
+	values := make([][]byte, 10)
+	for k := int64(0); k < records; k++ {
+		key, _ := gen.Record(k)
+		if err := sess.Read(ctx, key, nil, values); err != nil {
+			t.Fatalf("record %d (%s): %v", k, key, err)
+		}
+		if !gen.Verify(key, nil, values) {
+			t.Fatalf("record %d (%s) does not hold what was loaded: %q", k, key, values[0])
+		}
+	}
+	// One past the end must not exist: the count is exact.
+	key, _ := gen.Record(records)
+	if err := sess.Read(ctx, key, nil, values); err != driver.ErrNotFound {
+		t.Fatalf("record %d beyond recordcount: err %v, want not found", records, err)
+	}
+}
+
+// loadAndRun is the end-to-end check on one database: load N rows and
+// check count and content, run workload A and check the operations add up,
+// the read/update split holds, reads return every field and verify.
+func loadAndRun(t *testing.T, dbURL string, extraLoad ...string) {
+	const records, ops = 2000, 4000
+	out := filepath.Join(t.TempDir(), "result.jsonl")
+	args := append([]string{"load", "--db", dbURL, "-P", "workloads/workloada", "-p", "recordcount=" + fmt.Sprint(records),
+		"-p", "dataintegrity=true", "--threads", "4", "-p", "db.batchsize=300"}, extraLoad...)
+	stdout, stderr, err := run(t, args...)
+	if err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	load := parseYCSB(t, stdout)
+	if len(load) != 1 || load[0]["INSERT"]["Operations"] != records || load[0]["INSERT"]["Return=OK"] != records {
+		t.Fatalf("load output:\n%s", stdout)
+	}
+	checkLoaded(t, dbURL, records)
+
+	stdout, stderr, err = run(t, "run", "--db", dbURL, "--workload", "a", "-p", "recordcount="+fmt.Sprint(records),
+		"-p", "operationcount="+fmt.Sprint(ops), "-p", "dataintegrity=true", "--threads", "8", "--out", out, "-s")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	blocks := parseYCSB(t, stdout)
+	if len(blocks) != 1 {
+		t.Fatalf("run output has %d result blocks:\n%s", len(blocks), stdout)
+	}
+	r := blocks[0]
+	reads, updates := r["READ"]["Operations"], r["UPDATE"]["Operations"]
+	if reads+updates != ops || r["READ-FAILED"] != nil || r["UPDATE-FAILED"] != nil {
+		t.Fatalf("reads %v + updates %v != %d, or failures:\n%s", reads, updates, ops, stdout)
+	}
+	// 5 standard deviations of a binomial(4000, 0.5) is about 158.
+	if math.Abs(reads-ops/2) > 160 {
+		t.Fatalf("reads %v of %d with readproportion 0.5", reads, ops)
+	}
+	if r["VERIFY"]["Return=OK"] != reads || r["VERIFY"]["Return=UNEXPECTED_STATE"] != 0 {
+		t.Fatalf("dataintegrity: VERIFY %v for %v reads", r["VERIFY"], reads)
+	}
+	for _, metric := range []string{"AverageLatency(us)", "MinLatency(us)", "MaxLatency(us)", "50thPercentileLatency(us)",
+		"95thPercentileLatency(us)", "99thPercentileLatency(us)", "99.9PercentileLatency(us)"} {
+		if _, ok := r["READ"][metric]; !ok {
+			t.Errorf("[READ] lacks %s", metric)
+		}
+	}
+	if r["OVERALL"]["Throughput(ops/sec)"] <= 0 {
+		t.Fatalf("throughput %v", r["OVERALL"]["Throughput(ops/sec)"])
+	}
+	if !regexp.MustCompile(`(?m)^#\s+requestdistribution\s+= zipfian\s`).MatchString(stdout) {
+		t.Fatalf("the header does not show the request distribution in force:\n%s", stdout)
+	}
+	if !strings.Contains(stderr, "current ops/sec") {
+		t.Fatalf("-s printed no status line on stderr:\n%s", stderr)
+	}
+
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != 1 || res.Phases[0].Summary == nil || res.Phases[0].Summary.Ops != ops {
+		t.Fatalf("JSON result: %+v", res)
+	}
+	if len(res.Phases[0].Intervals) == 0 {
+		t.Fatal("JSON result has no per-second interval")
+	}
+}
+
+func TestSQLiteEndToEnd(t *testing.T) {
+	loadAndRun(t, "sqlite://"+filepath.Join(t.TempDir(), "e2e.db"))
+}
+
+func TestPostgresEndToEnd(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	loadAndRun(t, url)
+	// --no-copy loads through multi-row INSERTs into a second table.
+	stdout, stderr, err := run(t, "load", "--db", url, "-p", "table=usertable_insert", "-p", "recordcount=500", "--no-copy", "--threads", "2")
+	if err != nil {
+		t.Fatalf("load --no-copy: %v\n%s", err, stderr)
+	}
+	if b := parseYCSB(t, stdout); b[0]["INSERT"]["Return=OK"] != 500 {
+		t.Fatalf("load --no-copy output:\n%s", stdout)
+	}
+}
+
+func TestDefaultYCSBRunsOnTemporarySQLite(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	t.Setenv("DBPROBE_DB", "")
+	stdout, stderr, err := run(t, "ycsb")
+	if err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "using a new SQLite database") {
+		t.Fatalf("ycsb does not say where its database is:\n%s", stderr)
+	}
+	blocks := parseYCSB(t, stdout)
+	if len(blocks) != 2 || blocks[0]["INSERT"]["Operations"] != 1000 ||
+		blocks[1]["READ"]["Operations"]+blocks[1]["UPDATE"]["Operations"] != 1000 {
+		t.Fatalf("ycsb output:\n%s", stdout)
+	}
+	entries, _ := os.ReadDir(os.Getenv("TMPDIR"))
+	if len(entries) != 0 {
+		t.Fatalf("the temporary database was not removed: %v", entries)
+	}
+}
+
+// An update changes exactly one field (writeallfields=false).
+func TestUpdateChangesOneField(t *testing.T) {
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "one.db")
+	if _, stderr, err := run(t, "load", "--db", dbURL, "-p", "recordcount=1", "-p", "dataintegrity=true"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	if _, stderr, err := run(t, "run", "--db", dbURL, "-p", "recordcount=1", "-p", "operationcount=1",
+		"-p", "readproportion=0", "-p", "updateproportion=1"); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	spec := integritySpec(1)
+	gen := workload.NewGenerator(spec, workload.NewShared(spec), 1)
+	key, want := gen.Record(0)
+	got := readRow(t, dbURL, key)
+	changed := 0
+	for i := range want {
+		if string(got[i]) != string(want[i]) {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Fatalf("%d fields changed by one update, want exactly 1", changed)
+	}
+}
+
+func readRow(t *testing.T, dbURL string, key []byte) [][]byte {
+	t.Helper()
+	ctx := context.Background()
+	target, _ := driver.ParseTarget(dbURL, "")
+	d, _, _ := driver.Lookup(target.Driver)
+	db, err := d.Open(ctx, target, driver.Options{Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	spec := integritySpec(1)
+	sess, err := db.Session(ctx, driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: spec.FieldNames(), FieldLength: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	values := make([][]byte, 10)
+	if err := sess.Read(ctx, key, nil, values); err != nil {
+		t.Fatal(err)
+	}
+	return values
+}
+
+// sqliteExec runs SQL on an SQLite file through whichever SQLite driver the
+// build registered with database/sql.
+func sqliteExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	name := ""
+	for _, d := range sql.Drivers() {
+		if d == "sqlite3" || d == "sqlite" {
+			name = d
+		}
+	}
+	db, err := sql.Open(name, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
+	dir := t.TempDir()
+	foreign := filepath.Join(dir, "foreign.db")
+	sqliteExec(t, foreign, "CREATE TABLE usertable (YCSB_KEY varchar(255) primary key, FIELD0 varchar(100))", "INSERT INTO usertable VALUES ('mine', 'precious')")
+	empty := "sqlite://" + filepath.Join(dir, "empty.db")
+	loaded := "sqlite://" + filepath.Join(dir, "loaded.db")
+	if _, stderr, err := run(t, "load", "--db", loaded, "-p", "recordcount=10"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown workload", []string{"run", "--db", loaded, "--workload", "z"}, "unknown workload"},
+		{"malformed URL", []string{"run", "--db", "postgres://u:canary-pw@[::1"}, "not a valid URL"},
+		{"unknown scheme", []string{"run", "--db", "oracle://x"}, "unknown database"},
+		{"recordcount=0", []string{"load", "--db", empty, "-p", "recordcount=0"}, "recordcount=0"},
+		{"threads 0", []string{"run", "--db", loaded, "--threads", "0"}, "threadcount=0"},
+		{"proportions", []string{"run", "--db", loaded, "-p", "readproportion=0.7"}, "sum to 1"},
+		{"unreadable file", []string{"run", "--db", loaded, "-P", filepath.Join(dir, "nope.properties")}, "cannot read properties file"},
+		{"missing table", []string{"run", "--db", empty}, "does not exist"},
+		{"wrong field count", []string{"run", "--db", loaded, "-p", "fieldcount=3"}, "columns"},
+		{"foreign rows", []string{"load", "--db", "sqlite://" + foreign}, "holds rows dbprobe did not write"},
+		{"foreign drop", []string{"load", "--db", "sqlite://" + foreign, "--drop-existing"}, "was not created by dbprobe"},
+		{"reload", []string{"load", "--db", loaded, "-p", "recordcount=10"}, "earlier dbprobe load"},
+		{"strict", []string{"run", "--db", loaded, "--strict", "-p", "recordcont=5"}, "unknown property recordcont"},
+		{"unknown flag", []string{"run", "--db", loaded, "--threds", "3"}, "unknown flag"},
+		{"run without db", []string{"run"}, "run needs --db"},
+		{"nothing to do", []string{"run", "--db", loaded, "-p", "operationcount=0"}, "would do nothing"},
+		{"unreachable", []string{"run", "--db", "postgres://u:canary-pw@127.0.0.1:1/x?sslmode=disable"}, "cannot reach"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, err := run(t, tt.args...)
+			if err == nil {
+				t.Fatalf("no error; stdout:\n%s", stdout)
+			}
+			if !badinput.Is(err) && !cli.IsUsageError(err) {
+				t.Fatalf("err %v is not bad input (exit 2)", err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tt.want) || strings.Contains(msg, "\n") {
+				t.Fatalf("message %q, want one line containing %q", msg, tt.want)
+			}
+			if strings.Contains(msg+stdout+stderr, "canary-pw") {
+				t.Fatalf("the password was shown: %q %q %q", msg, stdout, stderr)
+			}
+		})
+	}
+	// Nothing was destroyed: the foreign row is still there.
+	db, err := sql.Open(firstSQLiteDriver(), foreign)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT FIELD0 FROM usertable WHERE YCSB_KEY='mine'").Scan(&v); err != nil || v != "precious" {
+		t.Fatalf("foreign row: %q, %v", v, err)
+	}
+}
+
+func firstSQLiteDriver() string {
+	for _, d := range sql.Drivers() {
+		if d == "sqlite3" || d == "sqlite" {
+			return d
+		}
+	}
+	return ""
+}
+
+func TestPostgresBadInput(t *testing.T) {
+	base := testdb.FreshPostgresDatabase(t)
+	u := strings.Replace(base, "://dbprobe:", "://dbprobe:", 1)
+	wrong := wrongPassword(t, u)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE TABLE usertable (ycsb_key varchar(255) primary key, field0 varchar(100)); INSERT INTO usertable VALUES ('theirs', 'data')"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"wrong password", []string{"run", "--db", wrong}, "password"},
+		{"foreign table", []string{"load", "--db", base}, "holds rows dbprobe did not write"},
+		{"foreign drop", []string{"load", "--db", base, "--drop-existing"}, "was not created by dbprobe"},
+		{"missing table", []string{"run", "--db", base, "-p", "table=nothere"}, "does not exist"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, tt.args...)
+			if !badinput.Is(err) || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err %v, want bad input containing %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), "canary-pw") {
+				t.Fatalf("password shown: %v", err)
+			}
+		})
+	}
+	var n int
+	if err := conn.QueryRow(ctx, "SELECT count(*) FROM usertable").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("their table: %d rows, %v", n, err)
+	}
+}
+
+// wrongPassword returns the URL with its password replaced by a canary.
+func wrongPassword(t *testing.T, raw string) string {
+	t.Helper()
+	target, err := driver.ParseTarget(raw, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := *target.URL
+	u.User = nil
+	s := u.String()
+	return strings.Replace(s, "://", "://dbprobe:canary-pw@", 1)
+}

@@ -264,8 +264,12 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	return out, nil
 }
 
-// quota is worker i's share of n operations; 0 means no count limit.
+// quota is worker i's share of n operations; -1 when n is 0, which means
+// no count limit (the phase ends on time or interruption).
 func quota(n int64, threads, i int) int64 {
+	if n == 0 {
+		return -1
+	}
 	q := n / int64(threads)
 	if int64(i) < n%int64(threads) {
 		q++

@@ -340,6 +340,16 @@ func TestMaxExecutionTimeAndWarmup(t *testing.T) {
 	}
 }
 
+func TestFewerOperationsThanThreads(t *testing.T) {
+	out, err := Execute(context.Background(), &nopDB{}, testTable, testSpec(10, 3), Options{Phase: Run, Threads: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ops != 3 {
+		t.Fatalf("ops %d, want 3", out.Ops)
+	}
+}
+
 func TestQuotaSplitsOperations(t *testing.T) {
 	var got []int64
 	sum := int64(0)
@@ -352,4 +362,36 @@ func TestQuotaSplitsOperations(t *testing.T) {
 	if sum != 100 || got[0] != 14 || got[6] != 15 {
 		t.Fatalf("quota split %v (sum %d)", got, sum)
 	}
+	// Fewer operations than threads: the idle workers do nothing, they do
+	// not run unbounded.
+	if quota(2, 4, 3) != 0 || quota(2, 4, 0) != 1 || quota(0, 4, 0) != -1 {
+		t.Fatalf("quota(2, 4, ·) = %d, %d; quota(0, …) = %d", quota(2, 4, 0), quota(2, 4, 3), quota(0, 4, 0))
+	}
+}
+
+// nopDB answers every operation at once: the runner's own cost.
+type nopDB struct{ memDB }
+
+func (*nopDB) Session(context.Context, driver.Table) (driver.Session, error) { return nopSession{}, nil }
+
+type nopSession struct{}
+
+func (nopSession) Read(context.Context, []byte, []int, [][]byte) error { return nil }
+func (nopSession) Scan(context.Context, []byte, int, []int, func([]byte, [][]byte)) (int, error) {
+	return 0, nil
+}
+func (nopSession) Update(context.Context, []byte, []int, [][]byte) error   { return nil }
+func (nopSession) Insert(context.Context, []byte, [][]byte) error          { return nil }
+func (nopSession) InsertBatch(context.Context, [][]byte, [][][]byte) error { return nil }
+func (nopSession) Delete(context.Context, []byte) error                    { return nil }
+func (nopSession) Close() error                                            { return nil }
+
+func BenchmarkRunWorkloadANop(b *testing.B) {
+	spec := testSpec(100000, int64(b.N))
+	b.ResetTimer()
+	out, err := Execute(context.Background(), &nopDB{}, testTable, spec, Options{Phase: Run, Threads: 4})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(out.Throughput, "ops/s")
 }

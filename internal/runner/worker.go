@@ -22,37 +22,37 @@ type worker struct {
 	opQuota int64
 	op      workload.Op
 
-	// open loop: the intended start of the next operation
-	period time.Duration
-	next   time.Time
+	// open loop: the intended start of the next operation (measure.Now)
+	period int64
+	next   int64
 }
 
 func (w *worker) run(ctx context.Context, start time.Time) {
 	p := w.phase
 	if p.opts.Target > 0 {
-		w.period = time.Duration(float64(time.Second) * float64(p.opts.Threads) / p.opts.Target)
+		w.period = int64(float64(time.Second) * float64(p.opts.Threads) / p.opts.Target)
 		// Stagger the workers over one period so they do not all fire at once.
-		w.next = start.Add(w.period * time.Duration(w.id) / time.Duration(p.opts.Threads))
+		w.next = measure.FromTime(start) + w.period*int64(w.id)/int64(p.opts.Threads)
 	}
 	if p.opts.Phase == Load {
 		w.load(ctx)
 	} else {
 		w.transactions(ctx)
 	}
-	t0 := time.Now()
+	t0 := measure.Now()
 	err := w.sess.Close()
-	w.record(p.layout.cleanup, p.layout.cleanup, "CLEANUP", err, t0, time.Now(), 1)
+	w.record(p.layout.cleanup, p.layout.cleanup, "CLEANUP", err, t0, measure.Now(), 1)
 }
 
 // pace waits for the intended start of the next n operations in open loop
-// and returns it; in closed loop it returns the zero time.
-func (w *worker) pace(ctx context.Context, n int) time.Time {
+// and returns it; in closed loop it returns 0.
+func (w *worker) pace(ctx context.Context, n int) int64 {
 	if w.period == 0 {
-		return time.Time{}
+		return 0
 	}
 	intended := w.next
-	w.next = w.next.Add(w.period * time.Duration(n))
-	if d := time.Until(intended); d > 0 {
+	w.next += w.period * int64(n)
+	if d := time.Duration(intended - measure.Now()); d > 0 {
 		t := time.NewTimer(d)
 		select {
 		case <-t.C:
@@ -65,7 +65,7 @@ func (w *worker) pace(ctx context.Context, n int) time.Time {
 
 func (w *worker) transactions(ctx context.Context) {
 	p := w.phase
-	for done := int64(0); w.opQuota == 0 || done < w.opQuota; done++ {
+	for done := int64(0); w.opQuota < 0 || done < w.opQuota; done++ {
 		if p.stop.Load() {
 			return
 		}
@@ -79,38 +79,38 @@ func (w *worker) transactions(ctx context.Context) {
 	}
 }
 
-func (w *worker) do(ctx context.Context, intended time.Time) {
+func (w *worker) do(ctx context.Context, intended int64) {
 	op := &w.op
-	start := time.Now()
+	start := measure.Now()
 	var err error
 	switch op.Kind {
 	case workload.Read:
 		vals := w.readValues(op.ReadFields)
 		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
-		end := time.Now()
+		end := measure.Now()
 		w.finish(workload.Read, err, start, end, intended)
 		if err == nil && w.phase.spec.DataIntegrity {
 			w.verify(op.Key, op.ReadFields, vals)
 		}
 	case workload.Update:
 		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
-		w.finish(workload.Update, err, start, time.Now(), intended)
+		w.finish(workload.Update, err, start, measure.Now(), intended)
 	case workload.Insert:
 		err = w.sess.Insert(ctx, op.Key, op.Values)
-		w.finish(workload.Insert, err, start, time.Now(), intended)
+		w.finish(workload.Insert, err, start, measure.Now(), intended)
 		w.gen.Acknowledge(op.KeyNum)
 	case workload.Scan:
 		_, err = w.sess.Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
-		w.finish(workload.Scan, err, start, time.Now(), intended)
+		w.finish(workload.Scan, err, start, measure.Now(), intended)
 	case workload.ReadModifyWrite:
 		vals := w.readValues(op.ReadFields)
 		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
-		mid := time.Now()
-		w.finish(workload.Read, err, start, mid, time.Time{})
+		mid := measure.Now()
+		w.finish(workload.Read, err, start, mid, 0)
 		readErr := err
 		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
-		end := time.Now()
-		w.finish(workload.Update, err, mid, end, time.Time{})
+		end := measure.Now()
+		w.finish(workload.Update, err, mid, end, 0)
 		if err == nil {
 			err = readErr
 		}
@@ -129,23 +129,24 @@ func (w *worker) readValues(fields []int) [][]byte {
 }
 
 // finish records one operation's outcome: its service time, and in open
-// loop its latency from the intended start as well.
-func (w *worker) finish(o workload.Operation, err error, start, end, intended time.Time) {
+// loop (intended > 0) its latency from the intended start as well. Times
+// are measure.Now nanoseconds.
+func (w *worker) finish(o workload.Operation, err error, start, end, intended int64) {
 	s := w.phase.layout.ops[o]
 	w.record(s.ok, s.failed, o.String(), err, start, end, 1)
-	if !intended.IsZero() {
+	if intended != 0 {
 		id := s.intendedOK
 		if err != nil {
 			id = s.intendedFailed
 		}
-		w.rec.Record(id, end.Sub(intended).Microseconds())
+		w.rec.Record(id, (end-intended)/1000)
 	}
 }
 
 // record adds n values of one latency to the op's series (or its -FAILED
 // series) and counts a failure by status and code.
-func (w *worker) record(ok, failed int, name string, err error, start, end time.Time, n int64) {
-	micros := end.Sub(start).Microseconds()
+func (w *worker) record(ok, failed int, name string, err error, start, end int64, n int64) {
+	micros := (end - start) / 1000
 	if err == nil {
 		w.rec.RecordN(ok, micros, n)
 		return
@@ -176,9 +177,9 @@ func classify(err error) (status, code string) {
 // verify checks values read against what dataintegrity wrote, timed as
 // YCSB's VERIFY measurement.
 func (w *worker) verify(key []byte, fields []int, values [][]byte) {
-	t0 := time.Now()
+	t0 := measure.Now()
 	good := w.gen.Verify(key, fields, values)
-	micros := time.Since(t0).Microseconds()
+	micros := (measure.Now() - t0) / 1000
 	v := w.phase.layout.verify
 	w.rec.Record(v, micros)
 	if !good {
@@ -213,23 +214,23 @@ func (w *worker) load(ctx context.Context) {
 				rows[i][f] = append(rows[i][f][:0], v...)
 			}
 		}
-		start := time.Now()
+		start := measure.Now()
 		var err error
 		if n == 1 {
 			err = w.sess.Insert(ctx, keys[0], rows[0])
 		} else {
 			err = w.sess.InsertBatch(ctx, keys[:n], rows[:n])
 		}
-		end := time.Now()
+		end := measure.Now()
 		// Every row of a batch is acknowledged when the batch commits, so
 		// each row's latency is the batch's.
 		w.record(ins.ok, ins.failed, workload.Insert.String(), err, start, end, n)
-		if !intended.IsZero() {
+		if intended != 0 {
 			id := ins.intendedOK
 			if err != nil {
 				id = ins.intendedFailed
 			}
-			w.rec.RecordN(id, end.Sub(intended).Microseconds(), n)
+			w.rec.RecordN(id, (end-intended)/1000, n)
 		}
 		w.rec.Done(n)
 	}

@@ -372,7 +372,9 @@ func TestQuotaSplitsOperations(t *testing.T) {
 // nopDB answers every operation at once: the runner's own cost.
 type nopDB struct{ memDB }
 
-func (*nopDB) Session(context.Context, driver.Table) (driver.Session, error) { return nopSession{}, nil }
+func (*nopDB) Session(context.Context, driver.Table) (driver.Session, error) {
+	return nopSession{}, nil
+}
 
 type nopSession struct{}
 

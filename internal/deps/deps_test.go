@@ -1,0 +1,52 @@
+// Package deps holds the test that keeps dbprobe's data flowing one way
+// (workload → runner → driver; runner → measure → result; see DESIGN.md):
+// the packages that describe work and figures import no database code and
+// never reach back up the chain.
+package deps
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// forbidden lists, per package, import path prefixes it must not depend
+// on, directly or indirectly.
+var forbidden = map[string][]string{
+	"dbprobe/internal/keygen":   {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/"},
+	"dbprobe/internal/workload": {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "github.com/jackc/", "github.com/mattn/", "modernc.org/"},
+	"dbprobe/internal/measure":  {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/"},
+	"dbprobe/internal/result":   {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/workload", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/"},
+	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/"},
+	"dbprobe/internal/driver":   {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
+}
+
+// allowed are dependencies a forbidden prefix would otherwise catch.
+var allowed = map[string]bool{
+	"dbprobe/internal/measure": true, // result formats measure's summaries
+}
+
+func TestDataFlowsOneWay(t *testing.T) {
+	for pkg, bad := range forbidden {
+		out, err := exec.Command("go", "list", "-deps", "-json=ImportPath", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		dec := json.NewDecoder(strings.NewReader(string(out)))
+		for dec.More() {
+			var p struct{ ImportPath string }
+			if err := dec.Decode(&p); err != nil {
+				t.Fatal(err)
+			}
+			if p.ImportPath == pkg || (allowed[p.ImportPath] && pkg == "dbprobe/internal/result") {
+				continue
+			}
+			for _, prefix := range bad {
+				if strings.HasPrefix(p.ImportPath, prefix) {
+					t.Errorf("%s depends on %s", pkg, p.ImportPath)
+				}
+			}
+		}
+	}
+}

@@ -3,10 +3,14 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"dbprobe/internal/result"
 )
 
 // The binary itself: exit codes and what reaches the terminal.
@@ -58,5 +62,43 @@ func TestExitCodes(t *testing.T) {
 				t.Fatalf("no YCSB output:\n%s", stdout.String())
 			}
 		})
+	}
+}
+
+// Ctrl-C drains, prints the summary and marks the JSON result interrupted.
+func TestInterruptKeepsTheResult(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "dbprobe")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "result.jsonl")
+	cmd := exec.Command(bin, "run", "--db", "null", "--duration", "60s", "-p", "operationcount=0", "--target", "20000", "--out", out)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2500 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit after Ctrl-C: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "[OVERALL], Throughput(ops/sec)") || !strings.Contains(stdout.String(), "# interrupted") {
+		t.Fatalf("no summary after Ctrl-C:\n%s", stdout.String())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) != 1 || res.Phases[0].Summary == nil || !res.Phases[0].Summary.Interrupted || len(res.Phases[0].Intervals) < 2 {
+		t.Fatalf("result after Ctrl-C: %+v", res)
 	}
 }

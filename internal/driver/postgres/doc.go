@@ -1,0 +1,18 @@
+// Package postgres is the PostgreSQL driver, registered as "postgres" and
+// "postgresql": pgx v5 in its native mode.
+//
+// A DB parses the URL with pgxpool, proves at Open that the server answers
+// and the credentials work, and runs the table lifecycle (Inspect,
+// CreateTable, DropTable) and Info through the pool.
+//
+// Each Session has a connection of its own, opened and authenticated by
+// pgconn with the same configuration and then driven directly through the
+// protocol (wire.go): named prepared statements, text-format parameters
+// taken from the caller's bytes, results copied out of the read buffer.
+// The client's CPU per operation is part of what dbprobe must keep below the
+// database's, or it measures itself; see BenchmarkReadUpdate.
+//
+// The driver owns only the tables it creates: CreateTable records each in
+// the marker table dbprobe_tables, Inspect reports from it, and DropTable
+// refuses a table that is not recorded there and never cascades.
+package postgres

@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// Codes for failures that carry no SQLSTATE, so that results can still
+// count them by code.
+const (
+	codeTimeout  = "timeout"
+	codeConnLost = "connection-lost"
+	codeCanceled = "canceled"
+)
+
+// classify wraps err with its SQLSTATE and class for the runner's policy.
+// ErrNotFound and nil pass unchanged.
+func classify(err error) error {
+	if err == nil || errors.Is(err, driver.ErrNotFound) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		// The caller gave up (the run is stopping): not the database's
+		// fault, even when the server answered the cancel with 57014.
+		return driver.Classify(err, codeCanceled, driver.ClassOther)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		return driver.Classify(err, pgErr.Code, classOfSQLState(pgErr.Code))
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):
+		return driver.Classify(err, codeTimeout, driver.ClassTimeout)
+	case isConnLost(err):
+		return driver.Classify(err, codeConnLost, driver.ClassConnLost)
+	}
+	return driver.Classify(err, "", driver.ClassOther)
+}
+
+// classOfSQLState maps a SQLSTATE to a class. Unique violations (23505) and
+// every other constraint error stay ClassOther: retrying cannot help.
+func classOfSQLState(code string) driver.Class {
+	switch code {
+	case "40001", "40P01": // serialization_failure, deadlock_detected
+		return driver.ClassConflict
+	case "57014": // query_canceled: statement_timeout or our cancel request
+		return driver.ClassTimeout
+	case "57P01", "57P02", "57P03": // admin_shutdown, crash_shutdown, cannot_connect_now
+		return driver.ClassConnLost
+	}
+	if strings.HasPrefix(code, "08") { // connection_exception
+		return driver.ClassConnLost
+	}
+	return driver.ClassOther
+}
+
+// isConnLost reports an error of a connection that broke or was closed.
+func isConnLost(err error) bool {
+	if errors.Is(err, errBroken) || errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr)
+}
+
+// scrubbed carries a cleaned message while keeping the cause reachable with
+// errors.Is and errors.As.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// openError turns a failure to connect into a one-line message that says what
+// to do, never holding the password. Errors the user can fix are badinput.
+func openError(err error, target driver.Target, user, database, addr string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		msg := target.Scrub(pgErr.Message)
+		cause := &scrubbed{msg: msg, err: err}
+		switch {
+		case pgErr.Code == "28P01":
+			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
+				user, &scrubbed{msg: "password authentication failed", err: err})
+		case pgErr.Code == "28000":
+			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD) and the server's pg_hba.conf", user, cause)
+		case pgErr.Code == "3D000":
+			return badinput.New("PostgreSQL at %s: %w; create it with `createdb %s` or name another database in the URL",
+				addr, &scrubbed{msg: fmt.Sprintf("database %q does not exist", database), err: err}, database)
+		case pgErr.Code == "53300":
+			return badinput.New("PostgreSQL at %s refused the connection: %w; raise max_connections or use fewer threads", addr, cause)
+		case pgErr.Code == "42704" || pgErr.Code == "22023" || pgErr.Code == "42501":
+			// An option in the URL that the server rejects, or may not be set.
+			return badinput.New("PostgreSQL at %s rejected a setting: %w; fix or remove it in the URL", addr, cause)
+		case strings.HasPrefix(pgErr.Code, "28"):
+			return badinput.New("PostgreSQL refused user %q: %w; check the user and its rights", user, cause)
+		}
+		return &scrubbed{msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	}
+
+	reason := ""
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || (errors.As(err, &netErr) && netErr.Timeout()):
+		reason = "no answer in time"
+	case errors.As(err, &dnsErr):
+		reason = "host not found"
+	case errors.Is(err, syscall.ENETUNREACH):
+		reason = "network is unreachable"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		reason = "no route to host"
+	case errors.Is(err, syscall.ENOENT):
+		reason = "no socket there"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		reason = "the server closed the connection"
+	}
+	if reason != "" {
+		return badinput.New("cannot reach PostgreSQL at %s: %w; check host and port and that the server is running",
+			addr, &scrubbed{msg: reason, err: err})
+	}
+	if strings.Contains(err.Error(), "tls") || strings.Contains(err.Error(), "SSL") {
+		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL (sslmode=disable for a server without TLS)",
+			addr, &scrubbed{msg: lastPart(target.Scrub(err.Error())), err: err})
+	}
+	return &scrubbed{msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+}
+
+// lastPart returns the text after the last ": ", the innermost complaint of
+// a chain of wrapped messages.
+func lastPart(msg string) string {
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
+}

@@ -1,0 +1,923 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
+	_ "dbprobe/internal/driver/postgres"
+	"dbprobe/internal/testdb"
+)
+
+// ycsbTable returns the YCSB table shape with n fields.
+func ycsbTable(name string, n int) driver.Table {
+	t := driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
+	for i := 0; i < n; i++ {
+		t.Fields = append(t.Fields, "FIELD"+strconv.Itoa(i))
+	}
+	return t
+}
+
+// openURL opens rawURL through the registry, as the command does.
+func openURL(t testing.TB, rawURL, password string, opts driver.Options) (driver.DB, error) {
+	t.Helper()
+	target, err := driver.ParseTarget(rawURL, password)
+	if err != nil {
+		t.Fatalf("ParseTarget: %v", err)
+	}
+	d, _, err := driver.Lookup(target.Driver)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return d.Open(ctx, target, opts)
+}
+
+// mustOpen opens rawURL and closes it when the test ends.
+func mustOpen(t testing.TB, rawURL string, opts driver.Options) driver.DB {
+	t.Helper()
+	db, err := openURL(t, rawURL, "", opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// withParams returns rawURL with extra query parameters.
+func withParams(t testing.TB, rawURL string, kv ...string) string {
+	t.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Set(kv[i], kv[i+1])
+	}
+	// pgx does not read "+" as a space in the query: encode spaces as %20.
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
+}
+
+// admin connects to rawURL with pgx, outside the driver.
+func admin(t testing.TB, rawURL string) *pgx.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	return c
+}
+
+// setup gives the test a fresh database, an open DB on it and a created
+// table of n fields.
+func setup(t testing.TB, n int, opts driver.Options) (string, driver.DB, driver.Table) {
+	t.Helper()
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, u, opts)
+	tbl := ycsbTable("usertable", n)
+	if err := db.CreateTable(context.Background(), tbl); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	return u, db, tbl
+}
+
+func session(t testing.TB, db driver.DB, tbl driver.Table) driver.Session {
+	t.Helper()
+	s, err := db.Session(context.Background(), tbl)
+	if err != nil {
+		t.Fatalf("Session: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func record(key string, n int) [][]byte {
+	v := make([][]byte, n)
+	for i := range v {
+		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
+	}
+	return v
+}
+
+func TestRegistered(t *testing.T) {
+	for _, scheme := range []string{"postgres", "postgresql"} {
+		if _, name, err := driver.Lookup(scheme); err != nil || name != "postgres" {
+			t.Errorf("Lookup(%q) = %q, %v; want postgres", scheme, name, err)
+		}
+	}
+}
+
+func TestOpenWrongPassword(t *testing.T) {
+	base := testdb.PostgresURL(t)
+	u, _ := url.Parse(base)
+	realPW, _ := u.User.Password()
+	const wrong = "Wr0ng-pässword!"
+	u.User = url.UserPassword(u.User.Username(), wrong)
+	noPW := *u
+	noPW.User = url.User(u.User.Username())
+
+	for name, tc := range map[string]struct{ url, password string }{
+		"in the URL":       {u.String(), ""},
+		"DBPROBE_PASSWORD": {noPW.String(), wrong},
+	} {
+		t.Run(name, func(t *testing.T) {
+			db, err := openURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open with a wrong password succeeded")
+			}
+			if !badinput.Is(err) {
+				t.Errorf("error is not bad input: %v", err)
+			}
+			msg := err.Error()
+			want := fmt.Sprintf("PostgreSQL refused user %q: password authentication failed; check the user and password (URL, DBPROBE_PASSWORD)", u.User.Username())
+			if msg != want {
+				t.Errorf("message\n %q\nwant\n %q", msg, want)
+			}
+			for _, secret := range []string{wrong, url.QueryEscape(wrong), realPW} {
+				if strings.Contains(msg, secret) {
+					t.Errorf("message holds a password: %q", msg)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenPasswordFromEnvironment(t *testing.T) {
+	base := testdb.PostgresURL(t)
+	u, _ := url.Parse(base)
+	pw, _ := u.User.Password()
+	u.User = url.User(u.User.Username())
+	db, err := openURL(t, u.String(), pw, driver.Options{Sessions: 1})
+	if err != nil {
+		t.Fatalf("Open with the password given apart: %v", err)
+	}
+	db.Close()
+}
+
+// closedPort returns a port on 127.0.0.1 that nothing listens on.
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	port := closedPort(t)
+	start := time.Now()
+	db, err := openURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable", port), "", driver.Options{Sessions: 1})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a closed port succeeded")
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v to fail", d)
+	}
+	want := fmt.Sprintf("cannot reach PostgreSQL at 127.0.0.1:%d: connection refused; check host and port and that the server is running", port)
+	if !badinput.Is(err) || err.Error() != want {
+		t.Errorf("error %q (bad input %v), want %q", err, badinput.Is(err), want)
+	}
+}
+
+// A server that accepts connections and never answers: the connect timeout
+// must end the wait.
+func TestOpenSilentServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var mu sync.Mutex
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	port := l.Addr().(*net.TCPAddr).Port
+	start := time.Now()
+	db, err := openURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable&connect_timeout=1", port), "", driver.Options{Sessions: 1})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a silent server succeeded")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("took %v to fail with connect_timeout=1", d)
+	}
+	want := fmt.Sprintf("cannot reach PostgreSQL at 127.0.0.1:%d: no answer in time; check host and port and that the server is running", port)
+	if !badinput.Is(err) || err.Error() != want {
+		t.Errorf("error %q (bad input %v), want %q", err, badinput.Is(err), want)
+	}
+}
+
+func TestOpenMissingDatabase(t *testing.T) {
+	u, _ := url.Parse(testdb.PostgresURL(t))
+	u.Path = "/no_such_db"
+	db, err := openURL(t, u.String(), "", driver.Options{Sessions: 1})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open of a missing database succeeded")
+	}
+	msg := err.Error()
+	if !badinput.Is(err) || !strings.Contains(msg, `database "no_such_db" does not exist`) || !strings.Contains(msg, "createdb no_such_db") {
+		t.Errorf("error %q (bad input %v)", msg, badinput.Is(err))
+	}
+}
+
+func TestOpenMalformedOptions(t *testing.T) {
+	base := testdb.PostgresURL(t)
+	u, _ := url.Parse(base)
+	pw, _ := u.User.Password()
+	for name, raw := range map[string]string{
+		"bad sslmode":         withParams(t, base, "sslmode", "sometimes"),
+		"bad connect_timeout": withParams(t, base, "connect_timeout", "soon"),
+		"unknown setting":     withParams(t, base, "no_such_setting", "1"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			db, err := openURL(t, raw, "", driver.Options{Sessions: 1})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			t.Log(err)
+			if !badinput.Is(err) {
+				t.Errorf("not bad input: %v", err)
+			}
+			if strings.Contains(err.Error(), pw) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("message holds the password or several lines: %q", err)
+			}
+		})
+	}
+}
+
+func TestInfoReadsSettingsBack(t *testing.T) {
+	base := testdb.PostgresURL(t)
+	// A setting in the URL applies to every connection and shows in Info.
+	db := mustOpen(t, withParams(t, base, "synchronous_commit", "off"), driver.Options{Sessions: 1})
+	info := db.Info()
+	t.Logf("%+v", info)
+	if info.Driver != "postgres" {
+		t.Errorf("Driver = %q", info.Driver)
+	}
+	// Test binaries carry no dependency versions: "unknown" is all a test
+	// can see; dbprobe's own binary reports v5.x.y.
+	if !strings.HasPrefix(info.Library, "github.com/jackc/pgx/v5 v5.") && info.Library != "github.com/jackc/pgx/v5 unknown" {
+		t.Errorf("Library = %q", info.Library)
+	}
+	c := admin(t, base)
+	ctx := context.Background()
+	var version string
+	if err := c.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		t.Fatal(err)
+	}
+	if info.ServerVersion != version {
+		t.Errorf("ServerVersion = %q, want %q", info.ServerVersion, version)
+	}
+	want := map[string]string{"synchronous_commit": "off"}
+	for _, name := range []string{"fsync", "wal_level", "shared_buffers", "max_connections", "full_page_writes"} {
+		var v string
+		if err := c.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = v
+	}
+	got := map[string]string{}
+	for _, s := range info.Settings {
+		got[s.Name] = s.Value
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Settings = %v, want %v", got, want)
+	}
+}
+
+func TestTableLifecycle(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	ctx := context.Background()
+	tbl := ycsbTable("usertable", 3)
+
+	st, err := db.Inspect(ctx, tbl)
+	if err != nil || st.Exists || st.CreatedByDbprobe || st.HasRows || st.Columns != nil {
+		t.Fatalf("Inspect before create = %+v, %v", st, err)
+	}
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	st, err = db.Inspect(ctx, tbl)
+	wantCols := "[ycsb_key field0 field1 field2]"
+	if err != nil || !st.Exists || !st.CreatedByDbprobe || st.HasRows || fmt.Sprint(st.Columns) != wantCols {
+		t.Fatalf("Inspect after create = %+v, %v; want columns %s", st, err, wantCols)
+	}
+	if err := db.CreateTable(ctx, tbl); err == nil || !badinput.Is(err) {
+		t.Errorf("CreateTable of an existing table: %v, want bad input", err)
+	}
+	s := session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), record("k", 3)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if st, err = db.Inspect(ctx, tbl); err != nil || !st.HasRows {
+		t.Fatalf("Inspect after insert = %+v, %v", st, err)
+	}
+	if err := db.DropTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = db.Inspect(ctx, tbl); err != nil || st.Exists || st.CreatedByDbprobe {
+		t.Fatalf("Inspect after drop = %+v, %v", st, err)
+	}
+	var markers int
+	if err := admin(t, u).QueryRow(ctx, "SELECT count(*) FROM dbprobe_tables").Scan(&markers); err != nil || markers != 0 {
+		t.Fatalf("marker rows after drop: %d, %v", markers, err)
+	}
+	// Created again, it is dbprobe's again.
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = db.Inspect(ctx, tbl); err != nil || !st.CreatedByDbprobe {
+		t.Fatalf("Inspect after second create = %+v, %v", st, err)
+	}
+}
+
+func createForeignTable(t testing.TB, rawURL, name string) {
+	t.Helper()
+	_, err := admin(t, rawURL).Exec(context.Background(),
+		"CREATE TABLE "+pgx.Identifier{strings.ToLower(name)}.Sanitize()+
+			" (ycsb_key varchar(255) PRIMARY KEY, field0 varchar(100) NOT NULL); INSERT INTO "+
+			pgx.Identifier{strings.ToLower(name)}.Sanitize()+" VALUES ('precious', 'data')")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDropRefusesForeignTable(t *testing.T) {
+	u, db, _ := setup(t, 1, driver.Options{Sessions: 1}) // the marker table exists
+	ctx := context.Background()
+	foreign := ycsbTable("theirs", 1)
+	createForeignTable(t, u, foreign.Name)
+
+	st, err := db.Inspect(ctx, foreign)
+	if err != nil || !st.Exists || st.CreatedByDbprobe || !st.HasRows {
+		t.Fatalf("Inspect = %+v, %v", st, err)
+	}
+	err = db.DropTable(ctx, foreign)
+	if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "refusing to drop") {
+		t.Fatalf("DropTable of a foreign table: %v", err)
+	}
+	var n int
+	if err := admin(t, u).QueryRow(ctx, "SELECT count(*) FROM theirs").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("foreign table after refused drop: %d rows, %v", n, err)
+	}
+
+	// Without any marker table too.
+	u2 := testdb.FreshPostgresDatabase(t)
+	db2 := mustOpen(t, u2, driver.Options{Sessions: 1})
+	createForeignTable(t, u2, "usertable")
+	if err := db2.DropTable(ctx, ycsbTable("usertable", 1)); err == nil || !badinput.Is(err) {
+		t.Fatalf("DropTable without a marker table: %v", err)
+	}
+}
+
+func TestSessionOperations(t *testing.T) {
+	_, db, tbl := setup(t, 4, driver.Options{Sessions: 2})
+	ctx := context.Background()
+	s := session(t, db, tbl)
+
+	// Values that need escaping somewhere, and the caller's reused buffers.
+	special := [][]byte{[]byte("tab\there"), []byte("new\nline\r\\back"), []byte(`quote'"é€`), []byte("")}
+	key := []byte("user1")
+	if err := s.Insert(ctx, key, special); err != nil {
+		t.Fatal(err)
+	}
+	key[4] = '2'
+	if err := s.Insert(ctx, key, record("user2", 4)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Insert(ctx, []byte("user3"), record("user3", 4)); err != nil {
+		t.Fatal(err)
+	}
+
+	vals := make([][]byte, 4)
+	if err := s.Read(ctx, []byte("user1"), nil, vals); err != nil {
+		t.Fatal(err)
+	}
+	for i := range special {
+		if !bytes.Equal(vals[i], special[i]) {
+			t.Errorf("field %d = %q, want %q", i, vals[i], special[i])
+		}
+	}
+	for _, fields := range [][]int{{2}, {3, 1}, {0, 1, 2}, {3, 1}} {
+		got := make([][]byte, len(fields))
+		if err := s.Read(ctx, []byte("user2"), fields, got); err != nil {
+			t.Fatal(err)
+		}
+		for i, f := range fields {
+			if want := fmt.Sprintf("user2-f%d", f); string(got[i]) != want {
+				t.Errorf("Read %v: value %d = %q, want %q", fields, i, got[i], want)
+			}
+		}
+	}
+	if err := s.Read(ctx, []byte("nobody"), nil, vals); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("Read of a missing key: %v", err)
+	}
+	if err := s.Read(ctx, []byte("user2"), []int{7}, vals); err == nil {
+		t.Errorf("Read of field 7 of 4 succeeded")
+	}
+
+	if err := s.Update(ctx, []byte("user2"), []int{1}, [][]byte{[]byte("one")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(ctx, []byte("user2"), []int{3, 0}, [][]byte{[]byte("three"), []byte("zero")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Read(ctx, []byte("user2"), nil, vals); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprintf("%s", vals); got != "[zero one user2-f2 three]" {
+		t.Errorf("after updates: %s", got)
+	}
+	if err := s.Update(ctx, []byte("nobody"), []int{1}, [][]byte{[]byte("x")}); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("Update of a missing key: %v", err)
+	}
+	if err := s.Update(ctx, []byte("user3"), nil, record("again", 4)); err != nil {
+		t.Fatal(err)
+	}
+
+	var keys []string
+	var firstVals []string
+	n, err := s.Scan(ctx, []byte("user1x"), 10, []int{0}, func(k []byte, v [][]byte) {
+		keys = append(keys, string(k))
+		firstVals = append(firstVals, string(v[0]))
+	})
+	if err != nil || n != 2 || fmt.Sprint(keys) != "[user2 user3]" || fmt.Sprint(firstVals) != "[zero again-f0]" {
+		t.Errorf("Scan = %d, %v, keys %v, values %v", n, err, keys, firstVals)
+	}
+	if n, err := s.Scan(ctx, []byte(""), 2, nil, nil); err != nil || n != 2 {
+		t.Errorf("Scan without visit = %d, %v", n, err)
+	}
+	if n, err := s.Scan(ctx, []byte("user1"), 0, nil, nil); err != nil || n != 0 {
+		t.Errorf("Scan of 0 = %d, %v", n, err)
+	}
+
+	if err := s.Delete(ctx, []byte("user1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, []byte("user1")); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("second Delete: %v", err)
+	}
+	if err := s.Read(ctx, []byte("user1"), nil, vals); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("Read after Delete: %v", err)
+	}
+
+	// Sessions come and go on the pool's connections without clashing
+	// statements.
+	for i := 0; i < 6; i++ {
+		s2, err := db.Session(ctx, tbl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s2.Read(ctx, []byte("user2"), []int{1}, vals); err != nil {
+			t.Fatalf("session %d: %v", i, err)
+		}
+		if err := s2.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestInsertBatch(t *testing.T) {
+	// 10 fields: 5957 records fit one INSERT, so 13000 take three, in one
+	// transaction.
+	const records = 13000
+	for _, bulk := range []bool{true, false} {
+		t.Run(fmt.Sprintf("BulkLoad=%v", bulk), func(t *testing.T) {
+			u, db, tbl := setup(t, 10, driver.Options{Sessions: 1, BulkLoad: bulk})
+			ctx := context.Background()
+			s := session(t, db, tbl)
+			keys := make([][]byte, records)
+			values := make([][][]byte, records)
+			var want int
+			for i := range keys {
+				keys[i] = []byte(fmt.Sprintf("user%06d", i))
+				values[i] = record(string(keys[i]), 10)
+				if i%1000 == 0 {
+					values[i][3] = []byte("a\tb\\c\nd\re'\"é")
+				}
+				for _, v := range values[i] {
+					want += len(v)
+				}
+			}
+			if err := s.InsertBatch(ctx, keys, values); err != nil {
+				t.Fatal(err)
+			}
+			c := admin(t, u)
+			var n, total int
+			err := c.QueryRow(ctx, `SELECT count(*), sum(octet_length(field0)+octet_length(field1)+octet_length(field2)+octet_length(field3)+
+				octet_length(field4)+octet_length(field5)+octet_length(field6)+octet_length(field7)+octet_length(field8)+octet_length(field9)) FROM usertable`).
+				Scan(&n, &total)
+			if err != nil || n != records || total != want {
+				t.Fatalf("loaded %d records, %d bytes (%v); want %d, %d", n, total, err, records, want)
+			}
+			got := make([][]byte, 10)
+			for _, i := range []int{0, 1, 5956, 5957, 9000, records - 1} {
+				if err := s.Read(ctx, keys[i], nil, got); err != nil {
+					t.Fatal(err)
+				}
+				if fmt.Sprintf("%q", got) != fmt.Sprintf("%q", values[i]) {
+					t.Errorf("record %d = %q, want %q", i, got, values[i])
+				}
+			}
+
+			// A batch that fails loads nothing, and a duplicate key is not
+			// retryable.
+			dup := [][]byte{[]byte("new1"), []byte("new2"), keys[7]}
+			err = s.InsertBatch(ctx, dup, [][][]byte{record("a", 10), record("b", 10), record("c", 10)})
+			if driver.Code(err) != "23505" || driver.IsRetryable(err) {
+				t.Fatalf("duplicate in batch: %v (code %q)", err, driver.Code(err))
+			}
+			if err := c.QueryRow(ctx, "SELECT count(*) FROM usertable").Scan(&n); err != nil || n != records {
+				t.Fatalf("after the failed batch: %d records, %v", n, err)
+			}
+			if err := s.InsertBatch(ctx, nil, nil); err != nil {
+				t.Errorf("empty batch: %v", err)
+			}
+		})
+	}
+}
+
+func TestUniqueViolationIsNotRetryable(t *testing.T) {
+	_, db, tbl := setup(t, 2, driver.Options{Sessions: 1})
+	ctx := context.Background()
+	s := session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), record("k", 2)); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Insert(ctx, []byte("k"), record("k", 2))
+	if driver.ClassOf(err) != driver.ClassOther || driver.Code(err) != "23505" || driver.IsRetryable(err) {
+		t.Fatalf("duplicate insert: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+	}
+	// The session is still usable.
+	if err := s.Read(ctx, []byte("k"), nil, make([][]byte, 2)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitForLockWait waits until some backend of the database waits on a lock.
+func waitForLockWait(t *testing.T, c *pgx.Conn) {
+	t.Helper()
+	ctx := context.Background()
+	for i := 0; i < 500; i++ {
+		var waiting bool
+		err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock')`).Scan(&waiting)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waiting {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no backend started waiting on a lock")
+}
+
+// Under REPEATABLE READ, an update that waited for a concurrent update to
+// commit fails with 40001.
+func TestSerializationFailureIsConflict(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, withParams(t, u, "default_transaction_isolation", "repeatable read"), driver.Options{Sessions: 1})
+	tbl := ycsbTable("usertable", 1)
+	ctx := context.Background()
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v0")}); err != nil {
+		t.Fatal(err)
+	}
+	other := admin(t, u)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE usertable SET field0 = 'other' WHERE ycsb_key = 'k'"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte("mine")}) }()
+	waitForLockWait(t, admin(t, u))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if driver.ClassOf(err) != driver.ClassConflict || driver.Code(err) != "40001" || !driver.IsRetryable(err) {
+		t.Fatalf("update after a concurrent one: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+	}
+	// Retrying succeeds.
+	if err := s.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte("mine")}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A batch insert that waits for a key another transaction inserted, while
+// holding a key that transaction then waits for, is a deadlock. The
+// session's short deadlock_timeout makes its backend the one that detects
+// it and fails.
+func TestDeadlockIsConflict(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, withParams(t, u, "deadlock_timeout", "100ms"), driver.Options{Sessions: 1})
+	tbl := ycsbTable("usertable", 1)
+	ctx := context.Background()
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, db, tbl)
+	other := admin(t, u)
+	if _, err := other.Exec(ctx, "SET deadlock_timeout = '10s'"); err != nil {
+		t.Fatal(err)
+	}
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "INSERT INTO usertable VALUES ('a', 'other')"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.InsertBatch(ctx, [][]byte{[]byte("b"), []byte("a")}, [][][]byte{{[]byte("mine")}, {[]byte("mine")}})
+	}()
+	waitForLockWait(t, admin(t, u))
+	otherErr := make(chan error, 1)
+	go func() {
+		_, err := tx.Exec(ctx, "INSERT INTO usertable VALUES ('b', 'other')")
+		otherErr <- err
+	}()
+	err = <-done
+	if driver.ClassOf(err) != driver.ClassConflict || driver.Code(err) != "40P01" || !driver.IsRetryable(err) {
+		t.Fatalf("deadlocked batch: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+	}
+	if err := <-otherErr; err != nil {
+		t.Fatalf("the other transaction failed too: %v", err)
+	}
+}
+
+func TestTerminatedBackendIsConnLost(t *testing.T) {
+	u, db, tbl := setup(t, 1, driver.Options{Sessions: 1})
+	ctx := context.Background()
+	s := session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	var killed int
+	err := admin(t, u).QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&killed)
+	if err != nil || killed == 0 {
+		t.Fatalf("terminated %d backends: %v", killed, err)
+	}
+	time.Sleep(100 * time.Millisecond) // let the FATAL message arrive
+	vals := make([][]byte, 1)
+	err = s.Read(ctx, []byte("k"), nil, vals)
+	t.Logf("%v (code %q)", err, driver.Code(err))
+	if !driver.IsConnLost(err) {
+		t.Fatalf("read on a terminated backend: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+	}
+	// Once broken, it stays so; a new session works.
+	if err := s.Read(ctx, []byte("k"), nil, vals); !driver.IsConnLost(err) {
+		t.Errorf("second read on the broken session: %v, class %v", err, driver.ClassOf(err))
+	}
+	s.Close()
+	s2 := session(t, db, tbl)
+	if err := s2.Read(ctx, []byte("k"), nil, vals); err != nil {
+		t.Fatalf("new session after the loss: %v", err)
+	}
+}
+
+func TestTimeouts(t *testing.T) {
+	u, db, tbl := setup(t, 1, driver.Options{Sessions: 2})
+	ctx := context.Background()
+	s := session(t, db, tbl)
+	for _, k := range []string{"k", "k2"} {
+		if err := s.Insert(ctx, []byte(k), [][]byte{[]byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := admin(t, u)
+	tx, err := other.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "SELECT * FROM usertable WHERE ycsb_key = 'k' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("context deadline", func(t *testing.T) {
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := s.Update(short, []byte("k"), []int{0}, [][]byte{[]byte("w")})
+		if !driver.IsTimeout(err) {
+			t.Fatalf("blocked update past its deadline: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+		}
+		if d := time.Since(start); d > 3*time.Second {
+			t.Errorf("returned after %v", d)
+		}
+		// The cancel request kept the connection.
+		if err := s.Read(ctx, []byte("k"), nil, make([][]byte, 1)); err != nil {
+			t.Fatalf("session after a timeout: %v", err)
+		}
+	})
+
+	t.Run("cancel", func(t *testing.T) {
+		// One context for several operations, as a worker uses its run's.
+		run, cancel := context.WithCancel(ctx)
+		vals := make([][]byte, 1)
+		for i := 0; i < 3; i++ {
+			if err := s.Read(run, []byte("k"), nil, vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Update(run, []byte("k"), []int{0}, [][]byte{[]byte("w")}) }()
+		waitForLockWait(t, admin(t, u))
+		cancel()
+		err := <-done
+		if driver.Code(err) != "canceled" || driver.IsRetryable(err) || driver.IsConnLost(err) {
+			t.Fatalf("update canceled while blocked: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+		}
+		if err := s.Read(run, []byte("k"), nil, vals); err == nil {
+			t.Fatal("Read under the canceled context succeeded")
+		}
+		if err := s.Read(ctx, []byte("k"), nil, vals); err != nil {
+			t.Fatalf("session after a cancellation: %v", err)
+		}
+	})
+
+	t.Run("an old context does not cancel", func(t *testing.T) {
+		old, cancel := context.WithCancel(ctx)
+		defer cancel()
+		if err := s.Read(old, []byte("k"), nil, make([][]byte, 1)); err != nil {
+			t.Fatal(err)
+		}
+		other2 := admin(t, u)
+		tx2, err := other2.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx2.Exec(ctx, "SELECT * FROM usertable WHERE ycsb_key = 'k2' FOR UPDATE"); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Update(ctx, []byte("k2"), []int{0}, [][]byte{[]byte("w")}) }()
+		waitForLockWait(t, admin(t, u))
+		cancel() // the session's previous context: must not touch this update
+		time.Sleep(300 * time.Millisecond)
+		if err := tx2.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("update under a live context failed: %v", err)
+		}
+	})
+
+	t.Run("statement_timeout", func(t *testing.T) {
+		db2 := mustOpen(t, withParams(t, u, "statement_timeout", "200"), driver.Options{Sessions: 1})
+		s2 := session(t, db2, tbl)
+		err := s2.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte("w")})
+		if !driver.IsTimeout(err) || driver.Code(err) != "57014" {
+			t.Fatalf("update past statement_timeout: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+		}
+	})
+}
+
+// Rows larger than the session's read buffer go through whole.
+func TestLargeRows(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
+	ctx := context.Background()
+	tbl := ycsbTable("usertable", 4)
+	tbl.FieldLength = 20000
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s := session(t, db, tbl)
+	big := func(key string, f int) []byte {
+		unit := fmt.Sprintf("%s.%d|", key, f)
+		return bytes.Repeat([]byte(unit), 15000/len(unit)+1)[:15000]
+	}
+	var keys [][]byte
+	var values [][][]byte
+	for i := 0; i < 20; i++ {
+		k := fmt.Sprintf("big%02d", i)
+		keys = append(keys, []byte(k))
+		values = append(values, [][]byte{big(k, 0), big(k, 1), big(k, 2), big(k, 3)})
+	}
+	if err := s.InsertBatch(ctx, keys, values); err != nil {
+		t.Fatal(err)
+	}
+	got := make([][]byte, 4)
+	if err := s.Read(ctx, keys[7], nil, got); err != nil {
+		t.Fatal(err)
+	}
+	for f := range got {
+		if !bytes.Equal(got[f], values[7][f]) {
+			t.Fatalf("field %d of a 60 kB row differs", f)
+		}
+	}
+	i := 0
+	n, err := s.Scan(ctx, []byte("big"), 100, nil, func(k []byte, v [][]byte) {
+		if string(k) != string(keys[i]) || !bytes.Equal(v[3], values[i][3]) {
+			t.Errorf("scan record %d: key %q", i, k)
+		}
+		i++
+	})
+	if err != nil || n != 20 {
+		t.Fatalf("Scan = %d, %v", n, err)
+	}
+}
+
+// Closing a DB closes the sessions left open rather than waiting for them.
+func TestCloseWithOpenSession(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db, err := openURL(t, u, "", driver.Options{Sessions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl := ycsbTable("usertable", 1)
+	if err := db.CreateTable(context.Background(), tbl); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Session(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- db.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close waits for a session left open")
+	}
+	if err := s.Read(context.Background(), []byte("k"), nil, make([][]byte, 1)); !driver.IsConnLost(err) {
+		t.Errorf("Read on a session of a closed DB: %v, want a lost connection", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close of a session already closed: %v", err)
+	}
+}
+
+// TestConformance runs the suite every driver passes, on a database of its
+// own.
+func TestConformance(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	drivertest.Run(t, drivertest.Config{
+		Open: func(t *testing.T, opts driver.Options) driver.DB {
+			db, err := openURL(t, u, "", opts)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			return db
+		},
+		CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, u, name) },
+	})
+}

@@ -45,8 +45,21 @@ func ParseTarget(raw, password string) (Target, error) {
 	t := Target{Driver: name, URL: u, Password: password}
 	if p, ok := u.User.Password(); ok {
 		t.Password = p
+	} else if p := queryPassword(u); p != "" {
+		t.Password = p
 	}
 	return t, nil
+}
+
+// queryPassword returns a password given as a URL option (?password=…),
+// which libraries such as pgx accept, so that it is scrubbed too.
+func queryPassword(u *url.URL) string {
+	for k, v := range u.Query() {
+		if strings.EqualFold(k, "password") && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 // Redacted returns the URL with its password replaced, safe to print.

@@ -1,0 +1,89 @@
+// Package sqlite is dbprobe's default target: an embedded SQLite database,
+// so that a run needs no server.
+//
+// # Library
+//
+// With cgo the driver runs the C SQLite built into
+// github.com/mattn/go-sqlite3; without cgo (CGO_ENABLED=0) it runs
+// modernc.org/sqlite, SQLite translated to Go, so that a static binary
+// keeps its default target. Build tags choose (lib_cgo.go, lib_purego.go);
+// Info.Library names the one in the binary, its module version and the
+// SQLite version, because the two differ several-fold in speed.
+//
+// # URLs
+//
+// Registered as "sqlite", with "sqlite3" as a second scheme:
+//
+//	sqlite:///abs/path.db       an absolute path
+//	sqlite:/abs/path.db         the same
+//	sqlite:rel/path.db          a path relative to the working directory
+//	sqlite://./rel/path.db      the same: the "host" . starts the path
+//	sqlite://bench.db           bench.db in the working directory: a host is
+//	                            read as the first component of a relative path
+//	sqlite::memory:             an in-memory database
+//	sqlite://:memory:           the same
+//
+// A path may hold %-escapes (sqlite:my%20file.db). The file is created when
+// it is missing; its directory must exist. A URL with a user, a password or
+// a port is refused, as SQLite has no server to give them to. The absolute
+// path is reported in Info as the setting "database".
+//
+// An in-memory database belongs to one DB: all its sessions see it (the
+// connections share SQLite's cache, with read_uncommitted so that a reader
+// does not fail on the writer's table lock), and it is gone when the DB
+// closes. Two DBs opened on sqlite::memory: are two databases.
+//
+// Query options, all case-insensitive in their values; any other option is
+// refused with the list of these:
+//
+//	synchronous=OFF|NORMAL|FULL|EXTRA (or 0–3)   default NORMAL
+//	journal_mode=DELETE|TRUNCATE|PERSIST|MEMORY|WAL|OFF   default WAL
+//	                                              (in-memory: left as MEMORY)
+//	busy_timeout=milliseconds                     default 5000
+//
+// WAL with NORMAL is what SQLite advises for speed with safety: a commit
+// survives a crash of the process, not necessarily of the machine.
+// synchronous=FULL makes every commit durable and is the setting to
+// compare against. The settings are read back from SQLite after they are
+// set and reported in Info.Settings (journal_mode, synchronous as
+// "NORMAL (1)", busy_timeout, page_size, cache_size), so a result shows
+// what was in force rather than what was asked.
+//
+// # Reads and writes
+//
+// Each session reads on a connection of its own, with prepared statements;
+// in WAL mode readers never wait for the writer. Every write of every
+// session goes through one writer connection driven by one goroutine,
+// which commits the writes it finds waiting as one transaction (see
+// writer). SQLite allows one writer at a time anyway; serializing in Go
+// rather than in SQLite's busy handler, which sleeps and polls, is what
+// makes a mixed workload fast. A write returns after its transaction
+// committed. The Info setting "writes" says so, since it shapes every
+// figure with writes in it.
+//
+// Two more choices take work off that single writer, both reported in
+// Info.Settings: the writer connection has a 256 MiB page cache (no other
+// connection writes, so its cache stays valid and updates find their pages
+// in memory), and in WAL mode checkpoints run in the background on a
+// connection of their own rather than inside the commit that crosses 1000
+// pages; the writer only finishes one when the WAL reaches 4000 pages, so
+// that the WAL can start over (see checkpointer). Readers keep SQLite's default cache: in WAL mode
+// a reader empties its cache whenever another connection has committed, so
+// under writes a bigger one would only cost memory.
+//
+// Because the writes are serialized here, a BUSY error can only come from
+// another process using the same file; it is classified driver.ClassBusy
+// (retryable), as is LOCKED. Other SQLite errors are ClassOther with
+// SQLite's primary result code ("19" for a duplicate key).
+//
+// InsertBatch runs the whole batch in one transaction, which is SQLite's
+// bulk path: with Options.BulkLoad a prepared single-row INSERT per record,
+// without it multi-row INSERT statements.
+//
+// # Tables
+//
+// CreateTable records each table it creates in dbprobe_tables (table_name,
+// created_at, dbprobe_version), in the same transaction; DropTable drops
+// only a table listed there and refuses any other with bad input, so
+// dbprobe never drops a table it did not create.
+package sqlite

@@ -1,0 +1,347 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"unsafe"
+
+	"dbprobe/internal/driver"
+)
+
+// session reads on a connection of its own and writes through the DB's
+// writer. It is used by one goroutine at a time, so its scratch buffers need
+// no lock.
+type session struct {
+	d    *db
+	t    driver.Table
+	conn *sql.Conn
+	tw   *tableWriter
+
+	readAll *sql.Stmt
+	scanAll *sql.Stmt
+	reads   stmtCache
+	scans   stmtCache
+
+	// raw receives a row: raw[0] the key of a scan, raw[1:] the fields.
+	// database/sql copies each column into it, reusing its memory.
+	raw []sql.RawBytes
+	// dest points at raw for rows.Scan; read rows use dest[1:].
+	dest []any
+	// vals is what a Scan's visit sees: raw[1:] as [][]byte.
+	vals [][]byte
+	// req is the session's request to the writer, reused for each write.
+	req *writeReq
+}
+
+// Session opens a connection for one worker and prepares its statements.
+func (d *db) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	tw, err := d.w.table(ctx, t)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: prepare writes on %s: %w", t.Name, classify(err))
+	}
+	conn, err := d.pool.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open a session: %w", classify(err))
+	}
+	s := &session{d: d, t: tw.t, conn: conn, tw: tw}
+	if s.readAll, err = conn.PrepareContext(ctx, selectSQL(s.t, nil)); err == nil {
+		s.scanAll, err = conn.PrepareContext(ctx, scanSQL(s.t, nil))
+	}
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sqlite: prepare reads on %s: %w", t.Name, classify(err))
+	}
+	n := len(t.Fields)
+	s.raw = make([]sql.RawBytes, n+1)
+	s.dest = make([]any, n+1)
+	for i := range s.raw {
+		s.dest[i] = &s.raw[i]
+	}
+	s.vals = make([][]byte, n)
+	s.req = newWriteReq()
+	s.req.tw = tw
+	s.req.args = make([]any, 0, n+1)
+	return s, nil
+}
+
+// str views b as a string without copying it. Both libraries copy bound
+// text into SQLite before the call returns and keep nothing, so the view
+// never outlives the caller's buffer; copying instead would cost an
+// allocation per value on every write.
+func str(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// checkFields rejects a field index the table does not have, which would
+// otherwise panic while building SQL.
+func (s *session) checkFields(fields []int, values [][]byte) error {
+	n := len(s.t.Fields)
+	if fields == nil {
+		if len(values) < n {
+			return fmt.Errorf("sqlite: %d values for %d fields", len(values), n)
+		}
+		return nil
+	}
+	if len(fields) == 0 {
+		return fmt.Errorf("sqlite: an empty field list on %s; pass nil for all fields", s.t.Name)
+	}
+	if len(values) < len(fields) {
+		return fmt.Errorf("sqlite: %d values for %d fields", len(values), len(fields))
+	}
+	for _, f := range fields {
+		if f < 0 || f >= n {
+			return fmt.Errorf("sqlite: field index %d out of range: table %s has %d fields", f, s.t.Name, n)
+		}
+	}
+	return nil
+}
+
+// Read fetches one record's fields into values.
+func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	if err := s.checkFields(fields, values); err != nil {
+		return err
+	}
+	stmt, n := s.readAll, len(s.t.Fields)
+	if fields != nil {
+		var err error
+		n = len(fields)
+		stmt, err = s.reads.get(fields, func() (*sql.Stmt, error) {
+			return s.conn.PrepareContext(ctx, selectSQL(s.t, fields))
+		})
+		if err != nil {
+			return classify(err)
+		}
+	}
+	rows, err := stmt.QueryContext(bg, str(key))
+	if err != nil {
+		return classify(err)
+	}
+	if !rows.Next() {
+		err := rows.Err()
+		rows.Close()
+		if err != nil {
+			return classify(err)
+		}
+		return driver.ErrNotFound
+	}
+	err = rows.Scan(s.dest[1 : n+1]...)
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return classify(err)
+	}
+	for i := range n {
+		values[i] = append(values[i][:0], s.raw[i+1]...)
+	}
+	return nil
+}
+
+// Scan reads up to count records in key order from startKey on.
+func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields []int, visit func(key []byte, values [][]byte)) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, classify(err)
+	}
+	if count <= 0 {
+		return 0, nil
+	}
+	if err := s.checkFields(fields, s.vals); err != nil {
+		return 0, err
+	}
+	stmt, n := s.scanAll, len(s.t.Fields)
+	if fields != nil {
+		var err error
+		n = len(fields)
+		stmt, err = s.scans.get(fields, func() (*sql.Stmt, error) {
+			return s.conn.PrepareContext(ctx, scanSQL(s.t, fields))
+		})
+		if err != nil {
+			return 0, classify(err)
+		}
+	}
+	rows, err := stmt.QueryContext(bg, str(startKey), int64(count))
+	if err != nil {
+		return 0, classify(err)
+	}
+	read := 0
+	for rows.Next() {
+		// The library runs with a context that is never cancelled (see bg),
+		// so a long scan looks at the caller's now and then.
+		if read%64 == 63 {
+			if err := ctx.Err(); err != nil {
+				rows.Close()
+				return read, classify(err)
+			}
+		}
+		if err := rows.Scan(s.dest[:n+1]...); err != nil {
+			rows.Close()
+			return read, classify(err)
+		}
+		read++
+		if visit != nil {
+			for i := range n {
+				s.vals[i] = s.raw[i+1]
+			}
+			visit(s.raw[0], s.vals[:n])
+		}
+	}
+	err = rows.Err()
+	if cerr := rows.Close(); err == nil {
+		err = cerr
+	}
+	return read, classify(err)
+}
+
+// Update sets the listed fields of one record, through the writer.
+func (s *session) Update(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	if fields == nil {
+		return fmt.Errorf("sqlite: update of %s lists no fields", s.t.Name)
+	}
+	if err := s.checkFields(fields, values); err != nil {
+		return err
+	}
+	r := s.req
+	r.op, r.fields = opUpdate, fields
+	for i := range fields {
+		r.args = append(r.args, str(values[i]))
+	}
+	r.args = append(r.args, str(key))
+	return s.write(r)
+}
+
+// write hands the session's request to the writer and turns its answer
+// into the session's result. The request is cleared afterwards so that it
+// holds nothing of the caller's.
+func (s *session) write(r *writeReq) error {
+	err := s.d.w.do(r)
+	n := r.n
+	if err == nil {
+		err = r.err
+	}
+	clear(r.args)
+	r.args, r.fields, r.n, r.err = r.args[:0], nil, 0, nil
+	if err != nil {
+		return classify(err)
+	}
+	if n == 0 && r.op != opInsert {
+		return driver.ErrNotFound
+	}
+	return nil
+}
+
+// Insert adds one record, through the writer.
+func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	if err := s.checkFields(nil, values); err != nil {
+		return err
+	}
+	r := s.req
+	r.op = opInsert
+	r.args = s.recordArgs(r.args, key, values)
+	return s.write(r)
+}
+
+// recordArgs appends one record's key and fields as statement arguments.
+func (s *session) recordArgs(args []any, key []byte, values [][]byte) []any {
+	args = append(args, str(key))
+	for i := range s.t.Fields {
+		args = append(args, str(values[i]))
+	}
+	return args
+}
+
+// InsertBatch adds the records in one transaction: SQLite's bulk path is
+// the transaction itself, which pays for one commit instead of one per row.
+// With BulkLoad a prepared single-row INSERT runs per record; without it,
+// multi-row INSERT statements carry multiRowCount records each.
+func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	if len(keys) != len(values) {
+		return fmt.Errorf("sqlite: batch of %d keys and %d value lists", len(keys), len(values))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	for _, v := range values {
+		if err := s.checkFields(nil, v); err != nil {
+			return err
+		}
+	}
+	bulk := s.d.opts.BulkLoad
+	err := s.d.w.callRows(ctx, true, len(keys), func(c *sql.Conn) error {
+		i := 0
+		if !bulk && len(keys) >= s.tw.multiRows {
+			multi, err := s.tw.multiStmt(c)
+			if err != nil {
+				return err
+			}
+			rows := s.tw.multiRows
+			args := make([]any, 0, rows*(len(s.t.Fields)+1))
+			for ; i+rows <= len(keys); i += rows {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				args = args[:0]
+				for r := i; r < i+rows; r++ {
+					args = s.recordArgs(args, keys[r], values[r])
+				}
+				if _, err := multi.ExecContext(bg, args...); err != nil {
+					return err
+				}
+			}
+			clear(args)
+		}
+		args := make([]any, 0, len(s.t.Fields)+1)
+		for ; i < len(keys); i++ {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			args = s.recordArgs(args[:0], keys[i], values[i])
+			if _, err := s.tw.insert.ExecContext(bg, args...); err != nil {
+				return err
+			}
+		}
+		clear(args)
+		return nil
+	})
+	return classify(err)
+}
+
+// Delete removes one record, through the writer.
+func (s *session) Delete(ctx context.Context, key []byte) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	r := s.req
+	r.op = opDelete
+	r.args = append(r.args, str(key))
+	return s.write(r)
+}
+
+// Close releases the session's statements and returns its connection to
+// the pool. The writer's statements stay: other sessions share them.
+func (s *session) Close() error {
+	closeStmt(s.readAll)
+	closeStmt(s.scanAll)
+	s.reads.close()
+	s.scans.close()
+	if s.conn == nil {
+		return nil
+	}
+	err := s.conn.Close()
+	s.conn = nil
+	return err
+}

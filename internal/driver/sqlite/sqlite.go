@@ -1,0 +1,433 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+func init() {
+	driver.Register("sqlite", Driver{}, "sqlite3")
+}
+
+// Driver opens SQLite databases. It is registered as "sqlite", with
+// "sqlite3" as a second URL scheme.
+type Driver struct{}
+
+// Open opens (creating when missing) the database the target names, sets
+// every connection up as the URL asks, and reads the settings back.
+func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
+	cfg, err := parseTarget(target.URL)
+	if err != nil {
+		return nil, err
+	}
+	return open(ctx, cfg, opts)
+}
+
+// memoryName numbers the in-memory databases of this process: each DB gets
+// its own, shared by its connections and by no other DB.
+var memoryName atomic.Uint64
+
+func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, error) {
+	var dsn, where string
+	if cfg.memory {
+		// cache=shared is what lets the connections of one DB see one
+		// in-memory database; the name keeps two DBs apart.
+		dsn = fmt.Sprintf("file:dbprobe-memory-%d-%d?mode=memory&cache=shared", os.Getpid(), memoryName.Add(1))
+		where = ":memory: (shared cache)"
+	} else {
+		abs, err := checkPath(cfg.path)
+		if err != nil {
+			return nil, err
+		}
+		dsn = fileURI(abs) + "?mode=rwc"
+		where = abs
+	}
+	if libraryDSN != "" {
+		dsn += "&" + libraryDSN
+	}
+	conn := &connector{drv: newLibraryDriver(), dsn: dsn, setup: setupPragmas(cfg)}
+	pool := sql.OpenDB(conn)
+	// database/sql keeps only 2 idle connections by default and closes the
+	// rest: with that, every session closed and reopened would pay for a new
+	// connection and its setup.
+	pool.SetMaxIdleConns(max(opts.Sessions, 1) + 2)
+
+	d := &db{pool: pool, cfg: cfg, opts: opts}
+	if err := d.openWriter(ctx); err != nil {
+		pool.Close()
+		if cfg.memory {
+			return nil, classify(err)
+		}
+		return nil, openError(cfg, err)
+	}
+	info, err := d.readInfo(ctx, where)
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("sqlite: read settings back: %w", classify(err))
+	}
+	if err := d.startCheckpointer(ctx, &info); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("sqlite: start the checkpointer: %w", classify(err))
+	}
+	d.info = info
+	return d, nil
+}
+
+// startCheckpointer moves WAL checkpoints off the writer (see
+// checkpointer) when the database is in WAL mode, and says so in Info.
+func (d *db) startCheckpointer(ctx context.Context, info *driver.Info) error {
+	mode := ""
+	for _, s := range info.Settings {
+		if s.Name == "journal_mode" {
+			mode = s.Value
+		}
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return nil
+	}
+	cp, err := startCheckpointer(ctx, d.pool)
+	if err != nil {
+		return err
+	}
+	d.ckpt = cp
+	err = d.w.call(ctx, false, func(c *sql.Conn) error {
+		if _, err := c.ExecContext(ctx, "PRAGMA wal_autocheckpoint = "+strconv.Itoa(walRestartPages)); err != nil {
+			return err
+		}
+		d.w.ckpt = cp
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	info.Settings = append(info.Settings, driver.Setting{
+		Name:  "checkpoints",
+		Value: fmt.Sprintf("PASSIVE, in the background every %d records written; the writer finishes one at %d WAL pages (its wal_autocheckpoint)", checkpointEvery, walRestartPages),
+	})
+	return nil
+}
+
+// checkPath makes the path absolute and names the usual mistakes before
+// SQLite does, in words the user can act on.
+func checkPath(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", badinput.New("sqlite: cannot resolve path %s: %v", path, err)
+	}
+	dir := filepath.Dir(abs)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", badinput.New("sqlite: directory %s does not exist; create it or give another path for the database", dir)
+	case err != nil:
+		return "", badinput.New("sqlite: cannot reach directory %s (%v); check the path and its permissions", dir, err)
+	case !st.IsDir():
+		return "", badinput.New("sqlite: %s is not a directory, so %s cannot be created there; give another path", dir, filepath.Base(abs))
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return "", badinput.New("sqlite: %s is a directory, not a database file; add a file name such as %s", abs, filepath.Join(abs, "bench.db"))
+	}
+	return abs, nil
+}
+
+// setupPragmas are run on every new connection, in this order: the busy
+// timeout first so that switching the journal mode waits for other
+// processes rather than failing. synchronous and (outside WAL) the journal
+// mode belong to a connection, not to the file, so every connection needs
+// them.
+func setupPragmas(cfg config) []string {
+	p := []string{"PRAGMA busy_timeout = " + strconv.Itoa(cfg.busyTimeoutMS)}
+	if cfg.journalMode != "" {
+		p = append(p, "PRAGMA journal_mode = "+cfg.journalMode)
+	}
+	p = append(p, "PRAGMA synchronous = "+cfg.synchronous)
+	if cfg.memory {
+		// Shared-cache connections lock whole tables: without this a read
+		// would fail with LOCKED while the writer updates the same table.
+		// Every write goes through one connection, so readers see only
+		// committed statements anyway.
+		p = append(p, "PRAGMA read_uncommitted = 1")
+	}
+	return p
+}
+
+// connector opens connections through the SQLite library and runs the
+// setup pragmas on each, the same way for both libraries, which spell their
+// DSN options differently.
+type connector struct {
+	drv   sqldriver.Driver
+	dsn   string
+	setup []string
+}
+
+// Connect opens one connection and sets it up.
+func (c *connector) Connect(ctx context.Context) (sqldriver.Conn, error) {
+	conn, err := c.drv.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	execer, ok := conn.(sqldriver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("sqlite: the library's connection cannot execute statements directly")
+	}
+	for _, q := range c.setup {
+		if _, err := execer.ExecContext(ctx, q, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", q, err)
+		}
+	}
+	return conn, nil
+}
+
+// Driver returns the library's database/sql driver.
+func (c *connector) Driver() sqldriver.Driver { return c.drv }
+
+// db is an open SQLite database: a pool for the sessions' reads and one
+// writer connection for every write.
+type db struct {
+	pool *sql.DB
+	cfg  config
+	opts driver.Options
+	info driver.Info
+	w    writer
+	ckpt *checkpointer
+}
+
+// Info describes the library and the settings read back.
+func (d *db) Info() driver.Info { return d.info }
+
+func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
+	var version, journal string
+	var sync, busy, pageSize, cacheSize int
+	c := d.w.conn
+	for _, q := range []struct {
+		sql  string
+		dest any
+	}{
+		{"SELECT sqlite_version()", &version},
+		{"PRAGMA journal_mode", &journal},
+		{"PRAGMA synchronous", &sync},
+		{"PRAGMA busy_timeout", &busy},
+		{"PRAGMA page_size", &pageSize},
+	} {
+		if err := c.QueryRowContext(ctx, q.sql).Scan(q.dest); err != nil {
+			return driver.Info{}, fmt.Errorf("%s: %w", q.sql, err)
+		}
+	}
+	// The writer's cache is its own (see writer); a session's is SQLite's
+	// default, read from a pooled connection.
+	var writerCache int
+	if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&writerCache); err != nil {
+		return driver.Info{}, fmt.Errorf("PRAGMA cache_size: %w", err)
+	}
+	if err := d.pool.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cacheSize); err != nil {
+		return driver.Info{}, fmt.Errorf("PRAGMA cache_size: %w", err)
+	}
+	syncName := "unknown"
+	if sync >= 0 && sync < len(synchronousLevels) {
+		syncName = synchronousLevels[sync]
+	}
+
+	return driver.Info{
+		Driver:        "sqlite",
+		Library:       fmt.Sprintf("%s %s (%s), SQLite %s", libraryModule, driver.ModuleVersion(libraryModule), libraryKind, version),
+		ServerVersion: version,
+		Settings: []driver.Setting{
+			{Name: "database", Value: where},
+			{Name: "journal_mode", Value: journal},
+			{Name: "synchronous", Value: fmt.Sprintf("%s (%d)", syncName, sync)},
+			{Name: "busy_timeout", Value: strconv.Itoa(busy) + " ms"},
+			{Name: "page_size", Value: strconv.Itoa(pageSize)},
+			{Name: "cache_size", Value: cacheText(cacheSize)},
+			{Name: "cache_size (writer)", Value: cacheText(writerCache)},
+			// The writes are serialized by dbprobe, not by SQLite, and share
+			// commits: say so, since it shapes every number with a write.
+			{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"},
+		},
+	}, nil
+}
+
+// cacheText shows a cache_size: negative is a size in KiB, positive a
+// number of pages.
+func cacheText(n int) string {
+	if n < 0 {
+		return fmt.Sprintf("%d (%d KiB)", n, -n)
+	}
+	return strconv.Itoa(n) + " pages"
+}
+
+// Inspect reports what the database holds about the table.
+func (d *db) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	var st driver.TableState
+	exists, err := d.tableExists(ctx, t.Name)
+	if err != nil {
+		return st, err
+	}
+	st.CreatedByDbprobe, err = d.recorded(ctx, t.Name)
+	if err != nil || !exists {
+		return st, err
+	}
+	st.Exists = true
+	var one int
+	switch err := d.pool.QueryRowContext(ctx, hasRowsSQL(t)).Scan(&one); {
+	case err == nil:
+		st.HasRows = true
+	case !errors.Is(err, sql.ErrNoRows):
+		return st, fmt.Errorf("sqlite: look for rows in %s: %w", t.Name, classify(err))
+	}
+	rows, err := d.pool.QueryContext(ctx, tableColumnsSQL, t.Name)
+	if err != nil {
+		return st, fmt.Errorf("sqlite: list the columns of %s: %w", t.Name, classify(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return st, fmt.Errorf("sqlite: list the columns of %s: %w", t.Name, classify(err))
+		}
+		st.Columns = append(st.Columns, name)
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("sqlite: list the columns of %s: %w", t.Name, classify(err))
+	}
+	return st, nil
+}
+
+func (d *db) tableExists(ctx context.Context, name string) (bool, error) {
+	var one int
+	switch err := d.pool.QueryRowContext(ctx, tableExistsSQL, name).Scan(&one); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	default:
+		return false, fmt.Errorf("sqlite: look for table %s: %w", name, classify(err))
+	}
+}
+
+// recorded reports whether the marker table lists the table.
+func (d *db) recorded(ctx context.Context, name string) (bool, error) {
+	marker, err := d.tableExists(ctx, markerTable)
+	if err != nil || !marker {
+		return false, err
+	}
+	var one int
+	switch err := d.pool.QueryRowContext(ctx, selectMarkerSQL, name).Scan(&one); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	default:
+		return false, fmt.Errorf("sqlite: look for table %s in %s: %w", name, markerTable, classify(err))
+	}
+}
+
+// CreateTable creates the table and records it in the marker table, in one
+// transaction so that a table is never left unrecorded.
+func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
+	err := d.w.transaction(ctx, func(c *sql.Conn) error {
+		if _, err := c.ExecContext(ctx, createMarkerSQL); err != nil {
+			return err
+		}
+		if _, err := c.ExecContext(ctx, createTableSQL(t)); err != nil {
+			return err
+		}
+		_, err := c.ExecContext(ctx, insertMarkerSQL, t.Name, time.Now().UTC().Format(time.RFC3339), dbprobeVersion())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: create table %s: %w", t.Name, classify(err))
+	}
+	return nil
+}
+
+// DropTable drops a table the marker table lists, and its row there. Any
+// session on the table must be closed first: its statements go with it.
+func (d *db) DropTable(ctx context.Context, t driver.Table) error {
+	refused := false
+	err := d.w.transaction(ctx, func(c *sql.Conn) error {
+		var one int
+		var marker bool
+		if err := c.QueryRowContext(ctx, tableExistsSQL, markerTable).Scan(&one); err == nil {
+			marker = true
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if marker {
+			if err := c.QueryRowContext(ctx, selectMarkerSQL, t.Name).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+				marker = false
+			} else if err != nil {
+				return err
+			}
+		}
+		if !marker {
+			refused = true
+			return errRefused
+		}
+		// The table's prepared statements on this connection must go before
+		// the table does.
+		d.w.forget(t.Name)
+		if _, err := c.ExecContext(ctx, dropTableSQL(t)); err != nil {
+			return err
+		}
+		_, err := c.ExecContext(ctx, deleteMarkerSQL, t.Name)
+		return err
+	})
+	if refused {
+		return badinput.New("sqlite: refusing to drop table %s: dbprobe did not create it (it is not listed in %s); drop it yourself if it should go", t.Name, markerTable)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: drop table %s: %w", t.Name, classify(err))
+	}
+	return nil
+}
+
+var errRefused = errors.New("table not created by dbprobe")
+
+// Close closes the writer and every pooled connection. Sessions should be
+// closed first.
+func (d *db) Close() error {
+	err := d.w.close()
+	if d.ckpt != nil {
+		if cerr := d.ckpt.close(); err == nil && cerr != nil {
+			err = fmt.Errorf("sqlite: background checkpoint: %w", classify(cerr))
+		}
+	}
+	if perr := d.pool.Close(); err == nil {
+		err = perr
+	}
+	return err
+}
+
+// dbprobeVersion is the version recorded with each table dbprobe creates.
+func dbprobeVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "unknown"
+}
+
+// bg is the context handed to the SQLite library on the hot path. With a
+// cancellable context both database/sql and the library start watching it
+// for every statement (a goroutine or a callback per query, an allocation
+// each); operations take microseconds, so the session checks its caller's
+// context before each one instead, and between rows of long ones.
+var bg = context.Background()
+
+// lowerName is the key the writer files a table's statements under: SQLite
+// compares identifiers without case.
+func lowerName(name string) string { return strings.ToLower(name) }

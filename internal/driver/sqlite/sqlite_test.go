@@ -1,0 +1,520 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
+)
+
+// openURL opens a target through the registry, as the command does.
+func openURL(t testing.TB, raw string, opts driver.Options) driver.DB {
+	t.Helper()
+	target, err := driver.ParseTarget(raw, "")
+	if err != nil {
+		t.Fatalf("ParseTarget(%q): %v", raw, err)
+	}
+	drv, _, err := driver.Lookup(target.URL.Scheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := drv.Open(context.Background(), target, opts)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", raw, err)
+	}
+	return db
+}
+
+func TestConformanceFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "conformance.db")
+	drivertest.Run(t, drivertest.Config{
+		Open: func(t *testing.T, opts driver.Options) driver.DB {
+			return openURL(t, "sqlite://"+path, opts)
+		},
+		CreateForeignTable: func(t *testing.T, name string) {
+			// Plain SQL through the library, on a connection of its own.
+			raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
+			defer raw.Close()
+			createForeign(t, raw, name)
+		},
+	})
+}
+
+func TestConformanceMemory(t *testing.T) {
+	// Each DB has its own in-memory database, so the foreign table is made
+	// through the pool of the first DB the suite opened.
+	var first *db
+	drivertest.Run(t, drivertest.Config{
+		Open: func(t *testing.T, opts driver.Options) driver.DB {
+			d := openURL(t, "sqlite::memory:", opts)
+			if first == nil {
+				first = d.(*db)
+			}
+			return d
+		},
+		CreateForeignTable: func(t *testing.T, name string) {
+			createForeign(t, first.pool, name)
+		},
+	})
+}
+
+func createForeign(t *testing.T, raw *sql.DB, name string) {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{
+		`CREATE TABLE "` + name + `" (YCSB_KEY VARCHAR(255) PRIMARY KEY, FIELD0 TEXT)`,
+		`INSERT INTO "` + name + `" VALUES ('someone-elses-row', 'precious')`,
+	} {
+		if _, err := raw.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+func TestURLForms(t *testing.T) {
+	for _, tc := range []struct {
+		raw    string
+		path   string
+		memory bool
+	}{
+		{"sqlite:///abs/path.db", "/abs/path.db", false},
+		{"sqlite:/abs/path.db", "/abs/path.db", false},
+		{"sqlite:rel/path.db", "rel/path.db", false},
+		{"sqlite:./rel.db", "rel.db", false},
+		{"sqlite://./rel.db", "rel.db", false},
+		{"sqlite://../up/rel.db", "../up/rel.db", false},
+		{"sqlite://bench.db", "bench.db", false},
+		{"sqlite://data/bench.db", "data/bench.db", false},
+		{"sqlite:my%20file.db", "my file.db", false},
+		{"sqlite3:///abs/x.db", "/abs/x.db", false},
+		{"sqlite::memory:", "", true},
+		{"sqlite://:memory:", "", true},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			target, err := driver.ParseTarget(tc.raw, "")
+			if err != nil {
+				t.Fatalf("ParseTarget: %v", err)
+			}
+			cfg, err := parseTarget(target.URL)
+			if err != nil {
+				t.Fatalf("parseTarget: %v", err)
+			}
+			if cfg.path != tc.path || cfg.memory != tc.memory {
+				t.Errorf("path %q memory %v, want %q %v", cfg.path, cfg.memory, tc.path, tc.memory)
+			}
+			if cfg.synchronous != "NORMAL" || cfg.busyTimeoutMS != 5000 {
+				t.Errorf("defaults: %+v", cfg)
+			}
+			if want := map[bool]string{false: "WAL", true: ""}[tc.memory]; cfg.journalMode != want {
+				t.Errorf("journal mode %q, want %q", cfg.journalMode, want)
+			}
+		})
+	}
+}
+
+func TestURLOptions(t *testing.T) {
+	target, err := driver.ParseTarget("sqlite:x.db?synchronous=full&journal_mode=delete&busy_timeout=250", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := parseTarget(target.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.synchronous != "FULL" || cfg.journalMode != "DELETE" || cfg.busyTimeoutMS != 250 {
+		t.Errorf("got %+v", cfg)
+	}
+	if cfg, _ := parseTarget(mustURL(t, "sqlite:x.db?synchronous=0")); cfg.synchronous != "OFF" {
+		t.Errorf("synchronous=0 gave %q, want OFF", cfg.synchronous)
+	}
+}
+
+func TestURLMistakesAreBadInput(t *testing.T) {
+	for _, tc := range []struct{ raw, says string }{
+		{"sqlite:", "names no database file"},
+		{"sqlite://", "names no database file"},
+		{"sqlite:x.db?cache=shared", `unknown option "cache"`},
+		{"sqlite:x.db?cache=shared", "busy_timeout, journal_mode, synchronous"},
+		{"sqlite:x.db?synchronous=fast", "OFF, NORMAL, FULL, EXTRA"},
+		{"sqlite:x.db?journal_mode=wall", "WAL"},
+		{"sqlite:x.db?busy_timeout=-1", "busy_timeout=-1"},
+		{"sqlite:x.db?busy_timeout=1s", "milliseconds"},
+		{"sqlite:x.db?synchronous=FULL&synchronous=OFF", "given 2 times"},
+		{"sqlite://user@host:5432/db", "user name"},
+		{"sqlite://host:5432/db", "server address"},
+		{"sqlite:///tmp/", "is a directory"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			_, err := parseTarget(mustURL(t, tc.raw))
+			if err == nil {
+				t.Fatal("accepted, want an error")
+			}
+			if !badinput.Is(err) {
+				t.Errorf("%v is not bad input", err)
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %q does not say %q", err, tc.says)
+			}
+		})
+	}
+}
+
+func FuzzParseTarget(f *testing.F) {
+	for _, s := range []string{"sqlite:///a/b.db?synchronous=FULL", "sqlite::memory:", "sqlite://./x.db", "sqlite:%zz", "sqlite://h:1/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		cfg, err := parseTarget(u)
+		if err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("parseTarget(%q): %v is not bad input", raw, err)
+			}
+			return
+		}
+		if cfg.memory == (cfg.path != "") {
+			t.Fatalf("parseTarget(%q) = %+v: exactly one of memory and path must be set", raw, cfg)
+		}
+	})
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func TestOpenMistakesAreBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notADB := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notADB, []byte(strings.Repeat("this is not a database\n", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, says string }{
+		{filepath.Join(dir, "missing", "x.db"), "does not exist"},
+		{dir, "is a directory"},
+		{filepath.Join(notADB, "x.db"), "is not a directory"},
+		{notADB, "not a SQLite database"},
+	} {
+		t.Run(tc.says, func(t *testing.T) {
+			target, err := driver.ParseTarget("sqlite://"+tc.path, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := Driver{}.Open(context.Background(), target, driver.Options{})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			if !badinput.Is(err) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Open: %v (bad input: %v), want bad input saying %q", err, badinput.Is(err), tc.says)
+			}
+		})
+	}
+}
+
+func TestSettingsReadBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.db")
+	for _, tc := range []struct {
+		query string
+		want  map[string]string
+	}{
+		{"", map[string]string{"journal_mode": "wal", "synchronous": "NORMAL (1)", "busy_timeout": "5000 ms"}},
+		{"?synchronous=FULL&journal_mode=DELETE&busy_timeout=1234", map[string]string{"journal_mode": "delete", "synchronous": "FULL (2)", "busy_timeout": "1234 ms"}},
+		{"?synchronous=off&journal_mode=truncate", map[string]string{"journal_mode": "truncate", "synchronous": "OFF (0)"}},
+	} {
+		t.Run(tc.query, func(t *testing.T) {
+			db := openURL(t, "sqlite://"+path+tc.query, driver.Options{Sessions: 1})
+			defer db.Close()
+			info := db.Info()
+			got := map[string]string{}
+			for _, s := range info.Settings {
+				got[s.Name] = s.Value
+			}
+			for name, want := range tc.want {
+				if got[name] != want {
+					t.Errorf("setting %s = %q, want %q (all: %v)", name, got[name], want, info.Settings)
+				}
+			}
+			for _, name := range []string{"page_size", "cache_size", "database"} {
+				if got[name] == "" {
+					t.Errorf("setting %s missing: %v", name, info.Settings)
+				}
+			}
+			if info.Driver != "sqlite" || !strings.Contains(info.Library, libraryModule) || !strings.Contains(info.Library, info.ServerVersion) || info.ServerVersion == "" {
+				t.Errorf("Info = %+v", info)
+			}
+		})
+	}
+	mem := openURL(t, "sqlite::memory:", driver.Options{})
+	defer mem.Close()
+	for _, s := range mem.Info().Settings {
+		if s.Name == "journal_mode" && s.Value != "memory" {
+			t.Errorf("in-memory journal_mode = %q, want memory", s.Value)
+		}
+	}
+}
+
+// TestMemoryDatabasesAreApart checks that two in-memory DBs do not share
+// tables, and that one DB's sessions all see its database.
+func TestMemoryDatabasesAreApart(t *testing.T) {
+	ctx := context.Background()
+	a := openURL(t, "sqlite::memory:", driver.Options{})
+	defer a.Close()
+	b := openURL(t, "sqlite::memory:", driver.Options{})
+	defer b.Close()
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 10}
+	if err := a.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := b.Inspect(ctx, tbl); err != nil || st.Exists {
+		t.Fatalf("the second in-memory DB sees the first's table: %+v, %v", st, err)
+	}
+	s1, err := a.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.Close()
+	s2, err := a.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if err := s1.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	got := [][]byte{nil}
+	if err := s2.Read(ctx, []byte("k"), nil, got); err != nil || string(got[0]) != "v" {
+		t.Fatalf("another session of the same DB read %q, %v", got[0], err)
+	}
+}
+
+func TestErrorsAreClassified(t *testing.T) {
+	ctx := context.Background()
+	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "classify.db"), driver.Options{})
+	defer db.Close()
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 10}
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")})
+	if driver.Code(err) != "19" || driver.ClassOf(err) != driver.ClassOther {
+		t.Errorf("duplicate key: code %q class %v (%v), want 19 other", driver.Code(err), driver.ClassOf(err), err)
+	}
+	if err := db.CreateTable(ctx, tbl); err == nil || driver.Code(err) != "1" {
+		t.Errorf("CreateTable of an existing table: %v (code %q), want SQLite error 1", err, driver.Code(err))
+	}
+	busy := classify(fakeBusy(t))
+	if !driver.IsRetryable(busy) || driver.Code(busy) != "5" || driver.ClassOf(busy) != driver.ClassBusy {
+		t.Errorf("BUSY: code %q class %v, want 5 busy", driver.Code(busy), driver.ClassOf(busy))
+	}
+	ctxErr := classify(context.DeadlineExceeded)
+	if !driver.IsTimeout(ctxErr) || !errors.Is(ctxErr, context.DeadlineExceeded) {
+		t.Errorf("deadline: %v class %v, want timeout", ctxErr, driver.ClassOf(ctxErr))
+	}
+}
+
+// fakeBusy makes a real SQLITE_BUSY: a second connection, without the
+// writer's serialization and with no busy timeout, asks for the write lock
+// another connection holds.
+func fakeBusy(t *testing.T) error {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "busy.db")
+	pool := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path), setup: []string{"PRAGMA busy_timeout = 0"}})
+	defer pool.Close()
+	ctx := context.Background()
+	c1, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c1.Close()
+	c2, err := pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c1.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer c1.ExecContext(ctx, "ROLLBACK")
+	_, err = c2.ExecContext(ctx, "BEGIN IMMEDIATE")
+	if err == nil {
+		t.Fatal("a second writer got the lock")
+	}
+	return err
+}
+
+func TestDialect(t *testing.T) {
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0", "FIELD1"}, FieldLength: 100}
+	for _, tc := range []struct{ got, want string }{
+		{createTableSQL(tbl), `CREATE TABLE "usertable" ("YCSB_KEY" VARCHAR(255) NOT NULL PRIMARY KEY, "FIELD0" VARCHAR(100) NOT NULL, "FIELD1" VARCHAR(100) NOT NULL)`},
+		{selectSQL(tbl, nil), `SELECT "FIELD0", "FIELD1" FROM "usertable" WHERE "YCSB_KEY" = ?`},
+		{selectSQL(tbl, []int{1}), `SELECT "FIELD1" FROM "usertable" WHERE "YCSB_KEY" = ?`},
+		{scanSQL(tbl, []int{1, 0}), `SELECT "YCSB_KEY", "FIELD1", "FIELD0" FROM "usertable" WHERE "YCSB_KEY" >= ? ORDER BY "YCSB_KEY" LIMIT ?`},
+		{updateSQL(tbl, []int{1, 0}), `UPDATE "usertable" SET "FIELD1" = ?, "FIELD0" = ? WHERE "YCSB_KEY" = ?`},
+		{insertSQL(tbl, 2), `INSERT INTO "usertable" ("YCSB_KEY", "FIELD0", "FIELD1") VALUES (?, ?, ?), (?, ?, ?)`},
+		{deleteSQL(tbl), `DELETE FROM "usertable" WHERE "YCSB_KEY" = ?`},
+		{quoteIdent(`a"b`), `"a""b"`},
+		{fileURI("/tmp/a b?c#d%e.db"), `file:/tmp/a%20b%3Fc%23d%25e.db`},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
+		}
+	}
+}
+
+// TestFileURIOpensTheNamedFile checks that characters SQLite's URI parser
+// treats specially end up in the file name, not in the query.
+func TestFileURIOpensTheNamedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd name?x=1#y%z.db")
+	db := openURL(t, "sqlite://"+(&url.URL{Path: path}).EscapedPath(), driver.Options{})
+	db.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database file was not created under its own name: %v", err)
+	}
+}
+
+// TestGroupCommitIsolatesFailures sends many writes at once, some of which
+// fail, so that they share commits: each failure must stay with its own
+// write, and every other write must land.
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	ctx := context.Background()
+	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "group.db"), driver.Options{Sessions: 32})
+	defer db.Close()
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0", "FIELD1"}, FieldLength: 10}
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s, err := db.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Insert(ctx, []byte("taken"), [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	const workers, rounds = 32, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- func() error {
+				s, err := db.Session(ctx, tbl)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				for i := range rounds {
+					key := []byte(fmt.Sprintf("k-%02d-%02d", w, i))
+					switch w % 4 {
+					case 0: // a duplicate: must fail alone
+						if err := s.Insert(ctx, []byte("taken"), [][]byte{[]byte("x"), []byte("y")}); driver.Code(err) != "19" {
+							return fmt.Errorf("duplicate insert: %v, want code 19", err)
+						}
+					case 1: // an update of a missing key: ErrNotFound alone
+						if err := s.Update(ctx, key, []int{0}, [][]byte{[]byte("x")}); !errors.Is(err, driver.ErrNotFound) {
+							return fmt.Errorf("update of missing %s: %v, want ErrNotFound", key, err)
+						}
+					default: // good writes
+						if err := s.Insert(ctx, key, [][]byte{[]byte("v0"), []byte("v1")}); err != nil {
+							return fmt.Errorf("insert %s: %w", key, err)
+						}
+						if err := s.Update(ctx, key, []int{1}, [][]byte{[]byte("u1")}); err != nil {
+							return fmt.Errorf("update %s: %w", key, err)
+						}
+					}
+				}
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	got := [][]byte{nil, nil}
+	for w := range workers {
+		for i := range rounds {
+			key := []byte(fmt.Sprintf("k-%02d-%02d", w, i))
+			err := s.Read(ctx, key, nil, got)
+			switch {
+			case w%4 < 2 && !errors.Is(err, driver.ErrNotFound):
+				t.Fatalf("%s: %v, want no such record", key, err)
+			case w%4 >= 2 && (err != nil || string(got[0]) != "v0" || string(got[1]) != "u1"):
+				t.Fatalf("%s = %q, %v; want v0 u1", key, got, err)
+			}
+		}
+	}
+	if err := s.Read(ctx, []byte("taken"), nil, got); err != nil || string(got[0]) != "a" {
+		t.Fatalf("the existing record became %q, %v", got, err)
+	}
+}
+
+// TestCheckpointsKeepTheWALShort writes several times checkpointEvery
+// records one by one and checks that the WAL was checkpointed and started
+// over meanwhile.
+func TestCheckpointsKeepTheWALShort(t *testing.T) {
+	ctx := context.Background()
+	d := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "wal.db"), driver.Options{Sessions: 1})
+	defer d.Close()
+	found := false
+	for _, s := range d.Info().Settings {
+		found = found || s.Name == "checkpoints"
+	}
+	if !found {
+		t.Errorf("Info.Settings has no checkpoints entry: %v", d.Info().Settings)
+	}
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 100}
+	if err := d.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 5 * checkpointEvery
+	value := [][]byte{[]byte(strings.Repeat("v", 100))}
+	for i := range n {
+		if err := s.Insert(ctx, []byte(fmt.Sprintf("k%06d", i)), value); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var busy, frames, copied int
+	if err := d.(*db).pool.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &frames, &copied); err != nil {
+		t.Fatal(err)
+	}
+	// Each insert writes a page of the table and one of the key's index.
+	if frames > 2*walRestartPages {
+		t.Errorf("the WAL holds %d frames after %d single-record commits: it was not started over", frames, n)
+	}
+}

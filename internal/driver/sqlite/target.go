@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"dbprobe/internal/badinput"
+)
+
+// config is a parsed sqlite target: where the database is and how to set
+// each connection up.
+type config struct {
+	// path is the database file as the user wrote it; empty for memory.
+	path string
+	// memory selects a private in-memory database shared by every
+	// connection of one DB.
+	memory bool
+	// journalMode is the journal_mode to set, upper case; empty leaves the
+	// database's own (an in-memory database is always MEMORY).
+	journalMode string
+	// synchronous is the synchronous level to set: OFF, NORMAL, FULL, EXTRA.
+	synchronous string
+	// busyTimeoutMS is how long SQLite waits for a lock held by another
+	// process before it returns BUSY.
+	busyTimeoutMS int
+}
+
+// Defaults: WAL lets readers run while the one writer commits; NORMAL is
+// SQLite's own recommendation with WAL (a commit survives a crash of the
+// process but not of the machine, and is not fsynced until a checkpoint);
+// 5 s of busy timeout covers a checkpoint or another process's write.
+const (
+	defaultJournalMode = "WAL"
+	defaultSynchronous = "NORMAL"
+	defaultBusyTimeout = 5000
+)
+
+// options lists the query options a sqlite URL accepts.
+var options = []string{"busy_timeout", "journal_mode", "synchronous"}
+
+var (
+	journalModes = []string{"DELETE", "TRUNCATE", "PERSIST", "MEMORY", "WAL", "OFF"}
+	// synchronousLevels are indexed by the number PRAGMA synchronous reads back.
+	synchronousLevels = []string{"OFF", "NORMAL", "FULL", "EXTRA"}
+)
+
+const urlForms = "sqlite:///abs/path.db, sqlite:rel/path.db, sqlite://./rel/path.db or sqlite::memory:"
+
+// parseTarget reads a sqlite URL into a config. Every mistake is bad input
+// whose message says what to write instead.
+func parseTarget(u *url.URL) (config, error) {
+	if u == nil {
+		return config{}, badinput.New("sqlite: no database URL; write %s", urlForms)
+	}
+	if u.User != nil {
+		return config{}, badinput.New("sqlite: the URL holds a user name, but SQLite opens a file and takes no credentials; write %s", urlForms)
+	}
+	cfg := config{
+		journalMode:   defaultJournalMode,
+		synchronous:   defaultSynchronous,
+		busyTimeoutMS: defaultBusyTimeout,
+	}
+	path, err := targetPath(u)
+	if err != nil {
+		return config{}, err
+	}
+	if path == ":memory:" {
+		cfg.memory = true
+		// An in-memory database has no file for WAL: SQLite keeps MEMORY
+		// whatever is asked, so the default is to ask for nothing.
+		cfg.journalMode = ""
+	} else {
+		cfg.path = path
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return config{}, badinput.New("sqlite: the URL's query %q does not parse (%v); write options as ?synchronous=FULL&busy_timeout=1000", u.RawQuery, err)
+	}
+	for name, values := range query {
+		if len(values) != 1 {
+			return config{}, badinput.New("sqlite: option %s is given %d times; give it once", name, len(values))
+		}
+		v := values[0]
+		switch strings.ToLower(name) {
+		case "synchronous":
+			level, ok := parseSynchronous(v)
+			if !ok {
+				return config{}, badinput.New("sqlite: synchronous=%s is not a level; use one of %s", v, strings.Join(synchronousLevels, ", "))
+			}
+			cfg.synchronous = level
+		case "journal_mode":
+			mode := strings.ToUpper(v)
+			if !slices.Contains(journalModes, mode) {
+				return config{}, badinput.New("sqlite: journal_mode=%s is not a journal mode; use one of %s", v, strings.Join(journalModes, ", "))
+			}
+			cfg.journalMode = mode
+		case "busy_timeout":
+			ms, err := strconv.Atoi(v)
+			if err != nil || ms < 0 {
+				return config{}, badinput.New("sqlite: busy_timeout=%s is not a whole number of milliseconds (0 or more)", v)
+			}
+			cfg.busyTimeoutMS = ms
+		default:
+			return config{}, badinput.New("sqlite: unknown option %q in the URL; accepted options: %s", name, strings.Join(options, ", "))
+		}
+	}
+	return cfg, nil
+}
+
+// targetPath finds the file path in the URL's forms (see the package doc).
+func targetPath(u *url.URL) (string, error) {
+	var path string
+	switch {
+	case u.Opaque != "":
+		// sqlite:rel/path.db and sqlite::memory: — the opaque part is not
+		// unescaped by net/url, so do it here like Path is.
+		p, err := url.PathUnescape(u.Opaque)
+		if err != nil {
+			return "", badinput.New("sqlite: path %q has a bad %%-escape; write %s", u.Opaque, urlForms)
+		}
+		path = p
+	case u.Host == ":memory:" && u.Path == "":
+		path = ":memory:"
+	case u.Host != "":
+		// sqlite://./rel.db, sqlite://data/bench.db, sqlite://bench.db: the
+		// "host" is the first component of a relative path.
+		if strings.Contains(u.Host, ":") {
+			return "", badinput.New("sqlite: %q looks like a server address, but SQLite opens a file; write %s", u.Host, urlForms)
+		}
+		path = u.Host + u.Path
+	default:
+		path = u.Path
+	}
+	if path == "" {
+		return "", badinput.New("sqlite: the URL names no database file; write %s", urlForms)
+	}
+	if path == ":memory:" {
+		return path, nil
+	}
+	if strings.HasSuffix(path, "/") {
+		return "", badinput.New("sqlite: %q is a directory, not a database file; add a file name such as bench.db", path)
+	}
+	return filepath.Clean(path), nil
+}
+
+// parseSynchronous accepts a level by name, in any case, or by the number
+// SQLite gives it.
+func parseSynchronous(v string) (string, bool) {
+	up := strings.ToUpper(v)
+	if slices.Contains(synchronousLevels, up) {
+		return up, true
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < len(synchronousLevels) {
+		return synchronousLevels[n], true
+	}
+	return "", false
+}
+
+// fileURI turns a path into the URI form SQLite opens, escaping what would
+// otherwise end the path (?, #) or start an escape (%).
+func fileURI(path string) string {
+	return "file:" + (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath()
+}

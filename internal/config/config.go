@@ -156,7 +156,7 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		s.InsertCount = r.int64("insertcount")
 	} else {
 		s.InsertCount = s.RecordCount - s.InsertStart
-		r.derived("insertcount", strconv.FormatInt(s.InsertCount, 10), "default (recordcount - insertstart)")
+		r.derived("insertcount", strconv.FormatInt(s.InsertCount, 10), "derived: recordcount - insertstart")
 	}
 	s.FieldCount = r.int("fieldcount")
 	s.FieldLength = r.int("fieldlength")

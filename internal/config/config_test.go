@@ -44,7 +44,7 @@ func TestPrecedenceDefaultsFileDashPFlag(t *testing.T) {
 		{"operationcount", "900", "-p"},
 		{"threadcount", "8", "--threads"},
 		{"maxscanlength", "1000", "default"},
-		{"insertcount", "500", "default (recordcount - insertstart)"},
+		{"insertcount", "500", "derived: recordcount - insertstart"},
 		{"requestdistribution", "zipfian", "file workloads/workloada (built-in)"},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,11 @@
 package postgres
 
 import (
+	"encoding/binary"
+	"net"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"dbprobe/internal/driver"
 )
@@ -108,11 +112,23 @@ func TestRowsAffected(t *testing.T) {
 	}
 }
 
+// readingWire returns a wire whose server sends one DataRow message with
+// body, and then nothing.
+func readingWire(t *testing.T, body []byte) *wire {
+	t.Helper()
+	client, server := net.Pipe()
+	t.Cleanup(func() { client.Close(); server.Close() })
+	msg := binary.BigEndian.AppendUint32([]byte{'D'}, uint32(4+len(body)))
+	msg = append(msg, body...)
+	go server.Write(msg)
+	return &wire{conn: client, fe: pgproto3.NewFrontend(client, client)}
+}
+
 func TestDecodeRow(t *testing.T) {
-	var c wire
 	body := []byte{0, 3, 0, 0, 0, 2, 'h', 'i', 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
-	if err := c.decodeRow(body); err != nil {
-		t.Fatal(err)
+	c := readingWire(t, body)
+	if !c.next() {
+		t.Fatalf("no row: %v", c.broken)
 	}
 	if len(c.row) != 3 || string(c.row[0]) != "hi" || c.row[1] != nil || c.row[2] == nil || len(c.row[2]) != 0 {
 		t.Fatalf("row = %q", c.row)
@@ -121,8 +137,9 @@ func TestDecodeRow(t *testing.T) {
 		t.Errorf("a value's capacity reaches into the read buffer")
 	}
 	for _, short := range [][]byte{{0}, {0, 1, 0, 0}, {0, 1, 0, 0, 0, 5, 'a'}} {
-		if err := c.decodeRow(short); err == nil {
-			t.Errorf("decodeRow(%v) accepted a short row", short)
+		c := readingWire(t, short)
+		if c.next() || c.broken == nil {
+			t.Errorf("a DataRow of %v was accepted", short)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -14,26 +13,43 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 )
 
-// wire speaks PostgreSQL's frontend/backend protocol (version 3) on one
-// connection that pgconn opened, authenticated and then handed over
-// (Hijack). It exists for the client's CPU: pgconn costs a timer reset that
-// wakes the network poller, two locks and a context watcher per statement;
-// measured on YCSB workload A with 32 sessions on 2 CPUs that is about a
-// quarter of dbprobe's CPU per operation, enough to put it above pgbench's.
+// wire drives one connection that pgconn opened, authenticated and then
+// handed over (Hijack), in PostgreSQL's frontend/backend protocol (version
+// 3). The messages are pgproto3's, pgx's own protocol package: outgoing ones
+// are encoded by pgproto3 into wire's buffer, incoming ones read and decoded
+// by a pgproto3.Frontend. What wire adds is what pgconn costs too much for:
+// pgconn spends a timer reset that wakes the network poller, two locks and a
+// context watcher on every statement; measured on YCSB workload A with 32
+// sessions on 2 CPUs that is about a quarter of dbprobe's CPU per
+// operation, enough to put it above pgbench's. wire instead watches a
+// context once for many statements (see watch) and writes each exchange
+// with one system call.
+//
 // wire does only what sessions need: bind and execute named statements with
 // text parameters and results, parse, simple queries, and COPY FROM STDIN.
+// Every message it sends is a struct it holds and reuses, and every one it
+// receives is a pgproto3.Frontend's own, so an exchange allocates nothing.
 //
 // A wire is used by one goroutine; only cancellation runs beside it.
 type wire struct {
 	conn   net.Conn
+	fe     *pgproto3.Frontend // reads and decodes backend messages
 	pid    uint32
 	secret []byte
 
-	wbuf   []byte
-	rbuf   []byte
-	r, w   int      // unread bytes are rbuf[r:w]
-	row    [][]byte // the current DataRow's values, slices of rbuf
-	tag    []byte   // the last CommandComplete's tag, a slice of rbuf
+	// Outgoing messages are encoded into wbuf, not sent through fe: the
+	// Frontend's Flush replaces a buffer that grew past 1 kB with a new one,
+	// an allocation for every insert or update of a whole YCSB record.
+	wbuf       []byte
+	encErr     error // a message that could not be encoded since the last send
+	parseMsg   pgproto3.Parse
+	bindMsg    pgproto3.Bind
+	executeMsg pgproto3.Execute // the unnamed portal, every row
+	queryMsg   pgproto3.Query
+	copyMsg    pgproto3.CopyData
+
+	row    [][]byte // the current DataRow's values, valid until the next read
+	tag    []byte   // the last CommandComplete's tag, valid until the next read
 	pgErr  *pgconn.PgError
 	ready  bool  // ReadyForQuery seen: the exchange is over
 	broken error // set once the connection cannot be used any more
@@ -51,14 +67,13 @@ type wire struct {
 	fired      bool // a cancellation ran during this exchange
 }
 
-// maxMessage bounds one backend message, as a guard against a corrupt
-// stream: rows here are at most a few kilobytes.
-const maxMessage = 1 << 30
-
 // errBroken marks every use of a connection that broke earlier.
 var errBroken = errors.New("connection is broken")
 
-// hijack takes over a connection pgconn established.
+// hijack takes over a connection pgconn established. SyncConn leaves
+// nothing unread in pgconn's buffers, so a new Frontend on the bare
+// connection starts at a message boundary (pgconn's own reads through a
+// background reader that wire does not need).
 func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 	if err := pc.SyncConn(ctx); err != nil {
 		pc.Close(ctx)
@@ -69,12 +84,16 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 		pc.Close(ctx)
 		return nil, err
 	}
+	fe := pgproto3.NewFrontend(hc.Conn, hc.Conn)
+	if hc.Config != nil && hc.Config.MaxProtocolMessageBodyLen > 0 {
+		fe.SetMaxBodyLen(hc.Config.MaxProtocolMessageBodyLen)
+	}
 	c := &wire{
 		conn:       hc.Conn,
+		fe:         fe,
 		pid:        hc.PID,
 		secret:     hc.SecretKey,
 		wbuf:       make([]byte, 0, 1024),
-		rbuf:       make([]byte, 16*1024),
 		cancelDone: make(chan struct{}, 1),
 	}
 	return c, nil
@@ -84,64 +103,63 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 func (c *wire) close() {
 	c.unwatch()
 	if c.broken == nil {
-		_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
-		_, _ = c.conn.Write([]byte{'X', 0, 0, 0, 4})
+		if bye, err := (&pgproto3.Terminate{}).Encode(nil); err == nil {
+			_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = c.conn.Write(bye)
+		}
 		c.broken = net.ErrClosed
 	}
 	c.conn.Close()
 }
 
-// Message building. Each begins a message with its type and a length that
-// finish fills in.
+// Message building. Each queues one message, encoded by pgproto3, in
+// c.wbuf; send writes them all at once.
 
-func (c *wire) begin(typ byte) int {
-	start := len(c.wbuf)
-	c.wbuf = append(c.wbuf, typ, 0, 0, 0, 0)
-	return start
-}
-
-func (c *wire) finish(start int) {
-	binary.BigEndian.PutUint32(c.wbuf[start+1:], uint32(len(c.wbuf)-start-1))
-}
-
-func (c *wire) cstring(s string) {
-	c.wbuf = append(c.wbuf, s...)
-	c.wbuf = append(c.wbuf, 0)
+// put takes the buffer a message's Encode returned, which appended it to
+// c.wbuf. An error (a message over the protocol's limits) is kept instead,
+// and send reports it without writing anything.
+func (c *wire) put(b []byte, err error) {
+	if err != nil {
+		if c.encErr == nil {
+			c.encErr = err
+		}
+		return
+	}
+	c.wbuf = b
 }
 
 // parse queues a Parse of sql as the named statement, parameter types left
 // to the server.
 func (c *wire) parse(name, sql string) {
-	m := c.begin('P')
-	c.cstring(name)
-	c.cstring(sql)
-	c.wbuf = append(c.wbuf, 0, 0)
-	c.finish(m)
+	c.parseMsg.Name, c.parseMsg.Query = name, sql
+	c.put(c.parseMsg.Encode(c.wbuf))
 }
 
-// bind queues a Bind of the named statement to the unnamed portal, every
-// parameter and result in the text format, then an Execute of it.
+// empty is what a nil parameter is sent as.
+var empty = []byte{}
+
+// bindExecute queues a Bind of the named statement to the unnamed portal,
+// every parameter and result in the text format, then an Execute of it for
+// every row. pgproto3 sends a nil parameter as NULL; here it means an empty
+// value (every column is NOT NULL), so params' nil entries are replaced.
 func (c *wire) bindExecute(stmt string, params [][]byte) {
-	m := c.begin('B')
-	c.wbuf = append(c.wbuf, 0) // the unnamed portal
-	c.cstring(stmt)
-	c.wbuf = append(c.wbuf, 0, 0) // no parameter format codes: all text
-	c.wbuf = binary.BigEndian.AppendUint16(c.wbuf, uint16(len(params)))
-	for _, p := range params {
-		c.wbuf = binary.BigEndian.AppendUint32(c.wbuf, uint32(len(p)))
-		c.wbuf = append(c.wbuf, p...)
+	for i, p := range params {
+		if p == nil {
+			params[i] = empty
+		}
 	}
-	c.wbuf = append(c.wbuf, 0, 0) // no result format codes: all text
-	c.finish(m)
-	c.wbuf = append(c.wbuf, 'E', 0, 0, 0, 9, 0, 0, 0, 0, 0) // the unnamed portal, every row
+	c.bindMsg.PreparedStatement = stmt
+	c.bindMsg.Parameters = params
+	c.put(c.bindMsg.Encode(c.wbuf))
+	c.bindMsg.Parameters = nil // keep nothing of the caller's
+	c.put(c.executeMsg.Encode(c.wbuf))
 }
 
-func (c *wire) sync() { c.wbuf = append(c.wbuf, 'S', 0, 0, 0, 4) }
+func (c *wire) sync() { c.put((&pgproto3.Sync{}).Encode(c.wbuf)) }
 
 func (c *wire) query(sql string) {
-	m := c.begin('Q')
-	c.cstring(sql)
-	c.finish(m)
+	c.queryMsg.String = sql
+	c.put(c.queryMsg.Encode(c.wbuf))
 }
 
 // send writes what was queued and starts an exchange that ends at
@@ -150,7 +168,14 @@ func (c *wire) query(sql string) {
 func (c *wire) send(ctx context.Context) error {
 	if c.broken != nil {
 		c.wbuf = c.wbuf[:0]
+		c.encErr = nil
 		return fmt.Errorf("%w: %w", errBroken, c.broken)
+	}
+	if err := c.encErr; err != nil {
+		// Nothing was written: the connection is as it was.
+		c.wbuf = c.wbuf[:0]
+		c.encErr = nil
+		return fmt.Errorf("postgres: %w", err)
 	}
 	if ctx.Done() != nil {
 		if ctx != c.cur {
@@ -270,57 +295,16 @@ func (c *wire) fail(err error) {
 	}
 }
 
-// readMessage returns the next backend message's type and body; the body
-// is valid until the next read.
-func (c *wire) readMessage() (byte, []byte, error) {
-	for c.w-c.r < 5 {
-		if err := c.fill(5); err != nil {
-			return 0, nil, err
-		}
-	}
-	n := int(binary.BigEndian.Uint32(c.rbuf[c.r+1:]))
-	if n < 4 || n > maxMessage {
-		err := fmt.Errorf("postgres: protocol error: message of %d bytes", n)
-		c.fail(err)
-		return 0, nil, err
-	}
-	for c.w-c.r < 1+n {
-		if err := c.fill(1 + n); err != nil {
-			return 0, nil, err
-		}
-	}
-	typ := c.rbuf[c.r]
-	body := c.rbuf[c.r+5 : c.r+1+n]
-	c.r += 1 + n
-	return typ, body, nil
-}
-
-// fill reads until at least need bytes are unread, moving or growing the
-// buffer when the message would not fit.
-func (c *wire) fill(need int) error {
-	if c.r == c.w {
-		c.r, c.w = 0, 0
-	}
-	if len(c.rbuf)-c.r < need {
-		if need > len(c.rbuf) {
-			nb := make([]byte, max(need, 2*len(c.rbuf)))
-			c.w = copy(nb, c.rbuf[c.r:c.w])
-			c.rbuf = nb
-		} else {
-			c.w = copy(c.rbuf, c.rbuf[c.r:c.w])
-		}
-		c.r = 0
-	}
-	n, err := c.conn.Read(c.rbuf[c.w:])
-	c.w += n
+// receive reads the next backend message, decoded by pgproto3 into the
+// Frontend's own message of its type; it is valid until the next read. An
+// I/O or protocol error breaks the connection.
+func (c *wire) receive() (pgproto3.BackendMessage, error) {
+	msg, err := c.fe.Receive()
 	if err != nil {
-		if n > 0 {
-			return nil
-		}
 		c.fail(err)
-		return err
+		return nil, err
 	}
-	return nil
+	return msg, nil
 }
 
 // next reads the exchange up to the next DataRow, whose values it leaves in
@@ -328,28 +312,25 @@ func (c *wire) fill(need int) error {
 // returns false; result collects the outcome.
 func (c *wire) next() bool {
 	for !c.ready && c.broken == nil {
-		typ, body, err := c.readMessage()
+		msg, err := c.receive()
 		if err != nil {
 			return false
 		}
-		switch typ {
-		case 'D':
-			if err := c.decodeRow(body); err != nil {
-				c.fail(err)
-				return false
-			}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			c.row = m.Values
 			return true
-		case 'C':
-			c.tag = body
+		case *pgproto3.CommandComplete:
+			c.tag = m.CommandTag
 			return false
-		case 'E':
-			c.decodeError(body)
+		case *pgproto3.ErrorResponse:
+			c.serverError(m)
 			return false
-		case 'Z':
+		case *pgproto3.ReadyForQuery:
 			c.ready = true
 			return false
 		default:
-			if err := c.other(typ, body); err != nil {
+			if err := c.other(msg); err != nil {
 				return false
 			}
 		}
@@ -359,15 +340,15 @@ func (c *wire) next() bool {
 
 // other handles the messages that need no action here; anything
 // unexpected breaks the connection.
-func (c *wire) other(typ byte, body []byte) error {
-	switch typ {
-	case '1', '2', '3', 'n', 's', 'I', 'N', 'S', 'A', 't', 'T':
-		// ParseComplete, BindComplete, CloseComplete, NoData,
-		// PortalSuspended, EmptyQueryResponse, notices, parameter status,
-		// notifications, descriptions: nothing to do.
+func (c *wire) other(msg pgproto3.BackendMessage) error {
+	switch msg.(type) {
+	case *pgproto3.ParseComplete, *pgproto3.BindComplete, *pgproto3.CloseComplete,
+		*pgproto3.NoData, *pgproto3.PortalSuspended, *pgproto3.EmptyQueryResponse,
+		*pgproto3.NoticeResponse, *pgproto3.ParameterStatus, *pgproto3.NotificationResponse,
+		*pgproto3.ParameterDescription, *pgproto3.RowDescription:
 		return nil
 	}
-	err := fmt.Errorf("postgres: protocol error: unexpected message %q", typ)
+	err := fmt.Errorf("postgres: protocol error: unexpected message %T", msg)
 	c.fail(err)
 	return err
 }
@@ -400,43 +381,11 @@ func (c *wire) outcome() error {
 	return nil
 }
 
-// decodeRow points c.row at a DataRow's values.
-func (c *wire) decodeRow(b []byte) error {
-	if len(b) < 2 {
-		return errors.New("postgres: protocol error: short DataRow")
-	}
-	n := int(binary.BigEndian.Uint16(b))
-	b = b[2:]
-	c.row = c.row[:0]
-	for i := 0; i < n; i++ {
-		if len(b) < 4 {
-			return errors.New("postgres: protocol error: short DataRow")
-		}
-		l := int(int32(binary.BigEndian.Uint32(b)))
-		b = b[4:]
-		if l < 0 {
-			c.row = append(c.row, nil)
-			continue
-		}
-		if len(b) < l {
-			return errors.New("postgres: protocol error: short DataRow")
-		}
-		c.row = append(c.row, b[:l:l])
-		b = b[l:]
-	}
-	return nil
-}
-
-// decodeError keeps the first ErrorResponse of the exchange. A FATAL one
+// serverError keeps the first ErrorResponse of the exchange. A FATAL one
 // means the server is closing the connection.
-func (c *wire) decodeError(b []byte) {
-	var msg pgproto3.ErrorResponse
-	if err := msg.Decode(b); err != nil {
-		c.fail(err)
-		return
-	}
+func (c *wire) serverError(msg *pgproto3.ErrorResponse) {
 	if c.pgErr == nil {
-		c.pgErr = pgconn.ErrorResponseToPgError(&msg)
+		c.pgErr = pgconn.ErrorResponseToPgError(msg)
 	}
 	if msg.Severity == "FATAL" || msg.Severity == "PANIC" || msg.SeverityUnlocalized == "FATAL" {
 		c.fail(c.pgErr)
@@ -446,7 +395,7 @@ func (c *wire) decodeError(b []byte) {
 // rowsAffected reads the count at the end of a command tag such as
 // "UPDATE 1", "INSERT 0 5" or "COPY 100".
 func rowsAffected(tag []byte) int64 {
-	if i := len(tag) - 1; i >= 0 && tag[i] == 0 {
+	if i := len(tag) - 1; i >= 0 && tag[i] == 0 { // as the message carries it
 		tag = tag[:i]
 	}
 	var n int64
@@ -498,22 +447,22 @@ func (c *wire) copyIn(ctx context.Context, sql string, data []byte) (int64, erro
 		return 0, err
 	}
 	// Wait for CopyInResponse, or the error that replaces it.
+wait:
 	for {
-		typ, body, err := c.readMessage()
+		msg, err := c.receive()
 		if err != nil {
 			return 0, c.end(err)
 		}
-		if typ == 'G' {
-			break
-		}
-		switch typ {
-		case 'E':
-			c.decodeError(body)
-		case 'Z':
+		switch m := msg.(type) {
+		case *pgproto3.CopyInResponse:
+			break wait
+		case *pgproto3.ErrorResponse:
+			c.serverError(m)
+		case *pgproto3.ReadyForQuery:
 			c.ready = true
 			return 0, c.end(c.outcome())
 		default:
-			if err := c.other(typ, body); err != nil {
+			if err := c.other(msg); err != nil {
 				return 0, c.end(err)
 			}
 		}
@@ -522,25 +471,32 @@ func (c *wire) copyIn(ctx context.Context, sql string, data []byte) (int64, erro
 	for len(data) > 0 {
 		part := data[:min(chunk, len(data))]
 		data = data[len(part):]
-		m := c.begin('d')
-		c.wbuf = append(c.wbuf, part...)
-		c.finish(m)
+		c.copyMsg.Data = part
+		c.put(c.copyMsg.Encode(c.wbuf))
+		c.copyMsg.Data = nil
 		if len(c.wbuf) >= chunk {
 			if err := c.flushCopy(); err != nil {
 				return 0, c.end(err)
 			}
 		}
 	}
-	c.wbuf = append(c.wbuf, 'c', 0, 0, 0, 4) // CopyDone
+	c.put((&pgproto3.CopyDone{}).Encode(c.wbuf))
 	if err := c.flushCopy(); err != nil {
 		return 0, c.end(err)
 	}
 	return c.result()
 }
 
+// flushCopy writes the CopyData queued so far. The server is in the middle
+// of the COPY, so a message that could not be encoded breaks the
+// connection.
 func (c *wire) flushCopy() error {
-	_, err := c.conn.Write(c.wbuf)
+	err := c.encErr
+	if err == nil {
+		_, err = c.conn.Write(c.wbuf)
+	}
 	c.wbuf = c.wbuf[:0]
+	c.encErr = nil
 	if err != nil {
 		c.fail(err)
 	}

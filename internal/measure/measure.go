@@ -108,22 +108,7 @@ type Recorder struct {
 }
 
 // Record adds one latency in microseconds to a series.
-func (r *Recorder) Record(series int, micros int64) {
-	r.mu.Lock()
-	h := r.hists[series]
-	if h == nil {
-		h = newHistogram()
-		r.hists[series] = h
-	}
-	if micros > HighestMicros {
-		r.overflow[series]++
-		micros = HighestMicros
-	} else if micros < 0 {
-		micros = 0
-	}
-	_ = h.RecordValue(micros) // cannot fail: micros is within range
-	r.mu.Unlock()
-}
+func (r *Recorder) Record(series int, micros int64) { r.RecordN(series, micros, 1) }
 
 // RecordN adds n values of the same latency to a series: the rows of one
 // batch, which are all acknowledged when the batch commits.

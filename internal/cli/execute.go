@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +38,10 @@ type job struct {
 	log     *slog.Logger
 	seed    uint64
 	tempDir string // the default SQLite database's directory, when used
-	args    []string
+	// removeTemp says whether tempDir goes at exit: ycsb removes it unless
+	// --keep-db; load keeps it for a later run.
+	removeTemp bool
+	args       []string
 }
 
 // ErrPhaseFailed marks a phase that ran but did not do what it was asked,
@@ -54,7 +58,7 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) (err error) 
 	if err := j.resolve(phases); err != nil {
 		return err
 	}
-	defer j.cleanupTemp(phases)
+	defer j.cleanupTemp()
 	if err := j.connect(ctx); err != nil {
 		return err
 	}
@@ -120,9 +124,10 @@ func (j *job) resolve(phases []runner.Phase) error {
 			return fmt.Errorf("creating a temporary directory for SQLite: %w", err)
 		}
 		j.tempDir = dir
+		j.removeTemp = len(phases) > 1 && !o.keepDB
 		raw = "sqlite://" + filepath.ToSlash(filepath.Join(dir, "ycsb.db"))
 		what := "kept for dbprobe run"
-		if len(phases) > 1 && !o.keepDB {
+		if j.removeTemp {
 			what = "removed at exit; --keep-db keeps it"
 		}
 		fmt.Fprintf(j.stderr, "dbprobe: no --db given: using a new SQLite database %s (%s)\n", filepath.Join(dir, "ycsb.db"), what)
@@ -135,11 +140,11 @@ func (j *job) resolve(phases []runner.Phase) error {
 	return nil
 }
 
-func (j *job) cleanupTemp(phases []runner.Phase) {
+func (j *job) cleanupTemp() {
 	if j.tempDir == "" {
 		return
 	}
-	if len(phases) > 1 && !j.opts.keepDB {
+	if j.removeTemp {
 		os.RemoveAll(j.tempDir)
 		return
 	}
@@ -255,7 +260,8 @@ func formatCodes(codes map[string]int64) string {
 	for code, n := range codes {
 		parts = append(parts, fmt.Sprintf("%s×%d", code, n))
 	}
-	return strings.Join(sortedStrings(parts), ", ")
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
 }
 
 // prepareTable checks the table before a phase: load creates it or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 )
 
@@ -27,9 +26,4 @@ func signalContext(parent context.Context) (context.Context, func()) {
 		}
 	}()
 	return ctx, func() { signal.Stop(ch); cancel() }
-}
-
-func sortedStrings(s []string) []string {
-	sort.Strings(s)
-	return s
 }

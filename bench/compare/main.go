@@ -57,7 +57,7 @@ func main() {
 	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
 	if !strings.Contains(*skip, "pg") {
 		if *pg == "" {
-			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the PostgreSQL comparison (run through scripts/with-postgres)")
+			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the PostgreSQL comparison (run through scripts/with-databases)")
 		} else {
 			comparePostgres(bin, work, *pg, *records, *ops, *threadList, *reps)
 		}

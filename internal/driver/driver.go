@@ -21,6 +21,26 @@ type Options struct {
 	// BulkLoad lets InsertBatch use the database's bulk API (COPY, …);
 	// when false it uses multi-row INSERT statements.
 	BulkLoad bool
+	// TableType is how CreateTable stores the table. A driver whose
+	// database has no such table returns Unsupported from Open.
+	TableType TableType
+	// BucketCount is the hash index size of a SQL Server memory-optimized
+	// table; the caller sets it (recordcount rounded up to a power of two
+	// unless the user chose one). Other drivers ignore it.
+	BucketCount int64
+	// Durability is when commits are acknowledged. A driver sets it when
+	// opening (per session, or server-wide with the previous value put back
+	// by Close) and reports the value read back from the server in
+	// Info.Settings. It returns Unsupported, or a badinput error naming the
+	// missing privilege, before changing anything.
+	Durability Durability
+	// DurabilityScope is where delayed durability is asked for.
+	DurabilityScope DurabilityScope
+	// OpPath is whether sessions send statements or call the procedures
+	// named by Procedures(table). With PathProcedure, CreateTable creates
+	// them with the table, Session creates them when they are missing (a
+	// table loaded on the statement path), and DropTable drops them.
+	OpPath OpPath
 }
 
 // DB is an open database: a pool of connections and the table lifecycle.
@@ -91,11 +111,17 @@ type TableState struct {
 	HasRows          bool
 	// Columns lists the table's columns in order, when it exists.
 	Columns []string
+	// Type is how the existing table is stored, read from the catalog.
+	Type TableType
+	// Storage describes it in the database's own words (ENGINE=InnoDB,
+	// UNLOGGED, MEMORY_OPTIMIZED SCHEMA_ONLY, …) for the run header.
+	Storage string
 }
 
 // Info describes an open DB for the run header and the result.
 type Info struct {
-	// Driver is the registered name: "sqlite", "postgres", "null".
+	// Driver is the registered name: "sqlite", "postgres", "mysql",
+	// "sqlserver", "redis", "null".
 	Driver string `json:"driver"`
 	// Library names the client library and its version.
 	Library string `json:"library"`

@@ -1,11 +1,10 @@
-# scripts/lib/postgres.sh — sourced by scripts/test and scripts/with-postgres:
+# scripts/lib/postgres.sh — sourced (after common.sh) by scripts/test and
+# scripts/with-databases:
 # start_throwaway_postgres starts a PostgreSQL of its own (data directory in
 # a temporary directory, a free port on 127.0.0.1, a random password), exports
 # DBPROBE_POSTGRES_URL, and stops it and removes its files when the calling
 # script exits. PostgreSQL refuses to run as root, so as root the server runs
 # as the `postgres` OS user.
-
-say() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
 
 # find_bindir prints the directory of the PostgreSQL server binaries: the
 # newest /usr/lib/postgresql/*/bin with postgres and initdb (pg_config
@@ -39,24 +38,6 @@ find_bindir() {
 	fi
 }
 
-# port_in_use succeeds when something listens on 127.0.0.1:$1.
-port_in_use() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
-}
-
-free_port() {
-	local port
-	for _ in $(seq 1 200); do
-		port=$((20000 + RANDOM % 40000))
-		if ! port_in_use "$port"; then
-			echo "$port"
-			return
-		fi
-	done
-	say "no free port found on 127.0.0.1"
-	return 1
-}
-
 pg_tmp=""
 pg_data=""
 pg_bindir=""
@@ -74,8 +55,6 @@ as_pg() {
 }
 
 stop_postgres() {
-	local rc=$?
-	trap - EXIT INT TERM
 	if [[ -n $pg_data && -f $pg_data/postmaster.pid ]]; then
 		as_pg "$pg_bindir/pg_ctl" stop -D "$pg_data" -m fast -w >/dev/null 2>&1 ||
 			as_pg "$pg_bindir/pg_ctl" stop -D "$pg_data" -m immediate -w >/dev/null 2>&1 || true
@@ -83,7 +62,6 @@ stop_postgres() {
 	if [[ -n $pg_tmp ]]; then
 		rm -rf "$pg_tmp"
 	fi
-	exit "$rc"
 }
 
 start_postgres() {
@@ -97,12 +75,10 @@ start_postgres() {
 	fi
 
 	pg_tmp=$(mktemp -d "${TMPDIR:-/tmp}/dbprobe-pg.XXXXXX")
-	trap stop_postgres EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	on_exit stop_postgres
 	pg_data=$pg_tmp/data
 	local password
-	password=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	password=$(random_password)
 	printf '%s\n' "$password" >"$pg_tmp/pwfile"
 	if [[ $switch_user == 1 ]]; then
 		chown -R postgres: "$pg_tmp"
@@ -165,20 +141,4 @@ start_throwaway_postgres() {
 		return 1
 	fi
 	start_postgres "$bindir"
-}
-
-# ensure_go puts Go on PATH when it is installed but not on it.
-ensure_go() {
-	if ! command -v go >/dev/null; then
-		for dir in /usr/local/go/bin /usr/lib/go/bin "$HOME/go/bin" "$HOME/sdk/go/bin"; do
-			if [[ -x $dir/go ]]; then
-				PATH=$dir:$PATH
-				break
-			fi
-		done
-	fi
-	if ! command -v go >/dev/null; then
-		say "go not found on PATH (nor in /usr/local/go/bin); install Go 1.26"
-		exit 1
-	fi
 }

@@ -44,6 +44,23 @@ type Config struct {
 	// it. The suite cannot drop that table: CreateForeignTable should
 	// register its own t.Cleanup when the database outlives the test.
 	CreateForeignTable func(t *testing.T, name string)
+	// Options are the knobs every DB the suite opens is given (table type,
+	// durability, operation path); the suite sets Sessions and BulkLoad
+	// itself. A driver runs the suite once per combination it supports.
+	Options driver.Options
+	// ProvokeConflict, when set, makes the database reject an operation on
+	// tbl as a conflict the whole transaction may be retried after (a
+	// deadlock, a serialization failure, a write conflict, a busy lock) and
+	// returns that operation's error as the driver returned it. The suite
+	// checks that it is retryable and carries the database's code.
+	ProvokeConflict func(t *testing.T, db driver.DB, tbl driver.Table) error
+}
+
+// open opens a DB with the suite's knobs.
+func (cfg Config) open(t *testing.T, sessions int, bulk bool) driver.DB {
+	opts := cfg.Options
+	opts.Sessions, opts.BulkLoad = sessions, bulk
+	return cfg.Open(t, opts)
 }
 
 // The shape of the suite's tables: YCSB's, with its default field length.
@@ -73,7 +90,7 @@ func Run(t *testing.T, cfg Config) {
 	suffix := fmt.Sprintf("%08x", rand.Uint32())
 	tbl := newTable("dbprobe_test_" + suffix)
 
-	db := cfg.Open(t, driver.Options{Sessions: sessions, BulkLoad: true})
+	db := cfg.open(t, sessions, true)
 	closed := false
 	t.Cleanup(func() {
 		if !closed {
@@ -89,7 +106,7 @@ func Run(t *testing.T, cfg Config) {
 			t.Errorf("Info() = %+v: Driver and Library must be set", info)
 		}
 	})
-	if !t.Run("CreateAndInspect", func(t *testing.T) { testCreateAndInspect(t, db, tbl) }) {
+	if !t.Run("CreateAndInspect", func(t *testing.T) { testCreateAndInspect(t, db, tbl, cfg.Options.TableType) }) {
 		t.Fatal("the table could not be created: the other subtests need it")
 	}
 	t.Run("InsertReadUpdateDelete", func(t *testing.T) { testCRUD(t, db, tbl) })
@@ -100,7 +117,7 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("InsertBatch/MultiRowInsert", func(t *testing.T) {
 		// A second DB, opened without BulkLoad, on a table of its own: its
 		// database may be private to it.
-		other := cfg.Open(t, driver.Options{Sessions: 1, BulkLoad: false})
+		other := cfg.open(t, 1, false)
 		defer other.Close()
 		own := newTable(tbl.Name + "_multi")
 		if err := other.CreateTable(ctx, own); err != nil {
@@ -117,6 +134,17 @@ func Run(t *testing.T, cfg Config) {
 	t.Run("ConcurrentSessions", func(t *testing.T) { testConcurrent(t, db, tbl) })
 	t.Run("DuplicateInsert", func(t *testing.T) { testDuplicate(t, db, tbl) })
 	t.Run("CanceledContext", func(t *testing.T) { testCanceled(t, db, tbl) })
+	if cfg.ProvokeConflict != nil {
+		t.Run("ConflictIsRetryable", func(t *testing.T) {
+			err := cfg.ProvokeConflict(t, db, tbl)
+			if err == nil {
+				t.Fatal("ProvokeConflict returned no error")
+			}
+			if !driver.IsRetryable(err) || driver.Code(err) == "" {
+				t.Errorf("conflict %v: class %v, code %q; want a retryable class and the database's code", err, driver.ClassOf(err), driver.Code(err))
+			}
+		})
+	}
 	if cfg.CreateForeignTable != nil {
 		t.Run("ForeignTable", func(t *testing.T) { testForeign(t, db, cfg, "dbprobe_foreign_"+suffix) })
 	}
@@ -198,7 +226,7 @@ func equalValues(got, want [][]byte) error {
 	return nil
 }
 
-func testCreateAndInspect(t *testing.T, db driver.DB, tbl driver.Table) {
+func testCreateAndInspect(t *testing.T, db driver.DB, tbl driver.Table, want driver.TableType) {
 	ctx := context.Background()
 	st, err := db.Inspect(ctx, tbl)
 	if err != nil {
@@ -217,14 +245,20 @@ func testCreateAndInspect(t *testing.T, db driver.DB, tbl driver.Table) {
 	if !st.Exists || !st.CreatedByDbprobe || st.HasRows {
 		t.Errorf("Inspect = %+v, want Exists, CreatedByDbprobe, no rows", st)
 	}
-	want := append([]string{tbl.KeyColumn}, tbl.Fields...)
-	// Identifiers compare without case: some databases fold them.
-	if len(st.Columns) != len(want) {
-		t.Fatalf("Columns = %v, want %v", st.Columns, want)
+	if st.Type != want {
+		t.Errorf("Inspect reports table type %v (%q), want %v: the type is read from the catalog", st.Type, st.Storage, want)
 	}
-	for i := range want {
-		if !strings.EqualFold(st.Columns[i], want[i]) {
-			t.Fatalf("Columns = %v, want %v in that order", st.Columns, want)
+	if st.Storage == "" {
+		t.Errorf("Inspect reports no Storage: the header shows how the table is stored")
+	}
+	cols := append([]string{tbl.KeyColumn}, tbl.Fields...)
+	// Identifiers compare without case: some databases fold them.
+	if len(st.Columns) != len(cols) {
+		t.Fatalf("Columns = %v, want %v", st.Columns, cols)
+	}
+	for i := range cols {
+		if !strings.EqualFold(st.Columns[i], cols[i]) {
+			t.Fatalf("Columns = %v, want %v in that order", st.Columns, cols)
 		}
 	}
 }

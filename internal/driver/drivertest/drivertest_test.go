@@ -54,7 +54,7 @@ func (d *fakeDB) Inspect(_ context.Context, t driver.Table) (driver.TableState, 
 	if ft == nil {
 		return driver.TableState{}, nil
 	}
-	return driver.TableState{Exists: true, CreatedByDbprobe: ft.ours, HasRows: len(ft.rows) > 0, Columns: slices.Clone(ft.cols)}, nil
+	return driver.TableState{Exists: true, CreatedByDbprobe: ft.ours, HasRows: len(ft.rows) > 0, Columns: slices.Clone(ft.cols), Storage: "in a Go map"}, nil
 }
 
 func (d *fakeDB) CreateTable(_ context.Context, t driver.Table) error {

@@ -47,7 +47,7 @@ func (db) Inspect(_ context.Context, t driver.Table) (driver.TableState, error) 
 	cols := make([]string, 0, len(t.Fields)+1)
 	cols = append(cols, t.KeyColumn)
 	cols = append(cols, t.Fields...)
-	return driver.TableState{Exists: true, CreatedByDbprobe: true, HasRows: true, Columns: cols}, nil
+	return driver.TableState{Exists: true, CreatedByDbprobe: true, HasRows: true, Columns: cols, Storage: "none: the null driver keeps nothing"}, nil
 }
 
 // CreateTable does nothing.

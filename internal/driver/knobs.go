@@ -13,7 +13,8 @@ type TableType int
 
 // The table types.
 const (
-	// TableDisk is an ordinary, durable table: the default.
+	// TableDisk is the database's ordinary table (on disk and logged for
+	// the SQL databases; Redis keeps every key in memory): the default.
 	TableDisk TableType = iota
 	// TableMemory is an in-memory table where the database has one
 	// (SQL Server memory-optimized, MySQL ENGINE=MEMORY, SQLite in-memory
@@ -51,13 +52,16 @@ type Durability int
 
 // The durability modes.
 const (
+	// DurabilityServer leaves the server's setting as it is and reports it:
+	// the default, so that a run changes nothing on the server unasked.
+	DurabilityServer Durability = iota
 	// DurabilityFull acknowledges a commit once its log record is flushed.
-	DurabilityFull Durability = iota
+	DurabilityFull
 	// DurabilityDelayed acknowledges a commit before its log record is flushed.
 	DurabilityDelayed
 )
 
-var durabilityNames = [...]string{"full", "delayed"}
+var durabilityNames = [...]string{"server", "full", "delayed"}
 
 // String returns the name used on the command line and in results.
 func (d Durability) String() string {
@@ -67,7 +71,7 @@ func (d Durability) String() string {
 	return fmt.Sprintf("durability(%d)", int(d))
 }
 
-// ParseDurability parses full or delayed.
+// ParseDurability parses server, full or delayed.
 func ParseDurability(s string) (Durability, error) {
 	for i, n := range durabilityNames {
 		if strings.EqualFold(strings.TrimSpace(s), n) {

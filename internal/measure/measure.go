@@ -34,6 +34,7 @@ type Set struct {
 	cumulative []*hdr.Histogram
 	overflow   []int64
 	statuses   map[StatusKey]int64
+	retries    []int64
 	codes      map[string]int64
 	ops        int64
 	last       time.Time
@@ -60,6 +61,7 @@ func NewSet(names []string, countsOK []bool, start time.Time) *Set {
 		cumulative: make([]*hdr.Histogram, len(names)),
 		overflow:   make([]int64, len(names)),
 		statuses:   map[StatusKey]int64{},
+		retries:    make([]int64, len(names)),
 		codes:      map[string]int64{},
 		last:       start,
 		start:      start,
@@ -87,6 +89,7 @@ func (s *Set) NewRecorder() *Recorder {
 		hists:    make([]*hdr.Histogram, len(s.names)),
 		overflow: make([]int64, len(s.names)),
 		statuses: map[StatusKey]int64{},
+		retries:  make([]int64, len(s.names)),
 		codes:    map[string]int64{},
 	}
 	s.mu.Lock()
@@ -103,6 +106,7 @@ type Recorder struct {
 	hists    []*hdr.Histogram // allocated on first use: most series stay empty
 	overflow []int64
 	statuses map[StatusKey]int64
+	retries  []int64
 	codes    map[string]int64
 	ops      int64
 }
@@ -145,6 +149,14 @@ func (r *Recorder) Status(series int, status string) {
 	r.mu.Unlock()
 }
 
+// Retry counts one retry of an operation of a series: an attempt that
+// failed with a retryable error and was repeated.
+func (r *Recorder) Retry(series int) {
+	r.mu.Lock()
+	r.retries[series]++
+	r.mu.Unlock()
+}
+
 // Done counts n finished transactions (a read-modify-write is one).
 func (r *Recorder) Done(n int64) {
 	r.mu.Lock()
@@ -152,17 +164,35 @@ func (r *Recorder) Done(n int64) {
 	r.mu.Unlock()
 }
 
+// View is what was recorded over some span, per series: histograms,
+// overflows, non-OK statuses and retries, and failures by error code.
+type View struct {
+	// Histograms holds one histogram per series, nil where nothing was recorded.
+	Histograms []*hdr.Histogram
+	Overflow   []int64
+	Statuses   map[StatusKey]int64
+	// Retries counts, per series, attempts that were repeated.
+	Retries []int64
+	// Codes counts failures by error code.
+	Codes map[string]int64
+}
+
+func newView(series int) View {
+	return View{
+		Histograms: make([]*hdr.Histogram, series),
+		Overflow:   make([]int64, series),
+		Statuses:   map[StatusKey]int64{},
+		Retries:    make([]int64, series),
+		Codes:      map[string]int64{},
+	}
+}
+
 // Interval is what the workers recorded between two ticks.
 type Interval struct {
 	Start, End time.Time
 	// Ops is the number of transactions finished in the interval.
 	Ops int64
-	// Histograms holds one histogram per series, nil where nothing was recorded.
-	Histograms []*hdr.Histogram
-	Overflow   []int64
-	Statuses   map[StatusKey]int64
-	// Codes counts failures by error code.
-	Codes map[string]int64
+	View
 }
 
 // Tick collects what every recorder holds since the last tick into an
@@ -171,14 +201,7 @@ type Interval struct {
 func (s *Set) Tick(now time.Time, keep bool) Interval {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	iv := Interval{
-		Start:      s.last,
-		End:        now,
-		Histograms: make([]*hdr.Histogram, len(s.names)),
-		Overflow:   make([]int64, len(s.names)),
-		Statuses:   map[StatusKey]int64{},
-		Codes:      map[string]int64{},
-	}
+	iv := Interval{Start: s.last, End: now, View: newView(len(s.names))}
 	for _, r := range s.recorders {
 		r.mu.Lock()
 		for i, h := range r.hists {
@@ -196,6 +219,10 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 		for k, n := range r.statuses {
 			iv.Statuses[k] += n
 			delete(r.statuses, k)
+		}
+		for i, n := range r.retries {
+			iv.Retries[i] += n
+			r.retries[i] = 0
 		}
 		for k, n := range r.codes {
 			iv.Codes[k] += n
@@ -223,6 +250,9 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 	for k, n := range iv.Statuses {
 		s.statuses[k] += n
 	}
+	for i, n := range iv.Retries {
+		s.retries[i] += n
+	}
 	for k, n := range iv.Codes {
 		s.codes[k] += n
 	}
@@ -233,12 +263,9 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 // Total is the cumulative view of everything kept.
 type Total struct {
 	// Start is when the kept measurement began (after any warm-up).
-	Start      time.Time
-	Ops        int64
-	Histograms []*hdr.Histogram
-	Overflow   []int64
-	Statuses   map[StatusKey]int64
-	Codes      map[string]int64
+	Start time.Time
+	Ops   int64
+	View
 }
 
 // Total returns a copy of the cumulative view. Call Tick first to include
@@ -246,14 +273,9 @@ type Total struct {
 func (s *Set) Total() Total {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := Total{
-		Start:      s.start,
-		Ops:        s.ops,
-		Histograms: make([]*hdr.Histogram, len(s.names)),
-		Overflow:   append([]int64(nil), s.overflow...),
-		Statuses:   make(map[StatusKey]int64, len(s.statuses)),
-		Codes:      make(map[string]int64, len(s.codes)),
-	}
+	t := Total{Start: s.start, Ops: s.ops, View: newView(len(s.names))}
+	copy(t.Overflow, s.overflow)
+	copy(t.Retries, s.retries)
 	for k, n := range s.codes {
 		t.Codes[k] = n
 	}
@@ -280,6 +302,9 @@ type Summary struct {
 	Overflow int64 `json:"overflow,omitempty"`
 	// Statuses counts the Return= lines: "OK" and every failure status.
 	Statuses []StatusCount `json:"statuses"`
+	// Retries counts attempts that failed with a retryable error and were
+	// repeated; the operation's latency includes them and their waits.
+	Retries int64 `json:"retries"`
 }
 
 // Percentile is one percentile of a series.
@@ -294,11 +319,11 @@ type StatusCount struct {
 	Count  int64  `json:"count"`
 }
 
-// Summarize turns per-series histograms and status counts (of an Interval
-// or the Total) into summaries, in series order. A series appears when it
-// recorded a value or a status.
-func (s *Set) Summarize(hists []*hdr.Histogram, overflow []int64, statuses map[StatusKey]int64, percentiles []float64) []Summary {
+// Summarize turns a View (of an Interval or the Total) into summaries, in
+// series order. A series appears when it recorded a value or a status.
+func (s *Set) Summarize(v View, percentiles []float64) []Summary {
 	var out []Summary
+	hists, overflow, statuses := v.Histograms, v.Overflow, v.Statuses
 	for i, name := range s.names {
 		h := hists[i]
 		var failures []StatusCount
@@ -314,6 +339,9 @@ func (s *Set) Summarize(hists []*hdr.Histogram, overflow []int64, statuses map[S
 		sum := Summary{Name: name}
 		if overflow != nil {
 			sum.Overflow = overflow[i]
+		}
+		if v.Retries != nil {
+			sum.Retries = v.Retries[i]
 		}
 		if h != nil && h.TotalCount() > 0 {
 			sum.Count = h.TotalCount()

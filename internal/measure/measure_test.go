@@ -56,7 +56,7 @@ func TestTicksMergeExactlyUnderConcurrency(t *testing.T) {
 	if got := total.Histograms[0].TotalCount(); got != workers*perWorker {
 		t.Fatalf("READ count %d, want %d", got, workers*perWorker)
 	}
-	sums := s.Summarize(total.Histograms, total.Overflow, total.Statuses, DefaultPercentiles)
+	sums := s.Summarize(total.View, DefaultPercentiles)
 	if len(sums) != 2 {
 		t.Fatalf("got %d summaries, want READ and READ-FAILED: %+v", len(sums), sums)
 	}
@@ -85,7 +85,7 @@ func TestOverflowIsCountedAndKept(t *testing.T) {
 	if total.Overflow[0] != 4 {
 		t.Fatalf("overflow %d, want 4", total.Overflow[0])
 	}
-	sum := s.Summarize(total.Histograms, total.Overflow, total.Statuses, []float64{50})[0]
+	sum := s.Summarize(total.View, []float64{50})[0]
 	if sum.Count != 5 || sum.Overflow != 4 {
 		t.Fatalf("summary %+v: overflowed values must be counted, not dropped", sum)
 	}
@@ -121,7 +121,7 @@ func TestPercentilesToThreeSignificantDigits(t *testing.T) {
 	}
 	s.Tick(time.Now(), true)
 	total := s.Total()
-	sum := s.Summarize(total.Histograms, nil, total.Statuses, []float64{50, 99.9})[0]
+	sum := s.Summarize(View{Histograms: total.Histograms, Statuses: total.Statuses}, []float64{50, 99.9})[0]
 	for _, p := range sum.Percentiles {
 		want := p.Percentile / 100 * 100000
 		if rel := (float64(p.Micros) - want) / want; rel < -0.001 || rel > 0.001 {

@@ -87,6 +87,7 @@ func (w *Writer) WriteSummary(s Summary) error {
 		Throughput:  jsonFloat(s.Throughput),
 		Interrupted: s.Interrupted,
 		WarmupMS:    millis(s.Warmup),
+		RetryLimit:  s.RetryLimit,
 		Series:      s.Series,
 		Errors:      s.Errors,
 		Notes:       s.Notes,
@@ -184,6 +185,7 @@ type summaryRecord struct {
 	Throughput  jsonFloat         `json:"throughput_ops_per_sec"`
 	Interrupted bool              `json:"interrupted"`
 	WarmupMS    millis            `json:"warmup_ms"`
+	RetryLimit  int               `json:"retry_limit"`
 	Series      []measure.Summary `json:"series"`
 	Errors      map[string]int64  `json:"errors,omitempty"`
 	Notes       []string          `json:"notes,omitempty"`

@@ -245,5 +245,5 @@ func ExampleWriter() {
 	_ = w.WriteSummary(Summary{Phase: "run", RunTime: 1500 * time.Millisecond, Ops: 3, Throughput: 2})
 	fmt.Print(buf.String())
 	// Output:
-	// {"type":"summary","phase":"run","runtime_ms":1500,"ops":3,"throughput_ops_per_sec":2,"interrupted":false,"warmup_ms":0,"series":null}
+	// {"type":"summary","phase":"run","runtime_ms":1500,"ops":3,"throughput_ops_per_sec":2,"interrupted":false,"warmup_ms":0,"retry_limit":0,"series":null}
 }

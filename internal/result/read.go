@@ -138,6 +138,7 @@ func (f *File) add(line []byte) error {
 			Errors:      rec.Errors,
 			Interrupted: rec.Interrupted,
 			Warmup:      time.Duration(rec.WarmupMS),
+			RetryLimit:  rec.RetryLimit,
 			Notes:       rec.Notes,
 		}
 	case "":

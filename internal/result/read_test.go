@@ -111,7 +111,7 @@ func TestReadEmpty(t *testing.T) {
 func TestReadErrors(t *testing.T) {
 	hdr := `{"type":"header","schema_version":1,"phase":"run","started_at":"2024-01-01T12:00:00Z"}` + "\n"
 	iv := `{"type":"interval","phase":"run","start":"2024-01-01T12:00:00Z","end":"2024-01-01T12:00:01Z","elapsed_ms":1000,"ops":5,"ops_per_sec":5,"warmup":false,"series":null}` + "\n"
-	sum := `{"type":"summary","phase":"run","runtime_ms":1000,"ops":5,"throughput_ops_per_sec":5,"interrupted":false,"warmup_ms":0,"series":null}` + "\n"
+	sum := `{"type":"summary","phase":"run","runtime_ms":1000,"ops":5,"throughput_ops_per_sec":5,"interrupted":false,"warmup_ms":0,"retry_limit":0,"series":null}` + "\n"
 	tests := []struct {
 		name, in, want string
 	}{

@@ -39,6 +39,11 @@ import (
 // Scripts that expect every row of a series then still find them, and
 // Operations 0 says what the zeros mean.
 //
+// With a retry policy (RetryLimit > 0) each operation series ends with a
+// "[UPDATE], Retries, N" line: attempts repeated after a retryable failure.
+// Failures are counted per code as well as in total: "Return=ERROR, 5" is
+// followed by "Return=ERROR(41302), 5".
+//
 // What YCSB has no line for follows as comments, which YCSB parsers skip:
 // one "# overflow:" line per series with values above the histogram range,
 // the error counts, the warm-up, an interruption, and the Notes.
@@ -76,6 +81,11 @@ func WriteText(w io.Writer, s Summary) error {
 		}
 		for _, st := range ser.Statuses {
 			line(ser.Name, "Return="+st.Status, strconv.FormatInt(st.Count, 10))
+		}
+		// Operation series are those with Return lines; Intended-, -FAILED
+		// and the like have none and their retries are their operation's.
+		if (s.RetryLimit > 0 && len(ser.Statuses) > 0) || ser.Retries > 0 {
+			line(ser.Name, "Retries", strconv.FormatInt(ser.Retries, 10))
 		}
 	}
 

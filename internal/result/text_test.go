@@ -46,6 +46,24 @@ func TestWriteTextGolden(t *testing.T) {
 		}},
 	}
 	zero := Summary{Phase: "run", RunTime: 0, Ops: 0, Throughput: math.NaN()}
+	retried := Summary{
+		Phase: "run", RunTime: 10 * time.Second, Ops: 1000, Throughput: 100, RetryLimit: 3,
+		Series: []measure.Summary{
+			{
+				Name: "READ", Count: 500, MeanMicros: 120.5, MinMicros: 40, MaxMicros: 900,
+				Percentiles: pcts(100, 300, 700, 900),
+				Statuses:    []measure.StatusCount{{Status: "OK", Count: 500}},
+			},
+			{
+				Name: "UPDATE", Count: 495, MeanMicros: 2210.25, MinMicros: 800, MaxMicros: 90000,
+				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: 37,
+				Statuses: []measure.StatusCount{{Status: "OK", Count: 495}, {Status: "ERROR", Count: 5},
+					{Status: "ERROR(41302)", Count: 4}, {Status: "ERROR(41305)", Count: 1}},
+			},
+			{Name: "UPDATE-FAILED", Count: 5, MeanMicros: 50000, MinMicros: 30000, MaxMicros: 70000, Percentiles: pcts(50000, 70000, 70000, 70000)},
+		},
+		Errors: map[string]int64{"ERROR(41302)": 4, "ERROR(41305)": 1},
+	}
 	for _, tt := range []struct {
 		name string
 		s    Summary
@@ -53,6 +71,7 @@ func TestWriteTextGolden(t *testing.T) {
 		{"text_run.golden", sampleSummary("run")},
 		{"text_load.golden", minimal},
 		{"text_zero.golden", zero},
+		{"text_retries.golden", retried},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer

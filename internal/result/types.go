@@ -91,6 +91,9 @@ type Summary struct {
 	Interrupted bool
 	// Warmup is the warm-up time excluded from the figures.
 	Warmup time.Duration
+	// RetryLimit is how many times a failed operation could be repeated
+	// (--retries); when above 0 every operation series gets a Retries line.
+	RetryLimit int
 	// Notes are remarks on the outcome, e.g. "interrupted by signal after
 	// 12.3 s". Overflows need no note: WriteText flags them from Series.
 	Notes []string

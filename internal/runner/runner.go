@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,37 @@ type Options struct {
 	OnStatus func(Status)
 	// OnFirstError is called once per distinct error code with an example.
 	OnFirstError func(op string, code string, err error)
+	// Retry is what to do when an operation fails with a retryable error.
+	Retry RetryPolicy
+}
+
+// RetryPolicy repeats operations that failed with a retryable error (a
+// conflict or a busy lock, per driver.IsRetryable). Each operation is its
+// own transaction, so repeating the operation repeats the whole
+// transaction; a load batch is repeated as a whole. The operation's latency
+// includes every attempt and every wait, as its caller would see it.
+type RetryPolicy struct {
+	// Max is how many times an operation is repeated; 0 never repeats, as
+	// YCSB does.
+	Max int
+	// Backoff is the wait before the first retry; each later wait doubles,
+	// up to MaxBackoff. Every wait is drawn uniformly from its upper half so
+	// that workers that collided do not retry in step.
+	Backoff    time.Duration
+	MaxBackoff time.Duration
+}
+
+// wait returns how long to wait before retry number n (0 for the first).
+func (r RetryPolicy) wait(n int, rng *rand.Rand) time.Duration {
+	d := r.Backoff
+	for i := 0; i < n && d < r.MaxBackoff; i++ {
+		d *= 2
+	}
+	d = min(d, r.MaxBackoff)
+	if d <= 1 {
+		return d
+	}
+	return d/2 + time.Duration(rng.Int64N(int64(d/2)+1))
 }
 
 // Tick is one interval of the per-second series.
@@ -104,6 +136,8 @@ type Outcome struct {
 	Errors map[string]int64
 	// Failed counts failed operations of every kind.
 	Failed int64
+	// Retries counts repeated attempts of every kind.
+	Retries int64
 	// Overflow counts latencies above one hour, recorded as one hour.
 	Overflow    int64
 	Interrupted bool
@@ -111,6 +145,10 @@ type Outcome struct {
 	// WarmupUnfinished is set when the phase ended before its warm-up did.
 	WarmupUnfinished bool
 }
+
+// retrySeedStream separates the retry jitter's random stream from the
+// workload generator's, which is seeded with the same Seed+i.
+const retrySeedStream = 0x7265747279
 
 // operation statuses, as YCSB names them.
 const (
@@ -201,6 +239,7 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 			rec:     p.set.NewRecorder(),
 			values:  make([][]byte, spec.FieldCount),
 			opQuota: quota(spec.OperationCount, opts.Threads, i),
+			rng:     rand.New(rand.NewPCG(opts.Seed+uint64(i), retrySeedStream)),
 		}
 	}
 
@@ -245,7 +284,7 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		Start:            total.Start,
 		End:              end,
 		Ops:              total.Ops,
-		Series:           p.set.Summarize(total.Histograms, total.Overflow, total.Statuses, opts.Percentiles),
+		Series:           p.set.Summarize(total.View, opts.Percentiles),
 		Errors:           total.Codes,
 		Interrupted:      interrupted.Load(),
 		Warmup:           opts.Warmup,
@@ -254,6 +293,9 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	out.RunTime = end.Sub(out.Start)
 	if out.RunTime > 0 {
 		out.Throughput = float64(out.Ops) / out.RunTime.Seconds()
+	}
+	for _, n := range total.Retries {
+		out.Retries += n
 	}
 	for _, n := range total.Overflow {
 		out.Overflow += n
@@ -347,7 +389,7 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 		if opts.OnTick != nil {
 			opts.OnTick(Tick{
 				Start: iv.Start, End: iv.End, Elapsed: iv.End.Sub(start), Ops: iv.Ops, Warmup: !keep,
-				Series: p.set.Summarize(iv.Histograms, iv.Overflow, iv.Statuses, opts.Percentiles),
+				Series: p.set.Summarize(iv.View, opts.Percentiles),
 			})
 		}
 		if opts.OnStatus == nil || opts.StatusInterval <= 0 {
@@ -371,7 +413,7 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 			span := now.Sub(lastStatus).Seconds()
 			st := Status{
 				Now: now, Elapsed: now.Sub(start), TotalOps: totalOps, Remaining: -1,
-				Series: p.set.Summarize(statusHists, nil, statusStatuses, StatusPercentiles),
+				Series: p.set.Summarize(measure.View{Histograms: statusHists, Statuses: statusStatuses}, StatusPercentiles),
 			}
 			if span > 0 {
 				st.OpsPerSec = float64(statusOps) / span

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -110,11 +111,20 @@ func (s *memSession) Insert(ctx context.Context, key []byte, values [][]byte) er
 	s.m.rows[string(key)] = row
 	return nil
 }
+// InsertBatch is one call to the database, as a batch is one transaction:
+// failures and delays are decided by its first key.
 func (s *memSession) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	for i := range keys {
-		if err := s.Insert(ctx, keys[i], values[i]); err != nil {
-			return err
+	if err := s.enter(ctx, keys[0]); err != nil {
+		return err
+	}
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	for i, key := range keys {
+		row := make([][]byte, len(values[i]))
+		for f, v := range values[i] {
+			row[f] = append([]byte(nil), v...)
 		}
+		s.m.rows[string(key)] = row
 	}
 	return nil
 }
@@ -242,6 +252,116 @@ func TestFailuresAreCountedByStatusAndCode(t *testing.T) {
 	}
 	if firstErrs.Load() != 2 {
 		t.Fatalf("first-error reports %d, want one per code (2)", firstErrs.Load())
+	}
+	if status(read, "ERROR(40P01)") != status(read, "ERROR") || status(update, "ERROR(40P01)") != status(update, "ERROR") {
+		t.Fatalf("per-code lines READ %+v UPDATE %+v: every ERROR here is 40P01", read.Statuses, update.Statuses)
+	}
+	if out.Retries != 0 || read.Retries != 0 {
+		t.Fatalf("retries %d without a retry policy, want 0 (YCSB's behaviour)", out.Retries)
+	}
+}
+
+// failTimes makes each key's first n attempts fail with err.
+func failTimes(n int, err error) func(string) error {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(key string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[key]++
+		if seen[key] <= n {
+			return err
+		}
+		return nil
+	}
+}
+
+func TestRetriesRepeatRetryableFailuresOnly(t *testing.T) {
+	spec := testSpec(50, 400)
+	spec.RequestDistribution = workload.Uniform
+	conflict := driver.Classify(errors.New("could not serialize access"), "40001", driver.ClassConflict)
+	duplicate := driver.Classify(errors.New("duplicate key"), "23505", driver.ClassOther)
+	policy := RetryPolicy{Max: 3, Backoff: time.Microsecond, MaxBackoff: 10 * time.Microsecond}
+	tests := []struct {
+		name        string
+		fail        error
+		failures    int
+		wantRetries bool
+		wantFailed  bool
+	}{
+		{"conflicts within the limit succeed", conflict, 3, true, false},
+		{"conflicts beyond the limit fail", conflict, 10, true, true},
+		{"other errors are never retried", duplicate, 1, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			db := newMemDB()
+			ctx := context.Background()
+			load, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 5})
+			if err != nil || load.Failed != 0 {
+				t.Fatalf("load: %v, %d failed", err, load.Failed)
+			}
+			db.failKey = failTimes(tt.failures, tt.fail)
+			out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, Seed: 3, Retry: policy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (out.Retries > 0) != tt.wantRetries || (out.Failed > 0) != tt.wantFailed {
+				t.Fatalf("retries %d, failed %d; want retries %v, failures %v", out.Retries, out.Failed, tt.wantRetries, tt.wantFailed)
+			}
+			var perSeries int64
+			for _, s := range out.Series {
+				perSeries += s.Retries
+			}
+			if perSeries != out.Retries {
+				t.Fatalf("series retries add up to %d, outcome says %d", perSeries, out.Retries)
+			}
+			if tt.wantFailed && tt.wantRetries {
+				// Each key fails its first 10 attempts: an operation that
+				// failed made 4 attempts, so 3 retries; at most 50×10 failures.
+				if out.Retries < 3*out.Failed || out.Retries+out.Failed > 50*10 {
+					t.Fatalf("retries %d, failed %d: each failed operation repeats 3 times first", out.Retries, out.Failed)
+				}
+			}
+			if !tt.wantFailed {
+				// Each key fails 3 times once; with at most 3 retries every
+				// operation ends well, after 3 retries per key in all.
+				if out.Retries != int64(len(db.rows))*3 {
+					t.Fatalf("retries %d, want 3 for each of %d keys", out.Retries, len(db.rows))
+				}
+			}
+		})
+	}
+}
+
+func TestRetryWaitsGrowAndStayBounded(t *testing.T) {
+	p := RetryPolicy{Max: 10, Backoff: time.Millisecond, MaxBackoff: 8 * time.Millisecond}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n, upper := range []time.Duration{1, 2, 4, 8, 8, 8} {
+		upper *= time.Millisecond
+		for range 100 {
+			d := p.wait(n, rng)
+			if d < upper/2 || d > upper {
+				t.Fatalf("wait(%d) = %v, want within [%v, %v]", n, d, upper/2, upper)
+			}
+		}
+	}
+}
+
+func TestLoadRetriesAWholeBatch(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	busy := driver.Classify(errors.New("database is locked"), "SQLITE_BUSY", driver.ClassBusy)
+	db.failKey = failTimes(1, busy)
+	out, err := Execute(context.Background(), db, testTable, spec, Options{Phase: Load, Threads: 1, BatchSize: 10,
+		Retry: RetryPolicy{Max: 1, Backoff: time.Microsecond, MaxBackoff: time.Microsecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fake fails a batch at its first key's first attempt; each of the
+	// 10 batches is repeated once, and every row arrives.
+	if out.Failed != 0 || len(db.rows) != 100 || out.Retries != 10 {
+		t.Fatalf("failed %d, rows %d, retries %d; want 0, 100, 10", out.Failed, len(db.rows), out.Retries)
 	}
 }
 

@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"dbprobe/internal/driver"
@@ -21,6 +23,7 @@ type worker struct {
 	values  [][]byte
 	opQuota int64
 	op      workload.Op
+	rng     *rand.Rand // retry jitter
 
 	// open loop: the intended start of the next operation (measure.Now)
 	period int64
@@ -82,33 +85,28 @@ func (w *worker) transactions(ctx context.Context) {
 func (w *worker) do(ctx context.Context, intended int64) {
 	op := &w.op
 	start := measure.Now()
-	var err error
 	switch op.Kind {
 	case workload.Read:
 		vals := w.readValues(op.ReadFields)
-		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
-		end := measure.Now()
-		w.finish(workload.Read, err, start, end, intended)
+		err := w.attempt(ctx, workload.Read, vals)
+		w.finish(workload.Read, err, start, measure.Now(), intended)
 		if err == nil && w.phase.spec.DataIntegrity {
 			w.verify(op.Key, op.ReadFields, vals)
 		}
-	case workload.Update:
-		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
-		w.finish(workload.Update, err, start, measure.Now(), intended)
+	case workload.Update, workload.Scan:
+		err := w.attempt(ctx, op.Kind, nil)
+		w.finish(op.Kind, err, start, measure.Now(), intended)
 	case workload.Insert:
-		err = w.sess.Insert(ctx, op.Key, op.Values)
+		err := w.attempt(ctx, workload.Insert, nil)
 		w.finish(workload.Insert, err, start, measure.Now(), intended)
 		w.gen.Acknowledge(op.KeyNum)
-	case workload.Scan:
-		_, err = w.sess.Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
-		w.finish(workload.Scan, err, start, measure.Now(), intended)
 	case workload.ReadModifyWrite:
+		// The read and the write are two transactions, each retried on its own.
 		vals := w.readValues(op.ReadFields)
-		err = w.sess.Read(ctx, op.Key, op.ReadFields, vals)
+		readErr := w.attempt(ctx, workload.Read, vals)
 		mid := measure.Now()
-		w.finish(workload.Read, err, start, mid, 0)
-		readErr := err
-		err = w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
+		w.finish(workload.Read, readErr, start, mid, 0)
+		err := w.attempt(ctx, workload.Update, nil)
 		end := measure.Now()
 		w.finish(workload.Update, err, mid, end, 0)
 		if err == nil {
@@ -119,6 +117,57 @@ func (w *worker) do(ctx context.Context, intended int64) {
 			w.verify(op.Key, op.ReadFields, vals)
 		}
 	}
+}
+
+// attempt runs one operation of w.op, repeating it under the retry policy
+// while it fails with a retryable error. Each repeat is counted on the
+// operation's series.
+func (w *worker) attempt(ctx context.Context, kind workload.Operation, vals [][]byte) error {
+	policy := w.phase.opts.Retry
+	for n := 0; ; n++ {
+		err := w.once(ctx, kind, vals)
+		if err == nil || n >= policy.Max || !driver.IsRetryable(err) || !w.backoff(ctx, n) {
+			return err
+		}
+		w.rec.Retry(w.phase.layout.ops[kind].ok)
+	}
+}
+
+// backoff waits before retry n; it reports false when the phase is
+// stopping, so the failure stands.
+func (w *worker) backoff(ctx context.Context, n int) bool {
+	if w.phase.stop.Load() {
+		return false
+	}
+	d := w.phase.opts.Retry.wait(n, w.rng)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// once sends one attempt of an operation to the session.
+func (w *worker) once(ctx context.Context, kind workload.Operation, vals [][]byte) error {
+	op := &w.op
+	switch kind {
+	case workload.Read:
+		return w.sess.Read(ctx, op.Key, op.ReadFields, vals)
+	case workload.Update:
+		return w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
+	case workload.Insert:
+		return w.sess.Insert(ctx, op.Key, op.Values)
+	case workload.Scan:
+		_, err := w.sess.Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
+		return err
+	}
+	return fmt.Errorf("runner: operation %v has no single attempt", kind)
 }
 
 func (w *worker) readValues(fields []int) [][]byte {
@@ -155,6 +204,11 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 	status, code := classify(err)
 	for range n {
 		w.rec.Status(ok, status)
+		// YCSB's Return=ERROR line stays the total; a line per code,
+		// Return=ERROR(41302), says which failures made it up.
+		if code != status {
+			w.rec.Status(ok, code)
+		}
 		w.rec.Error(code)
 	}
 	w.phase.noteError(name, code, err)
@@ -215,12 +269,7 @@ func (w *worker) load(ctx context.Context) {
 			}
 		}
 		start := measure.Now()
-		var err error
-		if n == 1 {
-			err = w.sess.Insert(ctx, keys[0], rows[0])
-		} else {
-			err = w.sess.InsertBatch(ctx, keys[:n], rows[:n])
-		}
+		err := w.insertBatch(ctx, keys[:n], rows[:n])
 		end := measure.Now()
 		// Every row of a batch is acknowledged when the batch commits, so
 		// each row's latency is the batch's.
@@ -233,5 +282,23 @@ func (w *worker) load(ctx context.Context) {
 			w.rec.RecordN(id, (end-intended)/1000, n)
 		}
 		w.rec.Done(n)
+	}
+}
+
+// insertBatch inserts one load batch, repeating the whole batch under the
+// retry policy while it fails with a retryable error.
+func (w *worker) insertBatch(ctx context.Context, keys [][]byte, rows [][][]byte) error {
+	policy := w.phase.opts.Retry
+	for n := 0; ; n++ {
+		var err error
+		if len(keys) == 1 {
+			err = w.sess.Insert(ctx, keys[0], rows[0])
+		} else {
+			err = w.sess.InsertBatch(ctx, keys, rows)
+		}
+		if err == nil || n >= policy.Max || !driver.IsRetryable(err) || !w.backoff(ctx, n) {
+			return err
+		}
+		w.rec.Retry(w.phase.layout.ops[workload.Insert].ok)
 	}
 }

@@ -232,6 +232,28 @@ func TestDefaultYCSBRunsOnTemporarySQLite(t *testing.T) {
 	}
 }
 
+// With --retries every operation gets a Retries line, even when nothing
+// was retried, so that a zero is visible.
+func TestRetriesLineWithARetryPolicy(t *testing.T) {
+	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "retries.db")
+	if _, stderr, err := run(t, "load", "--db", dbURL, "-p", "recordcount=100"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	stdout, stderr, err := run(t, "run", "--db", dbURL, "-p", "recordcount=100", "-p", "operationcount=200", "--retries", "3", "--threads", "2")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	r := parseYCSB(t, stdout)[0]
+	for _, op := range []string{"READ", "UPDATE"} {
+		if n, ok := r[op]["Retries"]; !ok || n != 0 {
+			t.Errorf("[%s], Retries = %v (present %v), want a line with 0:\n%s", op, n, ok, stdout)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^#\s+retries\s+= 3\s+\(--retries\)`).MatchString(stdout) {
+		t.Errorf("the header does not show retries=3 from --retries:\n%s", stdout)
+	}
+}
+
 // An update changes exactly one field (writeallfields=false).
 func TestUpdateChangesOneField(t *testing.T) {
 	dbURL := "sqlite://" + filepath.Join(t.TempDir(), "one.db")
@@ -333,6 +355,10 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"run without db", []string{"run"}, "run needs --db"},
 		{"nothing to do", []string{"run", "--db", loaded, "-p", "operationcount=0"}, "would do nothing"},
 		{"unreachable", []string{"run", "--db", "postgres://u:canary-pw@127.0.0.1:1/x?sslmode=disable"}, "cannot reach"},
+		{"unknown table type", []string{"run", "--db", loaded, "--table-type", "ssd"}, "unknown table type"},
+		{"unknown durability", []string{"run", "--db", loaded, "--durability", "lazy"}, "unknown durability"},
+		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
+		{"sqlite procedures", []string{"run", "--db", loaded, "--op-path", "procedure"}, "SQLite has no stored procedures"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -395,6 +421,7 @@ func TestPostgresBadInput(t *testing.T) {
 		{"foreign table", []string{"load", "--db", base}, "holds rows dbprobe did not write"},
 		{"foreign drop", []string{"load", "--db", base, "--drop-existing"}, "was not created by dbprobe"},
 		{"missing table", []string{"run", "--db", base, "-p", "table=nothere"}, "does not exist"},
+		{"memory table", []string{"load", "--db", base, "-p", "table=inmemory", "--table-type", "memory"}, "PostgreSQL has no in-memory table"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, _, err := run(t, tt.args...)

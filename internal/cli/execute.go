@@ -160,7 +160,12 @@ func (j *job) connect(ctx context.Context) error {
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	j.db, err = d.Open(octx, j.target, driver.Options{Sessions: j.cfg.Threads, BulkLoad: !j.opts.noCopy})
+	c := j.cfg
+	j.db, err = d.Open(octx, j.target, driver.Options{
+		Sessions: c.Threads, BulkLoad: !j.opts.noCopy,
+		TableType: c.TableType, BucketCount: c.BucketCount,
+		Durability: c.Durability, DurabilityScope: c.DurabilityScope, OpPath: c.OpPath,
+	})
 	if err != nil {
 		return scrubbed{j.target, err}
 	}
@@ -194,6 +199,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		BatchSize:        cfg.BatchSize,
 		Percentiles:      cfg.Percentiles,
 		Seed:             j.seed,
+		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OnFirstError: func(op, code string, err error) {
 			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
 		},
@@ -233,6 +239,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Errors:      out.Errors,
 		Interrupted: out.Interrupted,
 		Warmup:      out.Warmup,
+		RetryLimit:  cfg.Retries,
 	}
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
@@ -280,6 +287,10 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if err := checkColumns(t, st); err != nil {
 			return nil, err
 		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 		if !st.HasRows {
 			notes = append(notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
 		}
@@ -303,6 +314,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if err := checkColumns(t, st); err != nil {
 			return nil, err
 		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
 		notes = append(notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
 	case j.opts.dropExisting:
 		if err := j.db.DropTable(ctx, t); err != nil {
@@ -318,8 +332,37 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if err := checkColumns(t, st); err != nil {
 			return nil, err
 		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
 	}
+	// How the table is stored, as the database reports it now.
+	if st, err = j.db.Inspect(ctx, t); err != nil {
+		return nil, scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
+	}
+	notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 	return notes, nil
+}
+
+// checkTableType refuses to run on a table stored otherwise than the user
+// asked for with an explicit table type: the figures would be mislabelled.
+func (j *job) checkTableType(st driver.TableState) error {
+	if !j.tableTypeChosen() || st.Type == j.cfg.TableType {
+		return nil
+	}
+	return badinput.New("table %s is a %s table (%s), but tabletype=%s was asked for; load it again with --table-type %s --drop-existing, or leave --table-type out to run on it as it is",
+		j.table.Name, st.Type, st.Storage, j.cfg.TableType, j.cfg.TableType)
+}
+
+// tableTypeChosen reports whether the user set the table type (by flag,
+// -p or a file) rather than leaving the default.
+func (j *job) tableTypeChosen() bool {
+	for _, s := range j.cfg.Settings {
+		if s.Key == "tabletype" {
+			return s.Source != config.SourceDefault
+		}
+	}
+	return false
 }
 
 // checkColumns makes sure an existing table has the workload's shape.
@@ -372,7 +415,7 @@ func (j *job) header(ph runner.Phase) result.Header {
 		result.Setting{Key: "seed", Value: strconv.FormatUint(j.seed, 10), Source: seedSource},
 	)
 	if ph == runner.Load {
-		path := "bulk API where the database has one (PostgreSQL COPY), db.batchsize rows per transaction"
+		path := "the database's bulk API (PostgreSQL COPY, MySQL LOAD DATA LOCAL INFILE, SQL Server bulk copy, Redis one script per batch), db.batchsize rows per transaction"
 		if j.opts.noCopy {
 			path = "multi-row INSERT, db.batchsize rows per statement and transaction"
 		}

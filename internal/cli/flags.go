@@ -33,12 +33,21 @@ type options struct {
 	dropExisting bool
 	noCopy       bool
 	keepDB       bool
+
+	tableType       string
+	durability      string
+	durabilityScope string
+	opPath          string
+	bucketCount     int64
+	retries         int
+	retryBackoff    time.Duration
+	retryMaxBackoff time.Duration
 }
 
 // addCommonFlags adds the flags every YCSB command takes.
 func addCommonFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	f.StringVar(&o.db, "db", "", "database URL: postgres://user@host:5432/db, sqlite:///path/file.db, null (env DBPROBE_DB; default: a new SQLite database in a temporary directory)")
+	f.StringVar(&o.db, "db", "", "database URL: postgres://user@host:5432/db, mysql://user@host:3306/db, sqlserver://user@host:1433?database=db, redis://host:6379/0, sqlite:///path/file.db, null (env DBPROBE_DB; default: a new SQLite database in a temporary directory)")
 	f.StringVar(&o.passwordFile, "password-file", "", "read the database password from this file (else the URL or env DBPROBE_PASSWORD)")
 	f.StringArrayVarP(&o.propFiles, "properties", "P", nil, "YCSB properties file; repeatable, later files override earlier ones; workloads/workloada…f are built in")
 	f.StringArrayVarP(&o.props, "property", "p", nil, "YCSB property key=value, overriding files; repeatable (e.g. -p recordcount=100000)")
@@ -52,6 +61,15 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
+
+	f.StringVar(&o.tableType, "table-type", "disk", "how load creates the table: disk (ordinary), memory (SQL Server memory-optimized, MySQL ENGINE=MEMORY, SQLite in-memory database) or nondurable (PostgreSQL UNLOGGED, SQL Server SCHEMA_ONLY) (property tabletype)")
+	f.StringVar(&o.durability, "durability", "server", "when commits are acknowledged: server (leave the server's setting and report it), full, or delayed (SQL Server DELAYED_DURABILITY, PostgreSQL synchronous_commit=off, MySQL innodb_flush_log_at_trx_commit=2, SQLite synchronous=OFF; server-wide settings are put back at exit) (property durability)")
+	f.StringVar(&o.durabilityScope, "durability-scope", "database", "where delayed durability is asked for: database, or transaction (SQL Server: COMMIT WITH (DELAYED_DURABILITY = ON)) (property durability.scope)")
+	f.StringVar(&o.opPath, "op-path", "statement", "statement (prepared statements) or procedure (stored procedures dbprobe creates beside the table and drops with it) (property oppath)")
+	f.Int64Var(&o.bucketCount, "bucket-count", 0, "hash buckets of a SQL Server memory-optimized table (default: recordcount rounded up to a power of two) (property bucketcount)")
+	f.IntVar(&o.retries, "retries", 0, "repeat an operation that failed with a retryable error (deadlock, write conflict, serialization failure, busy) up to N times; 0 = never, as YCSB (property retries)")
+	f.DurationVar(&o.retryBackoff, "retry-backoff", time.Millisecond, "wait before the first retry; each later wait doubles, with jitter (property retry.backoff)")
+	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
 }
 
 func addWarmupFlag(cmd *cobra.Command, o *options) {
@@ -60,7 +78,7 @@ func addWarmupFlag(cmd *cobra.Command, o *options) {
 
 func addLoadFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().BoolVar(&o.dropExisting, "drop-existing", false, "drop and recreate the table if dbprobe created it earlier (a table dbprobe did not create is never dropped)")
-	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with batches of db.batchsize multi-row INSERTs instead of the database's bulk API (PostgreSQL COPY)")
+	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with multi-row INSERTs of db.batchsize rows instead of the database's bulk API (COPY, LOAD DATA LOCAL INFILE, bulk copy; for Redis, one script call per row)")
 }
 
 // properties gathers the configuration sources in precedence order:
@@ -97,6 +115,14 @@ func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
 	set("records", "recordcount", strconv.FormatInt(o.records, 10))
 	set("operations", "operationcount", strconv.FormatInt(o.operations, 10))
 	set("duration", "maxexecutiontime", o.duration.String())
+	set("table-type", "tabletype", o.tableType)
+	set("durability", "durability", o.durability)
+	set("durability-scope", "durability.scope", o.durabilityScope)
+	set("op-path", "oppath", o.opPath)
+	set("bucket-count", "bucketcount", strconv.FormatInt(o.bucketCount, 10))
+	set("retries", "retries", strconv.Itoa(o.retries))
+	set("retry-backoff", "retry.backoff", o.retryBackoff.String())
+	set("retry-max-backoff", "retry.maxbackoff", o.retryMaxBackoff.String())
 	return p, nil
 }
 

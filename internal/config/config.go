@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
 	"dbprobe/internal/workload"
 )
 
@@ -27,6 +28,21 @@ type Config struct {
 	BatchSize int
 	// Percentiles are the percentiles printed per operation.
 	Percentiles []float64
+	// TableType, Durability, DurabilityScope and OpPath are the database
+	// knobs; each driver maps them to its own settings or refuses them.
+	TableType       driver.TableType
+	Durability      driver.Durability
+	DurabilityScope driver.DurabilityScope
+	OpPath          driver.OpPath
+	// BucketCount sizes the hash index of a SQL Server memory-optimized
+	// table: recordcount rounded up to a power of two unless set.
+	BucketCount int64
+	// Retries is how many times an operation that failed with a retryable
+	// error is repeated (0, YCSB's behaviour, never repeats).
+	Retries int
+	// RetryBackoff is the wait before the first retry; later waits double
+	// up to RetryMaxBackoff.
+	RetryBackoff, RetryMaxBackoff time.Duration
 	// Settings lists every effective setting and where it came from.
 	Settings []Setting
 	// Notes are one-line remarks for the header: properties that were
@@ -86,6 +102,15 @@ var known = []property{
 	{key: "db.batchsize", def: "1000"},
 	{key: "status.interval", def: "10"},
 	{key: "hdrhistogram.percentiles", def: "50,95,99,99.9"},
+	// dbprobe's own keys: the database knobs and the retry policy.
+	{key: "tabletype", def: "disk"},
+	{key: "durability", def: "server"},
+	{key: "durability.scope", def: "database"},
+	{key: "oppath", def: "statement"},
+	{key: "bucketcount", def: ""}, // derived from recordcount
+	{key: "retries", def: "0"},
+	{key: "retry.backoff", def: "1ms"},
+	{key: "retry.maxbackoff", def: "100ms"},
 
 	{key: "db", ignored: "the database is chosen with --db"},
 	{key: "db.driver", ignored: "JDBC binding setting; the database is chosen with --db"},
@@ -107,8 +132,8 @@ var known = []property{
 	{key: "reportlatencyforeacherror", ignored: "failed operations are measured as OP-FAILED and counted per error"},
 	{key: "latencytrackederrors", ignored: "failed operations are measured as OP-FAILED and counted per error"},
 	{key: "dotransactions", ignored: "the phase is chosen by the command: load, run or ycsb"},
-	{key: "core_workload_insertion_retry_limit", ignored: "retries are not implemented yet; failed inserts are counted"},
-	{key: "core_workload_insertion_retry_interval", ignored: "retries are not implemented yet; failed inserts are counted"},
+	{key: "core_workload_insertion_retry_limit", ignored: "use retries=N (--retries), which repeats any operation that failed with a retryable error"},
+	{key: "core_workload_insertion_retry_interval", ignored: "use retry.backoff (--retry-backoff): retries back off exponentially with jitter"},
 }
 
 var knownIndex = func() map[string]int {
@@ -187,6 +212,19 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 	c.StatusInterval = r.seconds("status.interval")
 	c.BatchSize = r.int("db.batchsize")
 	c.Percentiles = r.percentiles("hdrhistogram.percentiles")
+	c.TableType = parseEnum(&r, "tabletype", driver.ParseTableType)
+	c.Durability = parseEnum(&r, "durability", driver.ParseDurability)
+	c.DurabilityScope = parseEnum(&r, "durability.scope", driver.ParseDurabilityScope)
+	c.OpPath = parseEnum(&r, "oppath", driver.ParseOpPath)
+	if _, _, set := p.Get("bucketcount"); set {
+		c.BucketCount = r.int64("bucketcount")
+	} else {
+		c.BucketCount = nextPowerOfTwo(min(s.RecordCount, 1<<30))
+		r.derived("bucketcount", strconv.FormatInt(c.BucketCount, 10), "derived: recordcount rounded up to a power of two (SQL Server memory-optimized tables)")
+	}
+	c.Retries = r.int("retries")
+	c.RetryBackoff = r.duration("retry.backoff")
+	c.RetryMaxBackoff = r.duration("retry.maxbackoff")
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -204,6 +242,12 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		return nil, badinput.New("maxexecutiontime must not be negative; give seconds, or 0 for no limit")
 	case c.StatusInterval <= 0:
 		return nil, badinput.New("status.interval must be at least 1 second")
+	case c.BucketCount < 1 || c.BucketCount > 1<<30:
+		return nil, badinput.New("bucketcount=%d: SQL Server takes 1 to 1073741824 buckets (--bucket-count N)", c.BucketCount)
+	case c.Retries < 0 || c.Retries > 1000:
+		return nil, badinput.New("retries=%d: give 0 (never repeat, as YCSB) up to 1000 (--retries N)", c.Retries)
+	case c.RetryBackoff <= 0 || c.RetryMaxBackoff < c.RetryBackoff:
+		return nil, badinput.New("retry.backoff=%s and retry.maxbackoff=%s: the first wait must be positive and at most the longest", c.RetryBackoff, c.RetryMaxBackoff)
 	case c.BatchSize < 1:
 		// YCSB's JDBC binding treats a batch size of 0 or less as no
 		// batching, which is a batch of one.
@@ -295,6 +339,25 @@ func (r *resolver) seconds(key string) time.Duration {
 		r.fail(key, v, "a number of seconds (or a duration such as 90s)")
 	}
 	return d
+}
+
+// duration reads a Go duration such as 2ms or 1s.
+func (r *resolver) duration(key string) time.Duration {
+	v := r.raw(key)
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		r.fail(key, v, "a duration such as 2ms or 1s")
+	}
+	return d
+}
+
+// nextPowerOfTwo returns the smallest power of two at least n (1 for n < 1).
+func nextPowerOfTwo(n int64) int64 {
+	p := int64(1)
+	for p < n && p < 1<<62 {
+		p <<= 1
+	}
+	return p
 }
 
 // parseEnum reads a typed enum with its parser, which names the choices.

@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
 	"dbprobe/internal/workload"
 )
 
@@ -72,6 +74,8 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		"insertcount=5", "zeropadding=12", "minscanlength=2", "maxscanlength=7",
 		"scanlengthdistribution=zipfian", "table=kv", "dataintegrity=false", "db.batchsize=64",
 		"status.interval=2", "hdrhistogram.percentiles=90,99.99",
+		"tabletype=memory", "durability=delayed", "durability.scope=transaction", "oppath=procedure",
+		"bucketcount=1024", "retries=5", "retry.backoff=2ms", "retry.maxbackoff=1s",
 	} {
 		if err := p.SetAssignment(kv); err != nil {
 			t.Fatal(err)
@@ -89,11 +93,30 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		s.ExponentialPercentile != 90 || s.ExponentialFrac != 0.5 || s.InsertOrder != workload.Ordered || s.InsertStart != 2 ||
 		s.InsertCount != 5 || s.ZeroPadding != 12 || s.MinScanLength != 2 || s.MaxScanLength != 7 ||
 		s.ScanLengthDistribution != workload.ZipfianLength || s.Table != "kv" || c.BatchSize != 64 ||
-		c.StatusInterval.Seconds() != 2 || len(c.Percentiles) != 2 || c.Percentiles[1] != 99.99 {
+		c.StatusInterval.Seconds() != 2 || len(c.Percentiles) != 2 || c.Percentiles[1] != 99.99 ||
+		c.TableType != driver.TableMemory || c.Durability != driver.DurabilityDelayed ||
+		c.DurabilityScope != driver.ScopeTransaction || c.OpPath != driver.PathProcedure || c.BucketCount != 1024 ||
+		c.Retries != 5 || c.RetryBackoff != 2*time.Millisecond || c.RetryMaxBackoff != time.Second {
 		t.Fatalf("not every property applied: %+v %+v", c, s)
 	}
 	if len(c.Notes) != 0 {
 		t.Fatalf("notes for known properties: %v", c.Notes)
+	}
+}
+
+func TestDefaultKnobsChangeNothing(t *testing.T) {
+	p := NewProperties()
+	p.LoadBuiltin("a", "")
+	p.SetAssignment("recordcount=1000")
+	c, err := Resolve(p, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TableType != driver.TableDisk || c.Durability != driver.DurabilityServer || c.OpPath != driver.PathStatement || c.Retries != 0 {
+		t.Errorf("defaults %v %v %v retries %d: want disk, server, statement, 0", c.TableType, c.Durability, c.OpPath, c.Retries)
+	}
+	if c.BucketCount != 1024 {
+		t.Errorf("bucket count %d for 1000 records, want 1024", c.BucketCount)
 	}
 }
 
@@ -137,6 +160,13 @@ func TestBadValuesAreBadInput(t *testing.T) {
 		{"readallfields=yes", "readallfields=yes"},
 		{"workload=site.ycsb.workloads.TimeSeriesWorkload", "not supported"},
 		{"hdrhistogram.percentiles=50,x", "hdrhistogram.percentiles"},
+		{"tabletype=ssd", "disk, memory, nondurable"},
+		{"durability=lazy", "server, full, delayed"},
+		{"oppath=rpc", "statement, procedure"},
+		{"retries=-1", "retries=-1"},
+		{"retry.backoff=5", "retry.backoff=5"},
+		{"retry.maxbackoff=0s", "retry.maxbackoff=0s"},
+		{"bucketcount=0", "bucketcount=0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kv, func(t *testing.T) {

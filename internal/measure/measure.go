@@ -25,9 +25,10 @@ func newHistogram() *hdr.Histogram {
 
 // Set holds the recorders of one run phase and the views merged from them.
 type Set struct {
-	names    []string
-	countsOK []bool
-	index    map[string]int
+	names     []string
+	countsOK  []bool
+	retryable []bool
+	index     map[string]int
 
 	mu         sync.Mutex // guards everything below; never taken on the hot path
 	recorders  []*Recorder
@@ -57,6 +58,7 @@ func NewSet(names []string, countsOK []bool, start time.Time) *Set {
 	s := &Set{
 		names:      append([]string(nil), names...),
 		countsOK:   append([]bool(nil), countsOK...),
+		retryable:  make([]bool, len(names)),
 		index:      make(map[string]int, len(names)),
 		cumulative: make([]*hdr.Histogram, len(names)),
 		overflow:   make([]int64, len(names)),
@@ -71,6 +73,11 @@ func NewSet(names []string, countsOK []bool, start time.Time) *Set {
 	}
 	return s
 }
+
+// MarkRetryable says that series i is an operation a retry policy may
+// repeat, so its summaries carry a retry count even when it is zero. Call
+// it before recording.
+func (s *Set) MarkRetryable(i int) { s.retryable[i] = true }
 
 // Series returns the index of a series name, or -1.
 func (s *Set) Series(name string) int {
@@ -303,8 +310,10 @@ type Summary struct {
 	// Statuses counts the Return= lines: "OK" and every failure status.
 	Statuses []StatusCount `json:"statuses"`
 	// Retries counts attempts that failed with a retryable error and were
-	// repeated; the operation's latency includes them and their waits.
-	Retries int64 `json:"retries"`
+	// repeated; the operation's latency includes them and their waits. It
+	// is nil for series that are not operations (Intended-, -FAILED,
+	// VERIFY, CLEANUP).
+	Retries *int64 `json:"retries,omitempty"`
 }
 
 // Percentile is one percentile of a series.
@@ -340,8 +349,12 @@ func (s *Set) Summarize(v View, percentiles []float64) []Summary {
 		if overflow != nil {
 			sum.Overflow = overflow[i]
 		}
-		if v.Retries != nil {
-			sum.Retries = v.Retries[i]
+		if s.retryable[i] {
+			var n int64
+			if v.Retries != nil {
+				n = v.Retries[i]
+			}
+			sum.Retries = &n
 		}
 		if h != nil && h.TotalCount() > 0 {
 			sum.Count = h.TotalCount()

@@ -82,10 +82,8 @@ func WriteText(w io.Writer, s Summary) error {
 		for _, st := range ser.Statuses {
 			line(ser.Name, "Return="+st.Status, strconv.FormatInt(st.Count, 10))
 		}
-		// Operation series are those with Return lines; Intended-, -FAILED
-		// and the like have none and their retries are their operation's.
-		if (s.RetryLimit > 0 && len(ser.Statuses) > 0) || ser.Retries > 0 {
-			line(ser.Name, "Retries", strconv.FormatInt(ser.Retries, 10))
+		if ser.Retries != nil && (s.RetryLimit > 0 || *ser.Retries > 0) {
+			line(ser.Name, "Retries", strconv.FormatInt(*ser.Retries, 10))
 		}
 	}
 

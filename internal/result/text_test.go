@@ -51,12 +51,12 @@ func TestWriteTextGolden(t *testing.T) {
 		Series: []measure.Summary{
 			{
 				Name: "READ", Count: 500, MeanMicros: 120.5, MinMicros: 40, MaxMicros: 900,
-				Percentiles: pcts(100, 300, 700, 900),
-				Statuses:    []measure.StatusCount{{Status: "OK", Count: 500}},
+				Percentiles: pcts(100, 300, 700, 900), Retries: new(int64(0)),
+				Statuses: []measure.StatusCount{{Status: "OK", Count: 500}},
 			},
 			{
 				Name: "UPDATE", Count: 495, MeanMicros: 2210.25, MinMicros: 800, MaxMicros: 90000,
-				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: 37,
+				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: new(int64(37)),
 				Statuses: []measure.StatusCount{{Status: "OK", Count: 495}, {Status: "ERROR", Count: 5},
 					{Status: "ERROR(41302)", Count: 4}, {Status: "ERROR(41305)", Count: 1}},
 			},

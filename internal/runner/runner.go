@@ -228,6 +228,9 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	shared := workload.NewShared(spec)
 	start := time.Now()
 	p.set = measure.NewSet(l.names, l.countsOK, start)
+	for _, o := range l.ops {
+		p.set.MarkRetryable(o.ok)
+	}
 	p.loadNext.Store(spec.InsertStart)
 	workers := make([]*worker, opts.Threads)
 	for i := range workers {

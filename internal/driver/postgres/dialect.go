@@ -46,6 +46,13 @@ type dialect struct {
 	table  string   // schema-qualified, quoted table name
 	key    string   // quoted key column
 	fields []string // quoted field columns
+	proc   procs    // the procedure path's functions
+}
+
+// procs holds the schema-qualified, quoted names of a table's functions on
+// the procedure path (driver.Procedures), folded like the table's name.
+type procs struct {
+	read, scan, update, insert, delete string
 }
 
 func newDialect(schema string, t driver.Table) *dialect {
@@ -57,15 +64,29 @@ func newDialect(schema string, t driver.Table) *dialect {
 	for i, f := range t.Fields {
 		d.fields[i] = quote(f)
 	}
+	p := driver.Procedures(t)
+	d.proc = procs{
+		read:   qualify(schema, foldName(p.Read)),
+		scan:   qualify(schema, foldName(p.Scan)),
+		update: qualify(schema, foldName(p.Update)),
+		insert: qualify(schema, foldName(p.Insert)),
+		delete: qualify(schema, foldName(p.Delete)),
+	}
 	return d
 }
 
-// createTable returns the CREATE TABLE statement. The key column uses the C
+// createTable returns the CREATE TABLE statement; unlogged makes it an
+// UNLOGGED table (--table-type nondurable), whose changes skip the WAL and
+// which PostgreSQL empties after a crash. The key column uses the C
 // collation: keys then compare byte by byte, which is both the order YCSB and
 // the other drivers scan in and cheaper than a locale's collation.
-func (d *dialect) createTable(keyLength, fieldLength int) string {
+func (d *dialect) createTable(keyLength, fieldLength int, unlogged bool) string {
 	var b strings.Builder
-	b.WriteString("CREATE TABLE ")
+	b.WriteString("CREATE ")
+	if unlogged {
+		b.WriteString("UNLOGGED ")
+	}
+	b.WriteString("TABLE ")
 	b.WriteString(d.table)
 	b.WriteString(" (")
 	b.WriteString(d.key)
@@ -247,4 +268,277 @@ func appendCopyText(dst, v []byte) []byte {
 		start = i + 1
 	}
 	return append(dst, v[start:]...)
+}
+
+// maxIdentifier is the longest name PostgreSQL keeps (NAMEDATALEN - 1
+// bytes); a longer one is cut short with only a NOTICE, which would make
+// the five function names of a long table name collide.
+const maxIdentifier = 63
+
+// procedureNamesFit reports whether the table's function names fit
+// PostgreSQL's identifiers uncut; the longest ends in _update, _insert or
+// _delete.
+func procedureNamesFit(t driver.Table) bool {
+	return len(foldName(driver.Procedures(t).Update)) <= maxIdentifier
+}
+
+// procedureNames are the table's function names as pg_proc holds them.
+func procedureNames(t driver.Table) []string {
+	names := driver.Procedures(t).All()
+	for i, n := range names {
+		names[i] = foldName(n)
+	}
+	return names
+}
+
+// varcharArgs returns n "varchar" argument types separated by commas.
+func varcharArgs(b *strings.Builder, n int) {
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("varchar")
+	}
+}
+
+// procedureSignatures returns the five functions with their argument types,
+// as to_regprocedure reads them: the procedure path is ready when all five
+// resolve.
+func (d *dialect) procedureSignatures() []string {
+	n := len(d.fields)
+	sig := func(name string, args int, last string) string {
+		var b strings.Builder
+		b.WriteString(name)
+		b.WriteString("(")
+		varcharArgs(&b, args)
+		b.WriteString(last)
+		b.WriteString(")")
+		return b.String()
+	}
+	return []string{
+		sig(d.proc.read, 1, ""),
+		sig(d.proc.scan, 1, ", integer"),
+		sig(d.proc.update, n+1, ""),
+		sig(d.proc.insert, n+1, ""),
+		sig(d.proc.delete, 1, ""),
+	}
+}
+
+// bodyQuote delimits the functions' bodies. Names are plain identifiers,
+// so a body can never hold it.
+const bodyQuote = "$dbprobe$"
+
+// createProcedures returns the CREATE FUNCTION statements of the procedure
+// path, one per operation. The functions' parameters are unnamed and used
+// as $1, $2, …, so that no field name can clash with a parameter's.
+//
+// read and scan are SQL functions: the planner inlines them into the
+// calling query (EXPLAIN shows a plain index scan), so a read costs what
+// the statement path's does plus the function lookup at prepare time. The
+// writes are PL/pgSQL, which keeps their plans across calls within a
+// session (a non-inlined SQL function before PostgreSQL 18 plans its body
+// again on every call) and counts the rows with GET DIAGNOSTICS, so that a
+// missing key is told apart. update takes every field: NULL keeps a field
+// as it is (COALESCE), so one function serves every field list.
+// #variable_conflict use_column lets a field named like the function's one
+// variable still mean the column.
+func (d *dialect) createProcedures() []string {
+	n := len(d.fields)
+	var read, scan, update, insert, del strings.Builder
+
+	read.WriteString("CREATE FUNCTION ")
+	read.WriteString(d.proc.read)
+	read.WriteString("(varchar) RETURNS TABLE(")
+	for i, f := range d.fields {
+		if i > 0 {
+			read.WriteString(", ")
+		}
+		read.WriteString(f)
+		read.WriteString(" varchar")
+	}
+	read.WriteString(") LANGUAGE sql STABLE AS " + bodyQuote + "SELECT ")
+	d.columnList(&read, nil)
+	read.WriteString(" FROM ")
+	read.WriteString(d.table)
+	read.WriteString(" WHERE ")
+	read.WriteString(d.key)
+	read.WriteString(" = $1" + bodyQuote)
+
+	scan.WriteString("CREATE FUNCTION ")
+	scan.WriteString(d.proc.scan)
+	scan.WriteString("(varchar, integer) RETURNS TABLE(")
+	scan.WriteString(d.key)
+	scan.WriteString(" varchar")
+	for _, f := range d.fields {
+		scan.WriteString(", ")
+		scan.WriteString(f)
+		scan.WriteString(" varchar")
+	}
+	scan.WriteString(") LANGUAGE sql STABLE AS " + bodyQuote + "SELECT ")
+	scan.WriteString(d.key)
+	scan.WriteString(", ")
+	d.columnList(&scan, nil)
+	scan.WriteString(" FROM ")
+	scan.WriteString(d.table)
+	scan.WriteString(" WHERE ")
+	scan.WriteString(d.key)
+	scan.WriteString(" >= $1 ORDER BY ")
+	scan.WriteString(d.key)
+	scan.WriteString(" LIMIT $2" + bodyQuote)
+
+	update.WriteString("CREATE FUNCTION ")
+	update.WriteString(d.proc.update)
+	update.WriteString("(")
+	varcharArgs(&update, n+1)
+	update.WriteString(") RETURNS integer LANGUAGE plpgsql AS " + bodyQuote + "\n#variable_conflict use_column\nDECLARE affected integer;\nBEGIN\n  UPDATE ")
+	update.WriteString(d.table)
+	update.WriteString(" SET ")
+	for i, f := range d.fields {
+		if i > 0 {
+			update.WriteString(", ")
+		}
+		update.WriteString(f)
+		update.WriteString(" = COALESCE($")
+		update.WriteString(strconv.Itoa(i + 2))
+		update.WriteString(", ")
+		update.WriteString(f)
+		update.WriteString(")")
+	}
+	update.WriteString(" WHERE ")
+	update.WriteString(d.key)
+	update.WriteString(" = $1;\n  GET DIAGNOSTICS affected = ROW_COUNT;\n  RETURN affected;\nEND\n" + bodyQuote)
+
+	insert.WriteString("CREATE FUNCTION ")
+	insert.WriteString(d.proc.insert)
+	insert.WriteString("(")
+	varcharArgs(&insert, n+1)
+	insert.WriteString(") RETURNS void LANGUAGE plpgsql AS " + bodyQuote + "\nBEGIN\n  INSERT INTO ")
+	insert.WriteString(d.table)
+	insert.WriteString(" (")
+	insert.WriteString(d.key)
+	insert.WriteString(", ")
+	d.columnList(&insert, nil)
+	insert.WriteString(") VALUES (")
+	for i := 1; i <= n+1; i++ {
+		if i > 1 {
+			insert.WriteString(", ")
+		}
+		insert.WriteString("$")
+		insert.WriteString(strconv.Itoa(i))
+	}
+	insert.WriteString(");\nEND\n" + bodyQuote)
+
+	del.WriteString("CREATE FUNCTION ")
+	del.WriteString(d.proc.delete)
+	del.WriteString("(varchar) RETURNS integer LANGUAGE plpgsql AS " + bodyQuote + "\n#variable_conflict use_column\nDECLARE affected integer;\nBEGIN\n  DELETE FROM ")
+	del.WriteString(d.table)
+	del.WriteString(" WHERE ")
+	del.WriteString(d.key)
+	del.WriteString(" = $1;\n  GET DIAGNOSTICS affected = ROW_COUNT;\n  RETURN affected;\nEND\n" + bodyQuote)
+
+	return []string{read.String(), scan.String(), update.String(), insert.String(), del.String()}
+}
+
+// callRead returns the procedure path's read: the listed fields (nil: all)
+// of what the read function returns for $1.
+func (d *dialect) callRead(idx []int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	d.columnList(&b, idx)
+	b.WriteString(" FROM ")
+	b.WriteString(d.proc.read)
+	b.WriteString("($1)")
+	return b.String()
+}
+
+// callScan returns the procedure path's scan from $1, at most $2 records.
+// The function returns them in key order already; the ORDER BY makes the
+// order a promise rather than a habit, and costs no sort: the planner sees
+// the inlined function's rows come sorted on the key.
+func (d *dialect) callScan(idx []int) string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	b.WriteString(d.key)
+	b.WriteString(", ")
+	d.columnList(&b, idx)
+	b.WriteString(" FROM ")
+	b.WriteString(d.proc.scan)
+	b.WriteString("($1, $2) ORDER BY ")
+	b.WriteString(d.key)
+	b.WriteString(` COLLATE "C"`)
+	return b.String()
+}
+
+// callUpdate returns the procedure path's update of the listed fields (nil:
+// all), with the statement path's parameters: the new values are $1…$n and
+// the key is $n+1. Fields not listed are passed as NULL, which the
+// function keeps as they are.
+func (d *dialect) callUpdate(idx []int) string {
+	n := len(idx)
+	if idx == nil {
+		n = len(d.fields)
+	}
+	param := make([]int, len(d.fields)) // field -> parameter number, 0 for none
+	for i := 0; i < n; i++ {
+		f := i
+		if idx != nil {
+			f = idx[i]
+		}
+		param[f] = i + 1
+	}
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	b.WriteString(d.proc.update)
+	b.WriteString("($")
+	b.WriteString(strconv.Itoa(n + 1))
+	for _, p := range param {
+		if p == 0 {
+			b.WriteString(", NULL")
+			continue
+		}
+		b.WriteString(", $")
+		b.WriteString(strconv.Itoa(p))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// callInsert returns the procedure path's insert: the key is $1, the
+// fields $2….
+func (d *dialect) callInsert() string {
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	b.WriteString(d.proc.insert)
+	b.WriteString("(")
+	for i := 1; i <= len(d.fields)+1; i++ {
+		if i > 1 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$")
+		b.WriteString(strconv.Itoa(i))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// callDelete returns the procedure path's delete of key $1.
+func (d *dialect) callDelete() string {
+	return "SELECT " + d.proc.delete + "($1)"
+}
+
+// tableStorage reads pg_class.relpersistence and the table's access method
+// into a table type and PostgreSQL's own words for it.
+func tableStorage(persistence, accessMethod string) (driver.TableType, string) {
+	if accessMethod == "" {
+		accessMethod = "heap"
+	}
+	switch persistence {
+	case "p":
+		return driver.TableDisk, "logged " + accessMethod + " table"
+	case "u":
+		return driver.TableNondurable, "UNLOGGED " + accessMethod + " table (not written to the WAL; emptied after a crash)"
+	case "t":
+		return driver.TableNondurable, "TEMPORARY " + accessMethod + " table"
+	}
+	return driver.TableDisk, accessMethod + " table of relpersistence '" + persistence + "'"
 }

@@ -4,7 +4,9 @@
 package all
 
 import (
+	_ "dbprobe/internal/driver/mysql"    // --db mysql://…, mariadb://…
 	_ "dbprobe/internal/driver/null"     // --db null: the harness's own ceiling
 	_ "dbprobe/internal/driver/postgres" // --db postgres://…
+	_ "dbprobe/internal/driver/redis"    // --db redis://…, rediss://…
 	_ "dbprobe/internal/driver/sqlite"   // --db sqlite:… (the default target)
 )

@@ -1,0 +1,248 @@
+package mysql
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"database/sql"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// Codes for failures that carry no server error number, so that results
+// can still count them by code.
+const (
+	codeTimeout  = "timeout"
+	codeCanceled = "canceled"
+	// codeConnLost is CR_SERVER_LOST, the number MySQL's own client
+	// library gives a connection that broke under a statement.
+	codeConnLost = "2013"
+)
+
+// Server error numbers dbprobe acts on.
+const (
+	erAccessDenied        = 1045 // wrong user or password
+	erDBAccessDenied      = 1044 // the user may not use the database
+	erBadDB               = 1049 // unknown database
+	erTooManyConnections  = 1040
+	erHostNotPrivileged   = 1130
+	erTableExists         = 1050
+	erDupEntry            = 1062
+	erSpecificAccess      = 1227 // needs SUPER, SYSTEM_VARIABLES_ADMIN, …
+	erLockWaitTimeout     = 1205
+	erLockDeadlock        = 1213
+	erUnknownSystemVar    = 1193
+	erWrongValueForVar    = 1231
+	erWrongTypeForVar     = 1232
+	erSPAlreadyExists     = 1304
+	erNotAllowedCommand   = 1148 // LOAD DATA LOCAL refused (MySQL 5.x, older MariaDB)
+	erLocalInfileDisabled = 3948 // LOAD DATA LOCAL refused (MySQL 8)
+	erLocalInfileMariaDB  = 4166 // LOAD DATA LOCAL refused (MariaDB 10.5 and later)
+	erQueryTimeout        = 3024 // MySQL max_execution_time
+	erStatementTimeout    = 1969 // MariaDB max_statement_time
+	erServerShutdown      = 1053
+	erConnectionKilled    = 1927 // MariaDB
+	erClientInteraction   = 4031 // MySQL 8: disconnected for inactivity
+	crServerGone          = 2006 // client numbers, which a proxy may pass on
+	crServerLost          = 2013
+)
+
+// classify wraps err with its MySQL error number and class for the
+// runner's policy. ErrNotFound and nil pass unchanged.
+func classify(err error) error {
+	if err == nil || errors.Is(err, driver.ErrNotFound) {
+		return err
+	}
+	var de *driver.Error
+	if errors.As(err, &de) {
+		return err
+	}
+	if errors.Is(err, context.Canceled) {
+		// The caller gave up (the run is stopping): not the database's fault.
+		return driver.Classify(err, codeCanceled, driver.ClassOther)
+	}
+	var myErr *gomysql.MySQLError
+	if errors.As(err, &myErr) {
+		return driver.Classify(err, strconv.Itoa(int(myErr.Number)), classOfNumber(myErr.Number))
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
+		return driver.Classify(err, codeTimeout, driver.ClassTimeout)
+	case isConnLost(err):
+		return driver.Classify(err, codeConnLost, driver.ClassConnLost)
+	}
+	return driver.Classify(err, "", driver.ClassOther)
+}
+
+// classOfNumber maps a server error number to a class. A duplicate key
+// (1062) and every other constraint error stay ClassOther: retrying cannot
+// help.
+func classOfNumber(n uint16) driver.Class {
+	switch n {
+	case erLockDeadlock, erLockWaitTimeout:
+		return driver.ClassConflict
+	case erQueryTimeout, erStatementTimeout:
+		return driver.ClassTimeout
+	case erServerShutdown, erConnectionKilled, erClientInteraction, crServerGone, crServerLost:
+		return driver.ClassConnLost
+	}
+	return driver.ClassOther
+}
+
+// isNetTimeout reports a socket deadline that passed (read_timeout,
+// write_timeout).
+func isNetTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// isConnLost reports an error of a connection that broke or was closed.
+func isConnLost(err error) bool {
+	if errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, gomysql.ErrMalformPkt) ||
+		errors.Is(err, gomysql.ErrPktSync) || errors.Is(err, gomysql.ErrPktSyncMul) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr)
+}
+
+// number returns the server error number err carries, or 0.
+func number(err error) uint16 {
+	var myErr *gomysql.MySQLError
+	if errors.As(err, &myErr) {
+		return myErr.Number
+	}
+	return 0
+}
+
+// isLoadRefused reports that the server or the client refused LOAD DATA
+// LOCAL (local_infile=OFF), so that the batch can go through INSERT.
+func isLoadRefused(err error) bool {
+	switch number(err) {
+	case erNotAllowedCommand, erLocalInfileDisabled, erLocalInfileMariaDB:
+		return true
+	}
+	return false
+}
+
+// scrubbed carries a cleaned message while keeping the cause reachable with
+// errors.Is and errors.As.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// openError turns a failure to connect into a one-line message that says what
+// to do, never holding the password. Errors the user can fix are badinput.
+func openError(err error, target driver.Target, s *settings) error {
+	user, database, addr := s.cfg.User, s.cfg.DBName, s.cfg.Addr
+	var myErr *gomysql.MySQLError
+	if errors.As(err, &myErr) {
+		cause := &scrubbed{msg: target.Scrub(myErr.Message), err: err}
+		switch myErr.Number {
+		case erAccessDenied:
+			return badinput.New("MySQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
+				addr, user, &scrubbed{msg: "access denied", err: err})
+		case erDBAccessDenied:
+			return badinput.New("MySQL at %s: %w; grant the user access to database %s or name another database in the URL", addr, cause, database)
+		case erBadDB:
+			return badinput.New("MySQL at %s: %w; create it with CREATE DATABASE %s or name another database in the URL",
+				addr, &scrubbed{msg: fmt.Sprintf("database %q does not exist", database), err: err}, quote(database))
+		case erHostNotPrivileged:
+			return badinput.New("MySQL at %s: %w; create the user for this host, or connect from another", addr, cause)
+		case erTooManyConnections:
+			return badinput.New("MySQL at %s refused the connection: %w; raise max_connections or use fewer threads", addr, cause)
+		case erUnknownSystemVar, erWrongValueForVar, erWrongTypeForVar, erSpecificAccess:
+			// A session variable from the URL that this server lacks or refuses.
+			return badinput.New("MySQL at %s rejected a setting from the URL: %w; fix or remove that option", addr, cause)
+		}
+		return &scrubbed{msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	}
+
+	reason := ""
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		reason = "no answer in time"
+	case errors.As(err, &dnsErr):
+		reason = "host not found"
+	case errors.Is(err, syscall.ENETUNREACH):
+		reason = "network is unreachable"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		reason = "no route to host"
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn):
+		reason = "the server closed the connection"
+	}
+	if reason != "" {
+		return badinput.New("cannot reach MySQL at %s: %w; check host and port and that the server is running",
+			addr, &scrubbed{msg: reason, err: err})
+	}
+	if isTLSError(err) {
+		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL (tls=false for a server without TLS)",
+			addr, &scrubbed{msg: lastPart(target.Scrub(err.Error())), err: err})
+	}
+	return &scrubbed{msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+}
+
+// isTLSError reports a failed TLS handshake or a server without TLS.
+func isTLSError(err error) bool {
+	var recordErr tls.RecordHeaderError
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	return errors.Is(err, gomysql.ErrNoTLS) || errors.As(err, &recordErr) || errors.As(err, &certErr) ||
+		errors.As(err, &unknownAuth) || errors.As(err, &hostErr) || strings.Contains(err.Error(), "tls:")
+}
+
+// ddlError turns a refused privilege into a badinput error that says what
+// dbprobe was doing; other errors are classified.
+func ddlError(what string, err error) error {
+	switch number(err) {
+	case 1044, 1142, 1227, 1370: // access denied to the database, table, routine; needs a privilege
+		var myErr *gomysql.MySQLError
+		errors.As(err, &myErr)
+		return badinput.New("MySQL refused to %s: %w; grant the user the privilege, or have someone who has it do this", what,
+			&scrubbed{msg: myErr.Message, err: classify(err)})
+	}
+	return fmt.Errorf("%s: %w", what, classify(err))
+}
+
+// lastPart returns the text after the last ": ", the innermost complaint of
+// a chain of wrapped messages.
+func lastPart(msg string) string {
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		return msg[i+2:]
+	}
+	return msg
+}
+
+// slogLogger sends go-sql-driver's own complaints (a connection closed
+// under it, a packet out of order) to the debug log rather than to stderr
+// between the results: the error the operation returns says the same.
+type slogLogger struct{}
+
+// Print implements gomysql.Logger.
+func (slogLogger) Print(v ...any) {
+	slog.Debug("go-sql-driver/mysql: " + strings.TrimSpace(fmt.Sprint(v...)))
+}

@@ -1,0 +1,184 @@
+package mysql
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// target builds a driver.Target from raw as driver.ParseTarget does for a
+// registered scheme.
+func target(t testing.TB, raw, password string) driver.Target {
+	t.Helper()
+	tg, err := driver.ParseTarget(raw, password)
+	if err != nil {
+		t.Fatalf("ParseTarget(%q): %v", raw, err)
+	}
+	return tg
+}
+
+func TestParseURL(t *testing.T) {
+	for _, tc := range []struct {
+		raw, password string
+		addr, user    string
+		pass, db      string
+		check         func(*settings) string
+	}{
+		{raw: "mysql://u:p@db.example:3307/bench", addr: "db.example:3307", user: "u", pass: "p", db: "bench"},
+		{raw: "mysql://u@db.example/bench", addr: "db.example:3306", user: "u", db: "bench"},
+		{raw: "mariadb://u@127.0.0.1/bench", password: "fromenv", addr: "127.0.0.1:3306", user: "u", pass: "fromenv", db: "bench"},
+		{raw: "mysql://u:p%40ss%2Fw%3Ard@[::1]:3306/b%20x", addr: "[::1]:3306", user: "u", pass: "p@ss/w:rd", db: "b x"},
+		{raw: "mysql://u@/bench", addr: "127.0.0.1:3306", user: "u", db: "bench"},
+		{raw: "mysql://u@h/b?tls=skip-verify&timeout=3&read_timeout=1m", addr: "h:3306", user: "u", db: "b", check: func(s *settings) string {
+			if s.cfg.TLSConfig != "skip-verify" || s.cfg.Timeout != 3*time.Second || s.cfg.ReadTimeout != time.Minute {
+				return "tls, timeout or read_timeout not taken"
+			}
+			return ""
+		}},
+		{raw: "mysql://u@h/b?innodb_lock_wait_timeout=2&lock_wait_timeout=3&max_statement_time=0.5&max_execution_time=500", addr: "h:3306", user: "u", db: "b", check: func(s *settings) string {
+			want := map[string]string{"innodb_lock_wait_timeout": "2", "lock_wait_timeout": "3", "max_statement_time": "0.5", "max_execution_time": "500"}
+			for k, v := range want {
+				if s.cfg.Params[k] != v {
+					return "session variable " + k + " = " + s.cfg.Params[k] + ", want " + v
+				}
+			}
+			return ""
+		}},
+		{raw: "mysql://u@h/b?max_heap_table_size=4G", addr: "h:3306", user: "u", db: "b", check: func(s *settings) string {
+			if s.maxHeapTableSize != 4<<30 {
+				return "max_heap_table_size not taken"
+			}
+			return ""
+		}},
+		{raw: "mysql://u@h/b?password=secret", addr: "h:3306", user: "u", pass: "secret", db: "b"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			s, err := parseURL(target(t, tc.raw, tc.password))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := s.cfg
+			if c.Addr != tc.addr || c.User != tc.user || c.Passwd != tc.pass || c.DBName != tc.db || c.Net != "tcp" {
+				t.Errorf("config = %s@%s/%s (password %q), want %s@%s/%s (%q)", c.User, c.Addr, c.DBName, c.Passwd, tc.user, tc.addr, tc.db, tc.pass)
+			}
+			if !c.ClientFoundRows {
+				t.Error("ClientFoundRows is off: an update that changes nothing would be ErrNotFound")
+			}
+			if c.Timeout <= 0 {
+				t.Error("no connect timeout")
+			}
+			if tc.check != nil {
+				if msg := tc.check(s); msg != "" {
+					t.Error(msg)
+				}
+			}
+		})
+	}
+}
+
+func TestParseURLMistakes(t *testing.T) {
+	const secret = "s3cr3t-pw"
+	for _, tc := range []struct{ raw, says string }{
+		{"mysql://:" + secret + "@h/b", "names no user"},
+		{"mysql://u:" + secret + "@h", "names no database"},
+		{"mysql://u:" + secret + "@h/", "names no database"},
+		{"mysql://u:" + secret + "@h/a/b", "holds a /"},
+		{"mysql://u:" + secret + "@h:0/b", "not a number from 1 to 65535"},
+		{"mysql://u:" + secret + "@h:99999/b", "not a number from 1 to 65535"},
+		{"mysql://u:" + secret + "@h:/b", "empty port"},
+		{"mysql:u@h/b", "write a MySQL URL as"},
+		{"mysql://u:" + secret + "@h/" + strings.Repeat("d", 65), "longer than MySQL's 64"},
+		{"mysql://u:" + secret + "@h/b#frag", "fragment"},
+		{"mysql://u:" + secret + "@h/b?sslmode=disable", `unknown option "sslmode"; known: innodb_lock_wait_timeout, lock_wait_timeout, max_execution_time, max_heap_table_size, max_statement_time, password, read_timeout, timeout, tls, write_timeout`},
+		{"mysql://u:" + secret + "@h/b?tls=maybe", "tls="},
+		{"mysql://u:" + secret + "@h/b?timeout=soon", "duration"},
+		{"mysql://u:" + secret + "@h/b?timeout=-1s", "duration"},
+		{"mysql://u:" + secret + "@h/b?innodb_lock_wait_timeout=0", "whole number between 1"},
+		{"mysql://u:" + secret + "@h/b?innodb_lock_wait_timeout=1x", "whole number"},
+		{"mysql://u:" + secret + "@h/b?innodb_lock_wait_timeout=1;DROP", "semicolon"},
+		{"mysql://u:" + secret + "@h/b?max_statement_time=NaN", "number of seconds"},
+		{"mysql://u:" + secret + "@h/b?max_heap_table_size=10", "at least 16384"},
+		{"mysql://u:" + secret + "@h/b?timeout=1&timeout=2", "given 2 times"},
+		{"mysql://u:" + secret + "@h/b?timeout=%zz", "do not parse"},
+	} {
+		t.Run(tc.says, func(t *testing.T) {
+			u, err := url.Parse(tc.raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg := driver.Target{Driver: "mysql", URL: u, Password: secret}
+			_, err = parseURL(tg)
+			if err == nil {
+				t.Fatal("accepted, want an error")
+			}
+			if !badinput.Is(err) {
+				t.Errorf("%v is not bad input", err)
+			}
+			if !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("error %q does not say %q", err, tc.says)
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q holds the password or several lines", err)
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]uint64{"16384": 16384, "64K": 64 << 10, "16m": 16 << 20, "4G": 4 << 30} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "G", "-1", "1T", "99999999999999999999G", "1.5G"} {
+		if got, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{
+		"mysql://u:p@h:3306/b?tls=true&timeout=5s",
+		"mariadb://u@[::1]/b?max_heap_table_size=1G",
+		"mysql://u@h/b?innodb_lock_wait_timeout=1&max_statement_time=0.25",
+		"mysql://u@h:/b", "mysql:opaque", "mysql://u@h/a/b", "mysql://u@h/b?x=%zz",
+	} {
+		f.Add(s, "pw")
+	}
+	f.Fuzz(func(t *testing.T, raw, password string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return
+		}
+		tg := driver.Target{Driver: "mysql", URL: u, Password: password}
+		s, err := parseURL(tg)
+		if err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("parseURL(%q): %v is not bad input", raw, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("parseURL(%q): a message of several lines: %q", raw, err)
+			}
+			if len(password) >= 4 && strings.Contains(err.Error(), password) && !strings.Contains(tg.Redacted(), password) {
+				t.Fatalf("parseURL(%q): the message holds the password: %q", raw, err)
+			}
+			return
+		}
+		c := s.cfg
+		if c.User == "" || c.DBName == "" || c.Addr == "" || c.Net != "tcp" || !c.ClientFoundRows {
+			t.Fatalf("parseURL(%q) accepted an incomplete configuration: %+v", raw, c)
+		}
+		// Session variables go into SET statements as they are: only
+		// numbers may get there.
+		for name, v := range c.Params {
+			if strings.Trim(v, "0123456789.") != "" {
+				t.Fatalf("parseURL(%q): session variable %s = %q is not a number", raw, name, v)
+			}
+		}
+	})
+}

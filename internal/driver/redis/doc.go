@@ -1,0 +1,47 @@
+// Package redis is dbprobe's Redis driver (go-redis v9): the specialised
+// key-value baseline the SQL databases are compared with.
+//
+// --db redis://[user:password@]host:6379/DB, or rediss://… for TLS. The
+// password may also come from DBPROBE_PASSWORD; go-redis's URL options
+// (dial_timeout, pool_size, max_retries, …) are accepted.
+//
+// # Data model
+//
+// A table is a set of keys in the URL's logical database:
+//
+//	<table>:<YCSB key>   a hash per record, one field per column (FIELD0…)
+//	<table>#index        a sorted set of every record's YCSB key, all with
+//	                     score 0, so ZRANGEBYLEX walks them in byte order
+//	<table>#schema       a hash: the column list, the table type asked for,
+//	                     when and by which dbprobe it was created
+//	dbprobe#tables       the set of tables dbprobe created (ownership)
+//
+// dbprobe's own keys use '#', which a table name (a plain identifier) never
+// holds, so that no YCSB key can collide with them: with "<table>:index" a
+// record keyed "index" would be the index. A table's records are the only
+// keys that start with "<table>:".
+//
+// # Operations
+//
+// Insert, Update and Delete are each one Lua script run on the server
+// (EVALSHA), so that the existence check and the writes to the record and
+// the index happen atomically: Insert fails with the code EXISTS on an
+// existing key, Update and Delete return driver.ErrNotFound on a missing one.
+// Read is HMGET; Scan is ZRANGEBYLEX on the index and then HMGET of each
+// record, pipelined. InsertBatch is all-or-nothing on both paths: with
+// Options.BulkLoad one script checks that no key exists and writes the whole
+// batch; without it, Redis's ordinary optimistic transaction (WATCH the
+// keys, EXISTS, MULTI, HSET and ZADD per record, EXEC), which fails as a
+// retryable conflict (code WATCH) when another client writes one of the keys
+// in between.
+//
+// # Knobs
+//
+// Redis keeps every key in memory: table types disk and memory are both its
+// ordinary storage (Inspect reports the one asked for at creation, and the
+// server's persistence). Persistence is server-wide, so there is no
+// nondurable table. Durability full and delayed set appendfsync (always,
+// everysec) with CONFIG SET when it differs, and Close puts the previous
+// value back; they need appendonly yes. There are no stored procedures: each
+// operation already runs as one script.
+package redis

@@ -1,0 +1,194 @@
+package redis
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// Codes for failures that carry no Redis error code, so that results can
+// still count them by code.
+const (
+	codeTimeout     = "timeout"
+	codeConnLost    = "connection-lost"
+	codeCanceled    = "canceled"
+	codePoolTimeout = "pool-timeout"
+	// codeWatch is an optimistic transaction that EXEC aborted (a null
+	// reply) because another client wrote a key it WATCHed.
+	codeWatch = "WATCH"
+	// codeExists is the error our insert scripts raise for a key that is
+	// already there: the first word of their error reply.
+	codeExists = "EXISTS"
+)
+
+// classify wraps err with its code and class for the runner's policy.
+// ErrNotFound and nil pass unchanged.
+func classify(err error) error {
+	if err == nil || errors.Is(err, driver.ErrNotFound) {
+		return err
+	}
+	var done *driver.Error
+	if errors.As(err, &done) {
+		return err // classified already
+	}
+	code, class := classOf(err)
+	return driver.Classify(err, code, class)
+}
+
+// classOf returns the code and class of a go-redis error.
+func classOf(err error) (string, driver.Class) {
+	switch {
+	case errors.Is(err, context.Canceled):
+		// The caller gave up (the run is stopping): not the server's fault.
+		return codeCanceled, driver.ClassOther
+	case errors.Is(err, context.DeadlineExceeded):
+		return codeTimeout, driver.ClassTimeout
+	case errors.Is(err, redis.TxFailedErr):
+		return codeWatch, driver.ClassConflict
+	case errors.Is(err, redis.ErrPoolTimeout):
+		// Every connection was busy for PoolTimeout.
+		return codePoolTimeout, driver.ClassTimeout
+	}
+	if code, ok := serverCode(err); ok {
+		switch code {
+		case "BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN":
+			// A script past busy-reply-threshold, a dataset still loading,
+			// a multi-key operation during resharding, a replica without
+			// its master: the same operation may succeed a moment later.
+			return code, driver.ClassBusy
+		}
+		return code, driver.ClassOther
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return codeTimeout, driver.ClassTimeout
+	}
+	if isConnLost(err) {
+		return codeConnLost, driver.ClassConnLost
+	}
+	return "", driver.ClassOther
+}
+
+// serverCode returns the first word of an error reply from the server
+// (WRONGTYPE, BUSY, NOSCRIPT, ERR, …), which Redis uses as its error code.
+func serverCode(err error) (string, bool) {
+	var re redis.Error
+	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
+		return "", false
+	}
+	msg := re.Error()
+	if i := strings.IndexByte(msg, ' '); i >= 0 {
+		msg = msg[:i]
+	}
+	if msg == "" || strings.ToUpper(msg) != msg {
+		// go-redis's own errors ("redis: …") are not server replies.
+		return "", false
+	}
+	return msg, true
+}
+
+// isConnLost reports an error of a connection that broke or was closed.
+func isConnLost(err error) bool {
+	if errors.Is(err, redis.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNREFUSED) {
+		return true
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr)
+}
+
+// scrubbed carries a cleaned message while keeping the cause reachable with
+// errors.Is and errors.As.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// openError turns a failure to connect into a one-line message that says
+// what to do, never holding the password. Errors the user can fix are
+// badinput.
+func openError(err error, target driver.Target, addr, user string, db int, overTLS bool) error {
+	who := "the default user"
+	if user != "" {
+		who = fmt.Sprintf("user %q", user)
+	}
+	if code, ok := serverCode(err); ok {
+		cause := &scrubbed{msg: target.Scrub(err.Error()), err: err}
+		switch {
+		case code == "WRONGPASS":
+			return badinput.New("Redis at %s refused %s: %w; check the user and password (URL, DBPROBE_PASSWORD)",
+				addr, who, &scrubbed{msg: "WRONGPASS: wrong password or user disabled", err: err})
+		case code == "NOAUTH":
+			return badinput.New("Redis at %s wants a password: %w; give it in the URL (redis://:PASSWORD@%s/%d) or DBPROBE_PASSWORD",
+				addr, &scrubbed{msg: "NOAUTH", err: err}, addr, db)
+		case code == "ERR" && strings.Contains(err.Error(), "without any password configured"):
+			return badinput.New("Redis at %s has no password set but one was given: %w; remove it from the URL and DBPROBE_PASSWORD",
+				addr, &scrubbed{msg: "AUTH refused", err: err})
+		case code == "ERR" && strings.Contains(err.Error(), "DB index is out of range"):
+			return badinput.New("Redis at %s has no database %d: %w; name one below the server's `databases` setting in the URL (…/0)",
+				addr, db, cause)
+		case code == "NOPERM":
+			return badinput.New("Redis at %s refused %s a command dbprobe needs: %w; grant it in the server's ACL", addr, who, cause)
+		case code == "LOADING":
+			return badinput.New("Redis at %s is loading its dataset: %w; wait until it has finished and run again", addr, cause)
+		case code == "ERR" && strings.Contains(strings.ToLower(err.Error()), "max number of clients"):
+			return badinput.New("Redis at %s refused the connection: %w; raise maxclients or use fewer threads", addr, cause)
+		}
+		return &scrubbed{msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	}
+
+	reason := ""
+	var dnsErr *net.DNSError
+	var netErr net.Error
+	var certErr *tls.CertificateVerificationError
+	var unknownAuthority x509.UnknownAuthorityError
+	var hostnameErr x509.HostnameError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		reason = "connection refused"
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		reason = "no answer in time"
+	case errors.As(err, &dnsErr):
+		reason = "host not found"
+	case errors.Is(err, syscall.ENETUNREACH):
+		reason = "network is unreachable"
+	case errors.Is(err, syscall.EHOSTUNREACH):
+		reason = "no route to host"
+	case errors.As(err, &certErr) || errors.As(err, &unknownAuthority) || errors.As(err, &hostnameErr):
+		return badinput.New("cannot open a TLS connection to Redis at %s: %w; rediss:// needs a certificate this machine trusts (?skip_verify=true accepts any, unverified)",
+			addr, &scrubbed{msg: target.Scrub(err.Error()), err: err})
+	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "first record does not look like a TLS handshake"):
+		return badinput.New("cannot open a TLS connection to Redis at %s: %w; use redis:// for a server without TLS",
+			addr, &scrubbed{msg: target.Scrub(err.Error()), err: err})
+	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		reason = "the server closed the connection"
+	}
+	switch {
+	case reason == "":
+	case overTLS:
+		return badinput.New("cannot reach Redis at %s over TLS: %w; check host and port, that the server is running and that the port speaks TLS (redis:// for one without)",
+			addr, &scrubbed{msg: reason, err: err})
+	case reason == "the server closed the connection":
+		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running (a TLS port needs rediss://)",
+			addr, &scrubbed{msg: reason, err: err})
+	default:
+		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running",
+			addr, &scrubbed{msg: reason, err: err})
+	}
+	return &scrubbed{msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), err: err}
+}

@@ -1,0 +1,602 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// settingNames are the server settings that shape the numbers, read back
+// with CONFIG GET at Open and reported in Info.
+var settingNames = []string{"appendonly", "appendfsync", "save", "maxmemory-policy"}
+
+// dropChunk is how many records DropTable deletes per round trip.
+const dropChunk = 1000
+
+// scanCount is the COUNT hint of the SCAN that looks for records dbprobe
+// did not write: large enough that a big keyspace takes few round trips,
+// small enough that each one blocks the server only briefly.
+const scanCount = 1000
+
+// restoreTimeout bounds putting appendfsync back in Close, which also runs
+// when the user interrupts a run.
+const restoreTimeout = 10 * time.Second
+
+func init() {
+	driver.Register("redis", Driver{}, "rediss")
+	// go-redis prints to stderr by default (a refused dial, for one) what
+	// its callers are told as errors anyway; dbprobe's stderr carries its
+	// own messages, so the library's go to slog at debug level.
+	redis.SetLogger(debugLogger{})
+}
+
+// debugLogger passes go-redis's log lines to slog at debug level.
+type debugLogger struct{}
+
+func (debugLogger) Printf(ctx context.Context, format string, v ...any) {
+	slog.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
+}
+
+// Driver opens Redis databases through go-redis.
+type Driver struct{}
+
+// DB is an open Redis logical database: a go-redis client (a pool of
+// connections) that sessions share.
+type DB struct {
+	client *redis.Client
+	opts   driver.Options
+	addr   string // host:port, for messages
+	index  int    // the logical database number
+	info   driver.Info
+
+	// release puts appendfsync back as it was; nil when Open changed
+	// nothing.
+	release func(context.Context) error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// checkKnobs refuses the knobs Redis does not have, before anything is
+// sent to the server.
+func checkKnobs(opts driver.Options) error {
+	switch {
+	case opts.TableType == driver.TableNondurable:
+		return driver.Unsupported("Redis", "per-table durability (--table-type nondurable)",
+			"persistence is server-wide: run the server with appendonly no")
+	case opts.OpPath == driver.PathProcedure:
+		return driver.Unsupported("Redis", "stored procedures (--op-path procedure)",
+			"use --op-path statement; each operation already runs as one server-side script")
+	case opts.DurabilityScope == driver.ScopeTransaction:
+		return driver.Unsupported("Redis", "per-transaction durability (--durability-scope transaction)",
+			"use --durability-scope database: appendfsync applies to the whole server")
+	}
+	switch opts.Durability {
+	case driver.DurabilityServer, driver.DurabilityFull, driver.DurabilityDelayed:
+	default:
+		return badinput.New("unknown durability %v; use server, full or delayed", opts.Durability)
+	}
+	switch opts.TableType {
+	case driver.TableDisk, driver.TableMemory:
+	default:
+		return badinput.New("unknown table type %v; use disk or memory", opts.TableType)
+	}
+	return nil
+}
+
+// Open connects to target, proves the server answers and the credentials
+// work (PING), applies the durability asked for and reads back the
+// server's version and settings.
+func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
+	if err := checkKnobs(opts); err != nil {
+		return nil, err
+	}
+	copts, err := clientOptions(target, opts.Sessions)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{client: redis.NewClient(copts), opts: opts, addr: copts.Addr, index: copts.DB}
+	if err := db.client.Ping(ctx).Err(); err != nil {
+		db.client.Close()
+		return nil, openError(err, target, copts.Addr, copts.Username, copts.DB, copts.TLSConfig != nil)
+	}
+	if err := db.open(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// open reads the server's description, refuses a cluster, applies the
+// durability and fills Info.
+func (db *DB) open(ctx context.Context) error {
+	db.info.Driver = "redis"
+	db.info.Library = "go-redis " + redis.Version()
+	server, err := db.infoSection(ctx, "server")
+	switch {
+	case err != nil && isRefused(err):
+		db.info.ServerVersion = "unknown (INFO refused: " + firstLine(err) + ")"
+	case err != nil:
+		return classify(err)
+	default:
+		db.info.ServerVersion = server["redis_version"]
+		if mode := server["redis_mode"]; mode == "cluster" {
+			return badinput.New("Redis at %s runs in cluster mode; dbprobe's Redis driver needs a standalone server (a record and its table's index change together in one script, so they must share a node)", db.addr)
+		}
+	}
+	if err := db.applyDurability(ctx); err != nil {
+		return err
+	}
+	db.info.Settings = db.readSettings(ctx)
+	return nil
+}
+
+// infoSection returns one INFO section as a map.
+func (db *DB) infoSection(ctx context.Context, section string) (map[string]string, error) {
+	text, err := db.client.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	return parseInfo(text), nil
+}
+
+// parseInfo reads INFO's "name:value" lines; '#' lines head sections.
+func parseInfo(text string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\r\n")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if k, v, ok := strings.Cut(line, ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// config reads settings with CONFIG GET, one name per call (Redis before 7
+// takes one pattern per CONFIG GET), in one round trip.
+func (db *DB) config(ctx context.Context, names ...string) (map[string]string, error) {
+	cmds := make([]*redis.MapStringStringCmd, len(names))
+	_, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, n := range names {
+			cmds[i] = p.ConfigGet(ctx, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for i, n := range names {
+		m := cmds[i].Val()
+		v, ok := m[n]
+		if !ok {
+			return nil, fmt.Errorf("CONFIG GET %s: the server has no such setting", n)
+		}
+		out[n] = v
+	}
+	return out, nil
+}
+
+// fsyncFor is the appendfsync policy of each durability dbprobe sets.
+var fsyncFor = map[driver.Durability]string{
+	driver.DurabilityFull:    "always",
+	driver.DurabilityDelayed: "everysec",
+}
+
+// applyDurability sets appendfsync for durability full or delayed, only
+// when it differs, and keeps what Close needs to put it back. Anything that
+// stops it is a badinput error raised before the server is changed.
+func (db *DB) applyDurability(ctx context.Context) error {
+	want, ok := fsyncFor[db.opts.Durability]
+	if !ok {
+		return nil // server: leave the setting as it is
+	}
+	cfg, err := db.config(ctx, "appendonly", "appendfsync")
+	if err != nil {
+		if isRefused(err) {
+			return badinput.New("Redis at %s refused CONFIG GET: %w; --durability %s sets appendfsync with CONFIG SET: allow CONFIG for this user (ACL +config), or run with --durability server",
+				db.addr, &scrubbed{msg: firstLine(err), err: err}, db.opts.Durability)
+		}
+		return classify(err)
+	}
+	if cfg["appendonly"] != "yes" {
+		return badinput.New("Redis at %s: no write is durable: appendonly=%s; CONFIG SET appendonly yes or run with --durability server",
+			db.addr, cfg["appendonly"])
+	}
+	release, err := holdAppendfsync(ctx, db.client, db.addr, want, cfg["appendfsync"])
+	if err != nil {
+		if isRefused(err) {
+			return badinput.New("Redis at %s refused CONFIG SET appendfsync %s: %w; allow CONFIG SET for this user (ACL +config|set), or run with --durability server",
+				db.addr, want, &scrubbed{msg: firstLine(err), err: err})
+		}
+		return err
+	}
+	db.release = release
+	got, err := db.config(ctx, "appendfsync")
+	if err != nil {
+		return classify(err)
+	}
+	if got["appendfsync"] != want {
+		return fmt.Errorf("redis: appendfsync reads back as %q after CONFIG SET appendfsync %s", got["appendfsync"], want)
+	}
+	return nil
+}
+
+// isRefused reports an error reply that means the command may not run
+// here: an ACL denial, a renamed or disabled command, a protected setting.
+func isRefused(err error) bool {
+	code, ok := serverCode(err)
+	if !ok {
+		return false
+	}
+	if code == "NOPERM" {
+		return true
+	}
+	msg := strings.ToLower(err.Error())
+	return code == "ERR" && (strings.Contains(msg, "unknown command") || strings.Contains(msg, "protected config") ||
+		strings.Contains(msg, "unsupported config") || strings.Contains(msg, "can't set"))
+}
+
+// durabilityHold is appendfsync as dbprobe set it on one server, shared by
+// the DBs of this process that asked for the same value, so that the first
+// to change it remembers the original and the last to close puts it back.
+type durabilityHold struct {
+	refs     int
+	previous string
+	applied  string
+}
+
+var (
+	holdsMu sync.Mutex
+	holds   = map[string]*durabilityHold{} // by server address
+)
+
+// holdAppendfsync sets appendfsync to want on the server at addr unless it
+// is there already, and returns the function that puts the previous value
+// back when the last DB of this process that needed the change closes (nil
+// when nothing was changed). It refuses a value that contradicts one an
+// open DB of this process set: the server has only one.
+func holdAppendfsync(ctx context.Context, c *redis.Client, addr, want, current string) (func(context.Context) error, error) {
+	holdsMu.Lock()
+	defer holdsMu.Unlock()
+	h := holds[addr]
+	switch {
+	case h != nil && h.applied != want:
+		return nil, badinput.New("Redis at %s: another connection of this dbprobe set appendfsync %s, and this one asks for %s; the setting is server-wide: use one --durability at a time",
+			addr, h.applied, want)
+	case h != nil:
+		h.refs++
+	case current == want:
+		return nil, nil
+	default:
+		if err := c.ConfigSet(ctx, "appendfsync", want).Err(); err != nil {
+			return nil, err
+		}
+		h = &durabilityHold{refs: 1, previous: current, applied: want}
+		holds[addr] = h
+	}
+	return func(ctx context.Context) error { return releaseAppendfsync(ctx, c, addr, h) }, nil
+}
+
+// releaseAppendfsync drops one reference to h and, with the last, puts the
+// previous appendfsync back unless someone else changed it meanwhile.
+func releaseAppendfsync(ctx context.Context, c *redis.Client, addr string, h *durabilityHold) error {
+	holdsMu.Lock()
+	defer holdsMu.Unlock()
+	h.refs--
+	if h.refs > 0 {
+		return nil
+	}
+	delete(holds, addr)
+	now, err := c.ConfigGet(ctx, "appendfsync").Result()
+	if err != nil {
+		return fmt.Errorf("redis: put appendfsync back to %s: %w", h.previous, err)
+	}
+	if now["appendfsync"] != h.applied {
+		return nil // changed by someone else since: theirs now
+	}
+	if err := c.ConfigSet(ctx, "appendfsync", h.previous).Err(); err != nil {
+		return fmt.Errorf("redis: put appendfsync back to %s: %w", h.previous, err)
+	}
+	return nil
+}
+
+// readSettings reads back the settings that shape the numbers. A server
+// that refuses CONFIG GET still runs: the settings say so, and appendonly
+// comes from INFO persistence.
+func (db *DB) readSettings(ctx context.Context) []driver.Setting {
+	cfg, err := db.config(ctx, settingNames...)
+	if err != nil {
+		what := "failed"
+		if isRefused(err) {
+			what = "refused"
+		}
+		out := []driver.Setting{{Name: "config", Value: "CONFIG GET " + what + " (" + firstLine(err) + "): " +
+			strings.Join(settingNames[1:], ", ") + " unknown"}}
+		if p, perr := db.infoSection(ctx, "persistence"); perr == nil {
+			out = append(out, driver.Setting{Name: "appendonly", Value: yesNo(p["aof_enabled"]) + " (INFO persistence aof_enabled)"})
+		}
+		return out
+	}
+	var out []driver.Setting
+	for _, n := range settingNames {
+		out = append(out, driver.Setting{Name: n, Value: showValue(cfg[n])})
+	}
+	if db.release != nil {
+		holdsMu.Lock()
+		h := holds[db.addr]
+		holdsMu.Unlock()
+		if h != nil {
+			out = append(out, driver.Setting{Name: "durability", Value: fmt.Sprintf(
+				"%s: dbprobe set appendfsync %s (it was %s) and puts it back when it ends", db.opts.Durability, h.applied, h.previous)})
+		}
+	}
+	return out
+}
+
+// showValue shows an empty setting (save "") as "" rather than nothing.
+func showValue(v string) string {
+	if v == "" {
+		return `""`
+	}
+	return v
+}
+
+func yesNo(flag string) string {
+	switch flag {
+	case "1":
+		return "yes"
+	case "0":
+		return "no"
+	}
+	return "unknown"
+}
+
+// firstLine returns an error's message up to its first line break.
+func firstLine(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return msg
+}
+
+// Info describes the driver, the server and its settings.
+func (db *DB) Info() driver.Info { return db.info }
+
+// Close puts appendfsync back when Open changed it, and releases every
+// connection. Sessions left open fail with a lost connection afterwards.
+func (db *DB) Close() error {
+	db.closeOnce.Do(func() {
+		if db.release != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+			db.closeErr = db.release(ctx)
+			cancel()
+		}
+		if err := db.client.Close(); err != nil && db.closeErr == nil {
+			db.closeErr = err
+		}
+	})
+	return db.closeErr
+}
+
+// Inspect reports whether the table exists (its schema, its index, or any
+// key with its prefix), whether dbprobe created it, whether it holds rows,
+// its columns and how it is stored.
+func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	var st driver.TableState
+	k, err := newKeys(t.Name)
+	if err != nil {
+		return st, err
+	}
+	var (
+		schemaCmd *redis.MapStringStringCmd
+		cardCmd   *redis.IntCmd
+		ownedCmd  *redis.BoolCmd
+	)
+	_, err = db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		schemaCmd = p.HGetAll(ctx, k.schema)
+		cardCmd = p.ZCard(ctx, k.index)
+		ownedCmd = p.SIsMember(ctx, ownershipKey, k.table)
+		return nil
+	})
+	if err != nil {
+		return st, classify(err)
+	}
+	h := schemaCmd.Val()
+	st.HasRows = cardCmd.Val() > 0
+	st.Exists = len(h) > 0 || st.HasRows
+	if !st.HasRows {
+		// Keys with the table's prefix that are not in the index are rows
+		// dbprobe did not write.
+		found, err := db.anyRecord(ctx, k)
+		if err != nil {
+			return st, err
+		}
+		st.Exists = st.Exists || found
+		st.HasRows = found
+	}
+	if !st.Exists {
+		return st, nil
+	}
+	st.CreatedByDbprobe = ownedCmd.Val()
+	st.Type = driver.TableDisk
+	if len(h) > 0 {
+		s, err := parseSchema(h)
+		if err != nil {
+			return st, fmt.Errorf("redis: table %s: key %s: %w", k.table, k.schema, err)
+		}
+		st.Columns, st.Type = s.Columns, s.TableType
+	}
+	st.Storage = db.storage(ctx, k, st.Type, len(h) > 0)
+	return st, nil
+}
+
+// anyRecord reports whether any key starts with the table's prefix. SCAN
+// walks the whole keyspace in steps of scanCount keys, each a short pause
+// for the server; it stops at the first match.
+func (db *DB) anyRecord(ctx context.Context, k keys) (bool, error) {
+	var cursor uint64
+	for {
+		found, next, err := db.client.Scan(ctx, cursor, k.match, scanCount).Result()
+		if err != nil {
+			return false, classify(err)
+		}
+		if len(found) > 0 {
+			return true, nil
+		}
+		if next == 0 {
+			return false, nil
+		}
+		cursor = next
+	}
+}
+
+// storage describes how a table is stored, with the persistence read from
+// the server now.
+func (db *DB) storage(ctx context.Context, k keys, tt driver.TableType, dbprobes bool) string {
+	var b strings.Builder
+	if dbprobes {
+		b.WriteString("a hash per record (" + k.prefix + "<key>), sorted-set index " + k.index + ", every key in memory")
+		if tt == driver.TableMemory {
+			b.WriteString(" (--table-type memory: the same storage as disk)")
+		}
+	} else {
+		b.WriteString("keys " + k.match + " without a dbprobe schema (" + k.schema + ")")
+	}
+	b.WriteString("; persistence ")
+	if cfg, err := db.config(ctx, "appendonly", "appendfsync", "save"); err == nil {
+		fmt.Fprintf(&b, "appendonly=%s appendfsync=%s save=%s", cfg["appendonly"], cfg["appendfsync"], showValue(cfg["save"]))
+	} else if p, perr := db.infoSection(ctx, "persistence"); perr == nil {
+		fmt.Fprintf(&b, "appendonly=%s (from INFO; CONFIG GET refused)", yesNo(p["aof_enabled"]))
+	} else {
+		b.WriteString("unknown (CONFIG GET and INFO refused)")
+	}
+	return b.String()
+}
+
+// CreateTable writes the table's schema and records that dbprobe created
+// it, in one script: either both happen or neither. It refuses a table
+// whose schema, index or records exist.
+func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
+	k, err := newKeys(t.Name)
+	if err != nil {
+		return err
+	}
+	if len(t.Fields) == 0 {
+		return fmt.Errorf("redis: table %s has no fields", t.Name)
+	}
+	found, err := db.anyRecord(ctx, k)
+	if err != nil {
+		return err
+	}
+	if found {
+		return badinput.New("Redis database %d already holds keys %s that dbprobe did not create; delete them or choose another table name", db.index, k.match)
+	}
+	args := append([]any{k.table}, schemaHash(t, db.opts.TableType, time.Now(), version())...)
+	created, err := createScript.Run(ctx, db.client, []string{k.schema, k.index, ownershipKey}, args...).Int64()
+	if err != nil {
+		return classify(err)
+	}
+	if created == 0 {
+		return badinput.New("table %s already exists in Redis database %d (key %s or %s); drop it or choose another table name",
+			k.table, db.index, k.schema, k.index)
+	}
+	return nil
+}
+
+// DropTable deletes a table dbprobe recorded creating: its records (those
+// in its index, in chunks, with UNLINK so that the server frees them in the
+// background), its index and schema, and last its ownership entry, so that
+// an interrupted drop can be run again. It refuses any other table, and
+// never deletes a key that is not in the table's index.
+func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
+	k, err := newKeys(t.Name)
+	if err != nil {
+		return err
+	}
+	owned, err := db.client.SIsMember(ctx, ownershipKey, k.table).Result()
+	if err != nil {
+		return classify(err)
+	}
+	if !owned {
+		return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in the set %s of Redis database %d); delete its keys yourself or choose another table name",
+			k.table, ownershipKey, db.index)
+	}
+	for {
+		members, err := db.client.ZRange(ctx, k.index, 0, dropChunk-1).Result()
+		if err != nil {
+			return classify(err)
+		}
+		if len(members) == 0 {
+			break
+		}
+		records := make([]string, len(members))
+		zrem := make([]any, len(members))
+		for i, m := range members {
+			records[i] = k.prefix + m
+			zrem[i] = m
+		}
+		_, err = db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			p.Unlink(ctx, records...)
+			p.ZRem(ctx, k.index, zrem...)
+			return nil
+		})
+		if err != nil {
+			return classify(err)
+		}
+	}
+	_, err = db.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, k.schema, k.index)
+		p.SRem(ctx, ownershipKey, k.table)
+		return nil
+	})
+	return classify(err)
+}
+
+// Session returns a worker's handle on table t. The table must exist with
+// t's columns: a table loaded with another field count is refused here, as
+// the workload would read fields it does not have.
+func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	k, err := newKeys(t.Name)
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Fields) == 0 {
+		return nil, fmt.Errorf("redis: table %s has no fields", t.Name)
+	}
+	h, err := db.client.HGetAll(ctx, k.schema).Result()
+	if err != nil {
+		return nil, classify(err)
+	}
+	if len(h) == 0 {
+		return nil, badinput.New("table %s does not exist in Redis database %d (no key %s); create it with dbprobe load", k.table, db.index, k.schema)
+	}
+	s, err := parseSchema(h)
+	if err != nil {
+		return nil, fmt.Errorf("redis: table %s: key %s: %w", k.table, k.schema, err)
+	}
+	if want := columns(t); !slices.Equal(s.Columns, want) {
+		return nil, badinput.New("table %s has the columns %s and the workload wants %s; load it again (--drop-existing) or run with the fieldcount it was loaded with",
+			k.table, strings.Join(s.Columns, ","), strings.Join(want, ","))
+	}
+	return newSession(db, k, t), nil
+}
+
+// version is dbprobe's own version as the build recorded it.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "unknown"
+}

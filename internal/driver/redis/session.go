@@ -1,0 +1,354 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"dbprobe/internal/driver"
+)
+
+// session is one worker's handle on a table. It holds no connection of its
+// own: each call takes one from the DB's pool, which Options.Sessions sized
+// so that every session finds one. It is not safe for concurrent use.
+type session struct {
+	db     *DB
+	client *redis.Client
+	k      keys
+	fields []string // the table's field names, FIELD0…
+
+	// Scratch reused by every call; cleared after each so that nothing of
+	// the caller's is kept.
+	names    []string
+	args     []any
+	keyArgs  [2]string
+	scanKey  []byte
+	scanVals [][]byte
+
+	// beforeExec, when set (tests only), runs between the WATCHed checks of
+	// a plain InsertBatch and its EXEC.
+	beforeExec func()
+}
+
+func newSession(db *DB, k keys, t driver.Table) *session {
+	return &session{db: db, client: db.client, k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
+}
+
+// fieldNames returns the names of the listed field indexes (nil: all).
+func (s *session) fieldNames(fields []int) ([]string, error) {
+	if fields == nil {
+		return s.fields, nil
+	}
+	s.names = s.names[:0]
+	for _, f := range fields {
+		if f < 0 || f >= len(s.fields) {
+			return nil, fmt.Errorf("redis: field index %d out of range [0,%d)", f, len(s.fields))
+		}
+		s.names = append(s.names, s.fields[f])
+	}
+	return s.names, nil
+}
+
+// Read fetches the listed fields (nil: all) of one record into values with
+// one HMGET.
+func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	names, err := s.fieldNames(fields)
+	if err != nil {
+		return err
+	}
+	if len(values) < len(names) {
+		return fmt.Errorf("redis: read of %d fields into %d values", len(names), len(values))
+	}
+	got, err := s.client.HMGet(ctx, s.k.record(key), names...).Result()
+	if err != nil {
+		return classify(err)
+	}
+	return fill(values, got, names, key)
+}
+
+// fill copies an HMGET reply into values. A record with none of the fields
+// does not exist; one with some of them missing was not written by dbprobe.
+func fill(values [][]byte, got []any, names []string, key []byte) error {
+	missing := -1
+	for i, v := range got {
+		str, ok := v.(string)
+		if !ok {
+			values[i] = values[i][:0]
+			if missing < 0 {
+				missing = i
+			}
+			continue
+		}
+		values[i] = append(values[i][:0], str...)
+	}
+	switch {
+	case missing < 0:
+		return nil
+	case len(got) > 0 && allNil(got):
+		return driver.ErrNotFound
+	}
+	return fmt.Errorf("redis: record %q has no field %s", key, names[missing])
+}
+
+func allNil(vs []any) bool {
+	for _, v := range vs {
+		if v != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Scan reads up to count records from startKey on, in byte order: the keys
+// from the index with ZRANGEBYLEX, then the records with HMGETs in one
+// pipeline. A record deleted between the two steps is skipped.
+func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields []int, visit func(key []byte, values [][]byte)) (int, error) {
+	if count <= 0 {
+		return 0, nil
+	}
+	names, err := s.fieldNames(fields)
+	if err != nil {
+		return 0, err
+	}
+	members, err := s.client.ZRangeByLex(ctx, s.k.index, &redis.ZRangeBy{Min: lexFrom(startKey), Max: "+", Count: int64(count)}).Result()
+	if err != nil {
+		return 0, classify(err)
+	}
+	if len(members) == 0 {
+		return 0, nil
+	}
+	cmds := make([]*redis.SliceCmd, len(members))
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, m := range members {
+			cmds[i] = p.HMGet(ctx, s.k.prefix+m, names...)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, classify(err)
+	}
+	if len(s.scanVals) < len(names) {
+		s.scanVals = make([][]byte, len(names))
+	}
+	vals := s.scanVals[:len(names)]
+	read := 0
+	for i, m := range members {
+		s.scanKey = append(s.scanKey[:0], m...)
+		err := fill(vals, cmds[i].Val(), names, s.scanKey)
+		if errors.Is(err, driver.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return read, err
+		}
+		if visit != nil {
+			visit(s.scanKey, vals)
+		}
+		read++
+	}
+	return read, nil
+}
+
+// Update sets the listed fields (nil: all) of one record, with one script
+// that checks the record is the table's first.
+func (s *session) Update(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	names, err := s.fieldNames(fields)
+	if err != nil {
+		return err
+	}
+	if len(values) < len(names) {
+		return fmt.Errorf("redis: update of %d fields with %d values", len(names), len(values))
+	}
+	s.args = append(s.args[:0], key)
+	for i, n := range names {
+		s.args = append(s.args, n, values[i])
+	}
+	return s.runOne(ctx, updateScript, key)
+}
+
+// Insert adds one record with every field, with one script that fails with
+// the code EXISTS when the key exists.
+func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error {
+	if len(values) != len(s.fields) {
+		return fmt.Errorf("redis: insert of %d values into %d fields", len(values), len(s.fields))
+	}
+	s.args = append(s.args[:0], key)
+	for i, n := range s.fields {
+		s.args = append(s.args, n, values[i])
+	}
+	return s.runOne(ctx, insertScript, key)
+}
+
+// Delete removes one record and its index entry, with one script.
+func (s *session) Delete(ctx context.Context, key []byte) error {
+	s.args = append(s.args[:0], key)
+	return s.runOne(ctx, deleteScript, key)
+}
+
+// runOne runs a single-record script on the record's key and the index,
+// with s.args; a reply of 0 means the table has no such record.
+func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) error {
+	s.keyArgs[0], s.keyArgs[1] = s.k.record(key), s.k.index
+	n, err := script.Run(ctx, s.client, s.keyArgs[:], s.args...).Int64()
+	clear(s.args)
+	s.keyArgs[0] = ""
+	switch {
+	case err != nil && errors.Is(err, redis.Nil):
+		return driver.ErrNotFound
+	case err != nil:
+		if code, _ := serverCode(err); code == codeExists {
+			err = fmt.Errorf("redis: key %q of table %s already exists: %w", key, s.k.table, err)
+		}
+		return classify(err)
+	case n == 0:
+		return driver.ErrNotFound
+	}
+	return nil
+}
+
+// InsertBatch adds records all or none: with Options.BulkLoad in one
+// script, else in one WATCH/MULTI/EXEC transaction of plain commands. A key
+// that exists, or that appears twice in the batch, fails the whole batch
+// with the code EXISTS.
+func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
+	if len(keys) != len(values) {
+		return fmt.Errorf("redis: batch of %d keys and %d records", len(keys), len(values))
+	}
+	for i, v := range values {
+		if len(v) != len(s.fields) {
+			return fmt.Errorf("redis: record %d has %d values for %d fields", i, len(v), len(s.fields))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	seen := make(map[string]struct{}, len(keys))
+	for _, k := range keys {
+		if _, dup := seen[string(k)]; dup {
+			return driver.Classify(fmt.Errorf("redis: key %q appears twice in the batch", k), codeExists, driver.ClassOther)
+		}
+		seen[string(k)] = struct{}{}
+	}
+	records := make([]string, len(keys))
+	for i, k := range keys {
+		records[i] = s.k.record(k)
+	}
+	if s.db.opts.BulkLoad {
+		return s.scriptBatch(ctx, keys, values, records)
+	}
+	return s.watchBatch(ctx, keys, values, records)
+}
+
+// scriptBatch loads the batch with one run of batchScript.
+func (s *session) scriptBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []string) error {
+	n := len(s.fields)
+	redisKeys := make([]string, 0, 1+len(records))
+	redisKeys = append(append(redisKeys, s.k.index), records...)
+	args := make([]any, 0, 1+n+len(keys)*(1+n))
+	args = append(args, n)
+	for _, f := range s.fields {
+		args = append(args, f)
+	}
+	for i, k := range keys {
+		args = append(args, k)
+		for _, v := range values[i] {
+			args = append(args, v)
+		}
+	}
+	_, err := batchScript.Run(ctx, s.client, redisKeys, args...).Result()
+	if err != nil {
+		return classify(s.nameDuplicate(err, keys))
+	}
+	return nil
+}
+
+// nameDuplicate adds the key to batchScript's EXISTS error, which gives the
+// key's batch position: "EXISTS record 3 of the batch already exists".
+func (s *session) nameDuplicate(err error, keys [][]byte) error {
+	code, _ := serverCode(err)
+	if code != codeExists {
+		return err
+	}
+	f := strings.Fields(err.Error())
+	if len(f) > 2 {
+		if p, perr := strconv.Atoi(f[2]); perr == nil && p >= 1 && p <= len(keys) {
+			return fmt.Errorf("redis: key %q of table %s already exists: %w", keys[p-1], s.k.table, err)
+		}
+	}
+	return fmt.Errorf("redis: a key of the batch already exists in table %s: %w", s.k.table, err)
+}
+
+// watchBatch loads the batch with Redis's optimistic transaction: WATCH
+// the records' keys and the index, check that no key exists and that the
+// index is a sorted set, then MULTI, HSET and ZADD per record, EXEC. When
+// another client writes a watched key in between, EXEC runs nothing and the
+// batch fails as a conflict the runner may retry. The checks make EXEC's
+// commands unable to fail, so it writes all or, aborted, none.
+func (s *session) watchBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []string) error {
+	watched := append(records[:len(records):len(records)], s.k.index)
+	err := s.client.Watch(ctx, func(tx *redis.Tx) error {
+		var exists *redis.IntCmd
+		var indexType *redis.StatusCmd
+		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+			exists = p.Exists(ctx, records...)
+			indexType = p.Type(ctx, s.k.index)
+			return nil
+		}); err != nil {
+			return err
+		}
+		if exists.Val() > 0 {
+			return s.existingKey(ctx, tx, keys, records)
+		}
+		if t := indexType.Val(); t != "none" && t != "zset" {
+			return fmt.Errorf("redis: key %s of table %s is a %s, not the sorted set dbprobe indexes the table with", s.k.index, s.k.table, t)
+		}
+		if s.beforeExec != nil {
+			s.beforeExec()
+		}
+		n := len(s.fields)
+		pairs := make([]any, 2*n)
+		members := make([]redis.Z, len(keys))
+		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			for i, k := range keys {
+				for f, name := range s.fields {
+					pairs[2*f], pairs[2*f+1] = name, values[i][f]
+				}
+				// HSet copies its arguments into the command it queues.
+				p.HSet(ctx, records[i], pairs...)
+				members[i] = redis.Z{Member: string(k)}
+			}
+			p.ZAdd(ctx, s.k.index, members...)
+			return nil
+		})
+		return err
+	}, watched...)
+	return classify(err)
+}
+
+// existingKey names the first key of the batch that exists, for the
+// duplicate error of a plain batch.
+func (s *session) existingKey(ctx context.Context, tx *redis.Tx, keys [][]byte, records []string) error {
+	cmds := make([]*redis.IntCmd, len(records))
+	if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range records {
+			cmds[i] = p.Exists(ctx, r)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i, c := range cmds {
+		if c.Val() > 0 {
+			return driver.Classify(fmt.Errorf("redis: key %q of table %s already exists", keys[i], s.k.table), codeExists, driver.ClassOther)
+		}
+	}
+	// Deleted since the first check: a conflict like any other change.
+	return redis.TxFailedErr
+}
+
+// Close does nothing: the session holds no connection between calls.
+func (s *session) Close() error { return nil }

@@ -1,0 +1,84 @@
+package redis
+
+import (
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// dialTimeout bounds how long opening one connection may take when the URL
+// sets no dial_timeout, so that an unreachable host fails in bounded time.
+const dialTimeout = 10 * time.Second
+
+// urlForm is how a Redis URL is written, for error messages.
+const urlForm = "redis://[user:password@]host:6379/0 (rediss:// for TLS)"
+
+// clientOptions turns a target into go-redis options: the URL through
+// redis.ParseURL, the password from the target when the URL carries none,
+// and dbprobe's defaults for what the URL does not set. Errors are badinput
+// and never hold the password.
+func clientOptions(target driver.Target, sessions int) (*redis.Options, error) {
+	if target.URL == nil {
+		return nil, badinput.New("no Redis URL; give one such as redis://:PASSWORD@127.0.0.1:6379/0")
+	}
+	u := *target.URL
+	u.Scheme = strings.ToLower(u.Scheme)
+	if u.Scheme != "redis" && u.Scheme != "rediss" {
+		return nil, badinput.New("--db %s: the Redis driver takes redis:// or rediss:// URLs; write it as %s", target.Redacted(), urlForm)
+	}
+	if u.Opaque != "" {
+		return nil, badinput.New("--db %s has no host; write it as %s", target.Redacted(), urlForm)
+	}
+	// A password given as ?password=… (driver.ParseTarget took it into
+	// target.Password) is not a go-redis option.
+	q := u.Query()
+	for k := range q {
+		if strings.EqualFold(k, "password") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
+	opts, err := redis.ParseURL(u.String())
+	if err != nil {
+		reason := strings.TrimPrefix(target.Scrub(err.Error()), "redis: ")
+		return nil, badinput.New("--db %s is not a valid Redis URL: %w; write it as %s",
+			target.Redacted(), &scrubbed{msg: reason, err: err}, urlForm)
+	}
+	if opts.DB < 0 {
+		return nil, badinput.New("--db %s names database %d; Redis databases are numbered from 0: write it as %s", target.Redacted(), opts.DB, urlForm)
+	}
+	if opts.Password == "" && target.Password != "" {
+		opts.Password = target.Password
+	}
+	if !q.Has("max_retries") {
+		// No silent retries: a benchmark counts what happened, and an insert
+		// script repeated after a lost reply would report its own record as
+		// a duplicate.
+		opts.MaxRetries = -1
+	}
+	if !q.Has("pool_size") {
+		// Every session may hold a connection at once; the DB's own calls
+		// (Inspect, CONFIG) need one or two more.
+		opts.PoolSize = max(sessions, 1) + 2
+	}
+	if !q.Has("dial_timeout") {
+		opts.DialTimeout = dialTimeout
+	}
+	if !q.Has("client_name") {
+		opts.ClientName = "dbprobe"
+	}
+	// One dial attempt: a server that refuses the connection is reported at
+	// once rather than after go-redis's five tries.
+	opts.DialerRetries = 1
+	// Context deadlines bound each call, so that a run's timeouts apply.
+	opts.ContextTimeoutEnabled = true
+	// Maintenance notifications are a Redis Cloud/Enterprise handshake the
+	// measured path has no use for; "auto" would try it on every connection.
+	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+	return opts, nil
+}

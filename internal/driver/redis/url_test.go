@@ -1,0 +1,145 @@
+package redis
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+func TestClientOptions(t *testing.T) {
+	type want struct {
+		addr, user, password string
+		db                   int
+		tls                  bool
+		poolSize, maxRetries int
+		dialTimeout          time.Duration
+		clientName           string
+	}
+	for _, tc := range []struct {
+		url, password string // password: DBPROBE_PASSWORD
+		sessions      int
+		want          want
+	}{
+		{url: "redis://127.0.0.1:6379/0", sessions: 8,
+			want: want{addr: "127.0.0.1:6379", poolSize: 10, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://:s3cret@127.0.0.1:6380/3", sessions: 1,
+			want: want{addr: "127.0.0.1:6380", password: "s3cret", db: 3, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://bob:pw@db.example:7000/2", sessions: 0,
+			want: want{addr: "db.example:7000", user: "bob", password: "pw", db: 2, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "REDIS://127.0.0.1", password: "fromenv", sessions: 200,
+			want: want{addr: "127.0.0.1:6379", password: "fromenv", poolSize: 202, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://:inurl@127.0.0.1/1", password: "fromenv", sessions: 1, // the URL's wins, as driver.ParseTarget decides
+			want: want{addr: "127.0.0.1:6379", password: "inurl", db: 1, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://127.0.0.1/5?password=q%26p", sessions: 1, // as pgx allows; ParseTarget takes it
+			want: want{addr: "127.0.0.1:6379", password: "q&p", db: 5, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "rediss://cache.example:6380/0", sessions: 4,
+			want: want{addr: "cache.example:6380", tls: true, poolSize: 6, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://[::1]:6379/0?db=4", sessions: 1, // go-redis's ?db= overrides the path
+			want: want{addr: "[::1]:6379", db: 4, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://127.0.0.1/0?pool_size=50&max_retries=2&dial_timeout=3s&client_name=bench", sessions: 8,
+			want: want{addr: "127.0.0.1:6379", poolSize: 50, maxRetries: 2, dialTimeout: 3 * time.Second, clientName: "bench"}},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			target, err := driver.ParseTarget(tc.url, tc.password)
+			if err != nil {
+				t.Fatalf("ParseTarget: %v", err)
+			}
+			o, err := clientOptions(target, tc.sessions)
+			if err != nil {
+				t.Fatalf("clientOptions: %v", err)
+			}
+			got := want{addr: o.Addr, user: o.Username, password: o.Password, db: o.DB, tls: o.TLSConfig != nil,
+				poolSize: o.PoolSize, maxRetries: o.MaxRetries, dialTimeout: o.DialTimeout, clientName: o.ClientName}
+			if got != tc.want {
+				t.Errorf("options\n %+v\nwant\n %+v", got, tc.want)
+			}
+			if !o.ContextTimeoutEnabled || o.DialerRetries != 1 {
+				t.Errorf("ContextTimeoutEnabled %v, DialerRetries %d: want context deadlines honoured and one dial", o.ContextTimeoutEnabled, o.DialerRetries)
+			}
+		})
+	}
+}
+
+func TestClientOptionsRefusesBadURLs(t *testing.T) {
+	const secret = "Sup3r-s3cret"
+	for _, tc := range []struct{ url, want string }{
+		{"redis://:" + secret + "@127.0.0.1/abc", `is not a valid Redis URL: invalid database number: "abc"`},
+		{"redis://:" + secret + "@127.0.0.1/1/2", "is not a valid Redis URL: invalid URL path: /1/2"},
+		{"redis://:" + secret + "@127.0.0.1/0?colour=blue", "is not a valid Redis URL: unexpected option: colour"},
+		{"redis://:" + secret + "@127.0.0.1/0?dial_timeout=soon", "is not a valid Redis URL: invalid dial_timeout duration"},
+		{"redis://:" + secret + "@127.0.0.1/-1", "names database -1; Redis databases are numbered from 0"},
+		{"redis:127.0.0.1", "has no host"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			target, err := driver.ParseTarget(tc.url, "")
+			if err != nil {
+				t.Fatalf("ParseTarget: %v", err)
+			}
+			o, err := clientOptions(target, 1)
+			if err == nil {
+				t.Fatalf("clientOptions = %+v, want an error", o)
+			}
+			msg := err.Error()
+			if !badinput.Is(err) || !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q (bad input %v), want one holding %q", msg, badinput.Is(err), tc.want)
+			}
+			if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+				t.Errorf("message holds the password or several lines: %q", msg)
+			}
+			if !strings.Contains(msg, "redis://") {
+				t.Errorf("message %q does not say how to write the URL", msg)
+			}
+		})
+	}
+}
+
+// FuzzClientOptions: any --db value either parses into options or fails
+// with one line of bad input that does not hold the password.
+func FuzzClientOptions(f *testing.F) {
+	for _, s := range []string{
+		"redis://127.0.0.1:6379/0", "redis://:pw@127.0.0.1/3", "rediss://u:p@h:1/2?dial_timeout=1s",
+		"redis://h/0?db=x", "redis://h/1/2", "redis://h/0?password=zz", "redis:opaque", "redis://[::1]/0",
+		"redis://u:p%40ss@h/0?pool_size=-3&max_retries=x",
+	} {
+		f.Add(s, "envpass")
+	}
+	f.Fuzz(func(t *testing.T, raw, password string) {
+		target, err := driver.ParseTarget(raw, password)
+		if err != nil || (target.Driver != "redis") {
+			return // not a Redis URL: ParseTarget's own fuzzing covers it
+		}
+		o, err := clientOptions(target, 4)
+		if err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("clientOptions(%q) error is not bad input: %v", raw, err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Fatalf("error of several lines: %q", msg)
+			}
+			// The password must not show, unless it is text the redacted
+			// URL holds anyway (a password "6379" and the port).
+			if p := target.Password; len(p) >= 4 && strings.Contains(msg, p) && !strings.Contains(target.Redacted(), p) && !strings.Contains(unescaped(target.Redacted()), p) {
+				t.Fatalf("error %q holds the password %q", msg, p)
+			}
+			return
+		}
+		if o.DB < 0 || o.Addr == "" || o.PoolSize < 1 {
+			t.Fatalf("clientOptions(%q) = DB %d, Addr %q, PoolSize %d", raw, o.DB, o.Addr, o.PoolSize)
+		}
+		if target.Password != "" && o.Password == "" {
+			t.Fatalf("clientOptions(%q) dropped the password", raw)
+		}
+	})
+}
+
+func unescaped(s string) string {
+	if u, err := url.PathUnescape(s); err == nil {
+		return u
+	}
+	return s
+}

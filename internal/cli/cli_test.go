@@ -211,6 +211,43 @@ func TestPostgresEndToEnd(t *testing.T) {
 	}
 }
 
+func TestMySQLEndToEnd(t *testing.T) {
+	url := testdb.FreshMySQLDatabase(t)
+	loadAndRun(t, url)
+	// The plain path, and the knobs a run can turn: procedures, delayed
+	// durability (server-wide, put back at exit), retries.
+	stdout, stderr, err := run(t, "ycsb", "--db", url, "-p", "table=kv_memory", "-p", "recordcount=300", "-p", "operationcount=600",
+		"--no-copy", "--table-type", "memory", "--op-path", "procedure", "--durability", "delayed", "--retries", "2", "--threads", "4")
+	if err != nil {
+		t.Fatalf("ycsb with knobs: %v\n%s", err, stderr)
+	}
+	blocks := parseYCSB(t, stdout)
+	if blocks[0]["INSERT"]["Return=OK"] != 300 || blocks[1]["READ"]["Operations"]+blocks[1]["UPDATE"]["Operations"] != 600 {
+		t.Fatalf("ycsb with knobs:\n%s", stdout)
+	}
+	for _, want := range []string{"ENGINE=MEMORY", "innodb_flush_log_at_trx_commit"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the header does not show %s:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestRedisEndToEnd(t *testing.T) {
+	url := testdb.FreshRedisDatabase(t)
+	loadAndRun(t, url)
+	stdout, stderr, err := run(t, "ycsb", "--db", url, "--workload", "e", "-p", "table=scans", "-p", "recordcount=300", "-p", "operationcount=300", "--no-copy", "--threads", "2")
+	if err != nil {
+		t.Fatalf("ycsb workload e: %v\n%s", err, stderr)
+	}
+	if b := parseYCSB(t, stdout); b[1]["SCAN"]["Operations"] == 0 || b[1]["SCAN-FAILED"] != nil {
+		t.Fatalf("workload e on Redis:\n%s", stdout)
+	}
+	_, _, err = run(t, "run", "--db", url, "--op-path", "procedure")
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "Redis has no stored procedures") {
+		t.Fatalf("procedure path on Redis: %v, want bad input naming Redis", err)
+	}
+}
+
 func TestDefaultYCSBRunsOnTemporarySQLite(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
 	t.Setenv("DBPROBE_DB", "")

@@ -24,7 +24,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,8 +47,20 @@ func main() {
 	reps := flag.Int("reps", 3, "repetitions of each run (medians are reported)")
 	nullOps := flag.Int("null-ops", 40000000, "operations of the --db null run")
 	sqliteOps := flag.Int("sqlite-ops", 400000, "operations of the SQLite run")
-	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite")
+	mysqlURL := flag.String("mysql", os.Getenv("DBPROBE_MYSQL_URL"), "MySQL/MariaDB URL (a throwaway server on 127.0.0.1)")
+	redisURL := flag.String("redis", os.Getenv("DBPROBE_REDIS_URL"), "Redis URL (a throwaway server on 127.0.0.1)")
+	kvOps := flag.Int("kv-ops", 200000, "operations per MariaDB and Redis run")
+	kvThreads := flag.Int("kv-threads", 32, "threads (clients) of the MariaDB and Redis comparisons")
+	bulkRecords := flag.Int("bulk-records", 100000, "rows per bulk-load run")
+	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk")
+	only := flag.String("only", "", "comma-separated parts to run (default: all)")
 	flag.Parse()
+	want := func(part string) bool {
+		if *only != "" {
+			return slices.Contains(strings.Split(*only, ","), part)
+		}
+		return !slices.Contains(strings.Split(*skip, ","), part)
+	}
 
 	work, err := os.MkdirTemp("", "dbprobe-bench-")
 	check(err)
@@ -55,18 +69,41 @@ func main() {
 	run("go", "build", "-o", bin, "./cmd/dbprobe")
 
 	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
-	if !strings.Contains(*skip, "pg") {
+	if want("pg") {
 		if *pg == "" {
 			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the PostgreSQL comparison (run through scripts/with-databases)")
 		} else {
 			comparePostgres(bin, work, *pg, *records, *ops, *threadList, *reps)
 		}
 	}
-	if !strings.Contains(*skip, "null") {
+	if want("null") {
 		ceiling(bin, *nullOps, *reps)
 	}
-	if !strings.Contains(*skip, "sqlite") {
+	if want("sqlite") {
 		sqliteRun(bin, work, *records, *sqliteOps, *reps)
+	}
+	if want("mysql") {
+		if *mysqlURL == "" {
+			fmt.Fprintln(os.Stderr, "no --mysql URL: skipping the MariaDB comparison (run through scripts/with-databases)")
+		} else {
+			compareMySQL(bin, *mysqlURL, *records, *kvOps, *kvThreads, *reps)
+		}
+	}
+	if want("redis") {
+		if *redisURL == "" {
+			fmt.Fprintln(os.Stderr, "no --redis URL: skipping the Redis comparison (run through scripts/with-databases)")
+		} else {
+			compareRedis(bin, *redisURL, *records, *kvOps, *kvThreads, *reps)
+		}
+	}
+	if want("bulk") {
+		targets := []bulkTarget{{"SQLite", "sqlite://" + filepath.Join(work, "bulk.db")}}
+		for _, t := range []bulkTarget{{"PostgreSQL", *pg}, {"MariaDB", *mysqlURL}, {"Redis", *redisURL}, {"SQL Server", os.Getenv("DBPROBE_SQLSERVER_URL")}} {
+			if t.url != "" {
+				targets = append(targets, t)
+			}
+		}
+		bulkLoad(bin, targets, *bulkRecords, *reps)
 	}
 }
 
@@ -289,6 +326,15 @@ func check(err error) {
 }
 
 func fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "compare: "+format+"\n", args...)
+	// The commands hold database URLs and passwords: never print those.
+	msg := fmt.Sprintf(format, args...)
+	msg = urlPassword.ReplaceAllString(msg, "://$1:xxxxx@")
+	msg = flagPassword.ReplaceAllString(msg, "${1}xxxxx")
+	fmt.Fprintln(os.Stderr, "compare: "+msg)
 	os.Exit(1)
 }
+
+var (
+	urlPassword  = regexp.MustCompile(`://([^:@/\s]*):[^@\s]*@`)
+	flagPassword = regexp.MustCompile(`(--mysql-password=|-a )\S+`)
+)

@@ -17,6 +17,20 @@
 // part of what dbprobe must keep below the database's, or it measures
 // itself; see BenchmarkReadUpdate.
 //
+// The knobs (driver.Options): --table-type nondurable creates an UNLOGGED
+// table, disk an ordinary one, and memory is refused from Open, as
+// PostgreSQL has no in-memory table; Inspect reads the type back from
+// pg_class.relpersistence. --durability full or delayed sets
+// synchronous_commit on or off as a startup parameter of every connection
+// the DB opens, so it is per session and nothing server-wide changes; it is
+// read back on a connection opened as the sessions' are and reported in
+// Info with fsync, wal_sync_method and full_page_writes, which decide what
+// a flushed commit is worth. Either durability scope is served that way
+// (see applyDurability). --op-path procedure runs the operations through
+// functions named by driver.Procedures (dialect.createProcedures), created
+// with the table or by the first session that finds them missing, and
+// dropped with the table whatever the path.
+//
 // The driver owns only the tables it creates: CreateTable records each in
 // the marker table dbprobe_tables, Inspect reports from it, and DropTable
 // refuses a table that is not recorded there and never cascades.

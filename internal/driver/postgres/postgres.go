@@ -34,8 +34,9 @@ const connectTimeout = 10 * time.Second
 const cancelDeadlineDelay = 3 * time.Second
 
 // settingNames are the server settings that shape the numbers, read back at
-// Open and reported in Info.
-var settingNames = []string{"synchronous_commit", "fsync", "wal_level", "shared_buffers", "max_connections", "full_page_writes"}
+// Open through a connection opened as the sessions' are (synchronous_commit
+// belongs to the session) and reported in Info.
+var settingNames = []string{"synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "wal_level", "shared_buffers", "max_connections"}
 
 func init() {
 	driver.Register("postgres", Driver{}, "postgresql")
@@ -57,6 +58,12 @@ type DB struct {
 
 	mu   sync.Mutex
 	open map[*session]struct{} // sessions not yet closed
+
+	// procMu guards procReady: the tables, by folded name, whose functions
+	// this DB has created or found, so that only a DB's first session on a
+	// table looks for them.
+	procMu    sync.Mutex
+	procReady map[string]bool
 }
 
 // Open connects to target, proves the server answers and the credentials
@@ -65,12 +72,19 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if target.URL == nil {
 		return nil, badinput.New("no PostgreSQL URL; give one such as postgres://user@127.0.0.1:5432/bench")
 	}
+	if opts.TableType == driver.TableMemory {
+		return nil, driver.Unsupported("PostgreSQL", "in-memory table (--table-type memory)",
+			"use --table-type nondurable for an UNLOGGED table (not crash-safe, still on disk)")
+	}
 	cfg, err := pgxpool.ParseConfig(target.URL.String())
 	if err != nil {
 		return nil, badinput.New("--db %s is not a valid PostgreSQL URL: %w; write it as postgres://user@host:port/database?sslmode=disable",
 			target.Redacted(), &scrubbed{msg: target.Scrub(parseReason(err)), err: err})
 	}
 	cc := cfg.ConnConfig
+	if err := applyDurability(cc.RuntimeParams, opts.Durability); err != nil {
+		return nil, err
+	}
 	if target.Password != "" {
 		cc.Password = target.Password
 	}
@@ -94,12 +108,101 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
-	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), open: map[*session]struct{}{}}
+	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), open: map[*session]struct{}{}, procReady: map[string]bool{}}
 	if err := db.readInfo(ctx); err != nil {
 		pool.Close()
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
+	if err := db.checkDurability(); err != nil {
+		pool.Close()
+		return nil, err
+	}
 	return db, nil
+}
+
+// synchronousCommit is the synchronous_commit a durability asks for; ""
+// for DurabilityServer, which leaves the server's setting.
+func synchronousCommit(d driver.Durability) string {
+	switch d {
+	case driver.DurabilityFull:
+		return "on"
+	case driver.DurabilityDelayed:
+		return "off"
+	}
+	return ""
+}
+
+// durabilityAgrees reports whether a synchronous_commit value keeps the
+// promise of a durability: full needs the commit's WAL flushed to the local
+// disk before it is acknowledged, which every value but off does (local,
+// remote_write, on and remote_apply differ only in what they wait for from
+// a synchronous standby); delayed needs off.
+func durabilityAgrees(d driver.Durability, value string) bool {
+	switch strings.ToLower(strings.TrimSpace(value)) {
+	case "off", "false", "no", "0":
+		return d != driver.DurabilityFull
+	case "on", "true", "yes", "1", "local", "remote_write", "remote_apply":
+		return d != driver.DurabilityDelayed
+	}
+	return false
+}
+
+// applyDurability sets synchronous_commit among the connections' startup
+// parameters, so that the server applies it to every connection this DB
+// opens (the pool's and each session's) as it starts, as a SET at the start
+// of the session would, without a round trip more. synchronous_commit is a
+// per-session setting any user may change, so nothing server-wide changes
+// and Close has nothing to put back.
+//
+// Both durability scopes are served this way. A session runs every
+// operation as a transaction of its own (InsertBatch as one transaction
+// too), so the session's setting governs each commit exactly as a SET LOCAL
+// in every transaction would, without a statement more per operation.
+//
+// A URL that already sets synchronous_commit to a value that agrees is
+// kept; one that contradicts --durability is bad input, never silently
+// overridden.
+func applyDurability(params map[string]string, d driver.Durability) error {
+	want := synchronousCommit(d)
+	if want == "" {
+		return nil
+	}
+	if have, ok := urlSetting(params, "synchronous_commit"); ok {
+		if !durabilityAgrees(d, have) {
+			return badinput.New("--durability %s asks for synchronous_commit = %s, but the URL sets synchronous_commit = %s; remove one of them", d, want, have)
+		}
+		return nil
+	}
+	params["synchronous_commit"] = want
+	return nil
+}
+
+// checkDurability compares the synchronous_commit read back with what the
+// durability asked for: a value the server did not take is an error, never
+// a result measured under the wrong setting.
+func (db *DB) checkDurability() error {
+	if db.opts.Durability == driver.DurabilityServer {
+		return nil
+	}
+	for _, s := range db.info.Settings {
+		if s.Name == "synchronous_commit" && !durabilityAgrees(db.opts.Durability, s.Value) {
+			return fmt.Errorf("postgres: --durability %s set synchronous_commit = %s, but the server reports %s", db.opts.Durability, synchronousCommit(db.opts.Durability), s.Value)
+		}
+	}
+	return nil
+}
+
+// durabilityText says in Info what the durability knob did.
+func durabilityText(opts driver.Options) string {
+	want := synchronousCommit(opts.Durability)
+	if want == "" {
+		return "server: synchronous_commit as the server and the URL set it"
+	}
+	text := fmt.Sprintf("%s: synchronous_commit = %s on every dbprobe connection, from its start", opts.Durability, want)
+	if opts.DurabilityScope == driver.ScopeTransaction {
+		text += "; scope transaction is the same here: every operation is a transaction of its own, committed under its session's setting"
+	}
+	return text
 }
 
 // parseReason returns why pgx could not parse a connection string, without
@@ -116,21 +219,17 @@ func parseReason(err error) string {
 }
 
 // readInfo runs the first statement on a fresh connection, so a wrong
-// password or an unreachable server fails here, and fills Info.
+// password or an unreachable server fails here, and fills Info. The
+// settings are read on a connection opened the way a session's is, since
+// synchronous_commit is a setting of each session.
 func (db *DB) readInfo(ctx context.Context) error {
-	var q strings.Builder
-	q.WriteString("SELECT coalesce(current_schema(), ''), current_setting('server_version')")
-	for _, n := range settingNames {
-		q.WriteString(", current_setting('")
-		q.WriteString(n)
-		q.WriteString("')")
+	err := db.pool.QueryRow(ctx, "SELECT coalesce(current_schema(), ''), current_setting('server_version')").
+		Scan(&db.schema, &db.info.ServerVersion)
+	if err != nil {
+		return err
 	}
-	values := make([]string, len(settingNames))
-	dest := []any{&db.schema, &db.info.ServerVersion}
-	for i := range values {
-		dest = append(dest, &values[i])
-	}
-	if err := db.pool.QueryRow(ctx, q.String()).Scan(dest...); err != nil {
+	values, err := db.readSessionSettings(ctx)
+	if err != nil {
 		return err
 	}
 	db.info.Driver = "postgres"
@@ -138,7 +237,40 @@ func (db *DB) readInfo(ctx context.Context) error {
 	for i, n := range settingNames {
 		db.info.Settings = append(db.info.Settings, driver.Setting{Name: n, Value: values[i]})
 	}
+	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "durability", Value: durabilityText(db.opts)})
 	return nil
+}
+
+// readSessionSettings reads settingNames on a connection of the sessions'
+// configuration, then closes it.
+func (db *DB) readSessionSettings(ctx context.Context) ([]string, error) {
+	pc, err := pgconn.ConnectConfig(ctx, db.connConfig)
+	if err != nil {
+		return nil, err
+	}
+	defer pc.Close(context.WithoutCancel(ctx))
+	var q strings.Builder
+	q.WriteString("SELECT ")
+	for i, n := range settingNames {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("current_setting('")
+		q.WriteString(n)
+		q.WriteString("')")
+	}
+	res := pc.ExecParams(ctx, q.String(), nil, nil, nil, nil).Read()
+	if res.Err != nil {
+		return nil, res.Err
+	}
+	if len(res.Rows) != 1 || len(res.Rows[0]) != len(settingNames) {
+		return nil, fmt.Errorf("postgres: reading the settings back gave %d rows", len(res.Rows))
+	}
+	values := make([]string, len(settingNames))
+	for i, v := range res.Rows[0] {
+		values[i] = string(v)
+	}
+	return values, nil
 }
 
 // Info describes the driver, the server and its settings.
@@ -178,10 +310,15 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		return st, classify(err)
 	}
 	var markerExists bool
+	var persistence, accessMethod string
 	err = db.pool.QueryRow(ctx,
-		`SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) IS NOT NULL,
-		        to_regclass(format('%I.%I', current_schema(), $2::text)) IS NOT NULL`,
-		name, markerTable).Scan(&st.Exists, &markerExists)
+		`SELECT r.oid IS NOT NULL,
+		        to_regclass(format('%I.%I', current_schema(), $2::text)) IS NOT NULL,
+		        coalesce(c.relpersistence::text, ''), coalesce(am.amname::text, '')
+		 FROM (SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) AS oid) r
+		 LEFT JOIN pg_class c ON c.oid = r.oid
+		 LEFT JOIN pg_am am ON am.oid = c.relam`,
+		name, markerTable).Scan(&st.Exists, &markerExists, &persistence, &accessMethod)
 	if err != nil {
 		return st, classify(err)
 	}
@@ -189,6 +326,7 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		st.Columns = nil
 		return st, nil
 	}
+	st.Type, st.Storage = tableStorage(persistence, accessMethod)
 	if markerExists {
 		err = db.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+db.marker()+" WHERE table_name = $1)", name).
 			Scan(&st.CreatedByDbprobe)
@@ -215,10 +353,18 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 const markerLock = 0x6462_7072_6f62_65 // "dbprobe"
 
 // CreateTable creates the table and records it in the marker table, in one
-// transaction: either both happen or neither.
+// transaction: either both happen or neither. The table is UNLOGGED for
+// TableNondurable; on the procedure path its functions are created in the
+// same transaction.
 func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 	d := newDialect(db.schema, t)
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	proc := db.opts.OpPath == driver.PathProcedure
+	if proc {
+		if err := checkProcedureNames(t); err != nil {
+			return err
+		}
+	}
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
 			return classify(err)
 		}
@@ -226,7 +372,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			" (table_name text PRIMARY KEY, created_at timestamptz, dbprobe_version text)"); err != nil {
 			return classify(err)
 		}
-		if _, err := tx.Exec(ctx, d.createTable(t.KeyLength, t.FieldLength)); err != nil {
+		if _, err := tx.Exec(ctx, d.createTable(t.KeyLength, t.FieldLength, db.opts.TableType == driver.TableNondurable)); err != nil {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42P07" {
 				return badinput.New("%w; drop it or choose another table name",
@@ -234,12 +380,116 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			}
 			return classify(err)
 		}
+		if proc {
+			if err := createProcedures(ctx, tx, d, t); err != nil {
+				return err
+			}
+		}
 		// A row left by a table someone else dropped is replaced.
 		_, err := tx.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version) VALUES ($1, now(), $2)"+
 			" ON CONFLICT (table_name) DO UPDATE SET created_at = excluded.created_at, dbprobe_version = excluded.dbprobe_version",
 			foldName(t.Name), version())
 		return classify(err)
 	})
+	if err == nil && proc {
+		db.procMu.Lock()
+		db.procReady[foldName(t.Name)] = true
+		db.procMu.Unlock()
+	}
+	return err
+}
+
+// checkProcedureNames refuses a table whose function names PostgreSQL
+// would cut short.
+func checkProcedureNames(t driver.Table) error {
+	if procedureNamesFit(t) {
+		return nil
+	}
+	return badinput.New("table name %s is too long for the procedure path: its function %s would pass PostgreSQL's %d-byte limit on names; use a table name of at most %d bytes or --op-path statement",
+		t.Name, foldName(driver.Procedures(t).Update), maxIdentifier, maxIdentifier-len(foldName(driver.Procedures(driver.Table{}).Update)))
+}
+
+// dropProcedures drops every function named like one of the table's on the
+// procedure path, whatever its arguments, in the current schema: a
+// function of an older shape of the table goes too.
+func dropProcedures(ctx context.Context, tx pgx.Tx, t driver.Table) error {
+	rows, err := tx.Query(ctx,
+		`SELECT p.oid::regprocedure::text FROM pg_proc p
+		 WHERE p.pronamespace = to_regnamespace(current_schema()) AND p.proname = ANY($1::text[])`,
+		procedureNames(t))
+	if err != nil {
+		return classify(err)
+	}
+	sigs, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return classify(err)
+	}
+	for _, sig := range sigs {
+		// regprocedure's text is already quoted where it needs to be.
+		if _, err := tx.Exec(ctx, "DROP FUNCTION IF EXISTS "+sig); err != nil {
+			return classify(err)
+		}
+	}
+	return nil
+}
+
+// createProcedures replaces the table's functions with ones of its shape.
+func createProcedures(ctx context.Context, tx pgx.Tx, d *dialect, t driver.Table) error {
+	if err := dropProcedures(ctx, tx, t); err != nil {
+		return err
+	}
+	for _, ddl := range d.createProcedures() {
+		if _, err := tx.Exec(ctx, ddl); err != nil {
+			return fmt.Errorf("postgres: create the procedure path's functions: %w", classify(err))
+		}
+	}
+	return nil
+}
+
+// ensureProcedures makes sure the table's functions exist before a session
+// on the procedure path prepares calls to them: a table loaded on the
+// statement path has none yet. A DB looks once per table; the check and
+// the creation run under the marker table's lock, so that two clients
+// starting together create them once.
+func (db *DB) ensureProcedures(ctx context.Context, t driver.Table) error {
+	if err := checkProcedureNames(t); err != nil {
+		return err
+	}
+	name := foldName(t.Name)
+	db.procMu.Lock()
+	defer db.procMu.Unlock()
+	if db.procReady[name] {
+		return nil
+	}
+	d := newDialect(db.schema, t)
+	sigs := d.procedureSignatures()
+	present := func(q interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}) (bool, error) {
+		var n int
+		err := q.QueryRow(ctx, "SELECT count(to_regprocedure(s)) FROM unnest($1::text[]) AS s", sigs).Scan(&n)
+		return n == len(sigs), err
+	}
+	ok, err := present(db.pool)
+	if err != nil {
+		return classify(err)
+	}
+	if !ok {
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
+				return classify(err)
+			}
+			if ok, err := present(tx); err != nil || ok {
+				return classify(err)
+			}
+			return createProcedures(ctx, tx, d, t)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	db.procReady[name] = true
+	return nil
 }
 
 // DropTable drops a table dbprobe recorded creating, and forgets it. It
@@ -247,7 +497,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 	d := newDialect(db.schema, t)
 	name := foldName(t.Name)
-	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
 			return classify(err)
 		}
@@ -267,12 +517,26 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 			return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in %s); drop it yourself or choose another table name",
 				d.table, markerTable)
 		}
+		// The procedure path's functions go first, whatever the path of
+		// this DB: a table loaded by one run may have been run on by
+		// another with functions. Their bodies name the table, but
+		// PostgreSQL does not record that, so dropping the table alone
+		// would leave them behind.
+		if err := dropProcedures(ctx, tx, t); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+d.table); err != nil {
 			return classify(err)
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM "+db.marker()+" WHERE table_name = $1", name)
 		return classify(err)
 	})
+	if err == nil {
+		db.procMu.Lock()
+		delete(db.procReady, name)
+		db.procMu.Unlock()
+	}
+	return err
 }
 
 // version is dbprobe's own version as the build recorded it.

@@ -309,8 +309,8 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	if info.ServerVersion != version {
 		t.Errorf("ServerVersion = %q, want %q", info.ServerVersion, version)
 	}
-	want := map[string]string{"synchronous_commit": "off"}
-	for _, name := range []string{"fsync", "wal_level", "shared_buffers", "max_connections", "full_page_writes"} {
+	want := map[string]string{"synchronous_commit": "off", "durability": "server: synchronous_commit as the server and the URL set it"}
+	for _, name := range []string{"fsync", "wal_sync_method", "wal_level", "shared_buffers", "max_connections", "full_page_writes"} {
 		var v string
 		if err := c.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
 			t.Fatal(err)
@@ -906,18 +906,357 @@ func TestCloseWithOpenSession(t *testing.T) {
 	}
 }
 
-// TestConformance runs the suite every driver passes, on a database of its
-// own.
+// TestConformance runs the suite every driver passes, once per combination
+// of knobs PostgreSQL has, each on a database of its own.
 func TestConformance(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts driver.Options
+	}{
+		{"default", driver.Options{}},
+		{"TableNondurable", driver.Options{TableType: driver.TableNondurable}},
+		{"DurabilityDelayed", driver.Options{Durability: driver.DurabilityDelayed}},
+		{"PathProcedure", driver.Options{OpPath: driver.PathProcedure}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := testdb.FreshPostgresDatabase(t)
+			drivertest.Run(t, drivertest.Config{
+				Options: tc.opts,
+				Open: func(t *testing.T, opts driver.Options) driver.DB {
+					db, err := openURL(t, u, "", opts)
+					if err != nil {
+						t.Fatalf("Open: %v", err)
+					}
+					return db
+				},
+				CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, u, name) },
+				ProvokeConflict: func(t *testing.T, _ driver.DB, tbl driver.Table) error {
+					return provokeSerializationFailure(t, u, tc.opts, tbl)
+				},
+			})
+		})
+	}
+}
+
+// provokeSerializationFailure makes an update fail with 40001: a session
+// whose connection runs at REPEATABLE READ (a URL setting, so a DB of its
+// own on the same database) updates a row that another transaction has
+// updated and not yet committed; once that one commits, the waiting
+// update cannot proceed on its older snapshot. The order is forced by
+// waiting until the session's backend waits on the row's lock, so the
+// outcome never depends on timing.
+func provokeSerializationFailure(t *testing.T, rawURL string, opts driver.Options, tbl driver.Table) error {
+	t.Helper()
+	ctx := context.Background()
+	opts.Sessions = 1
+	db := mustOpen(t, withParams(t, rawURL, "default_transaction_isolation", "repeatable read"), opts)
+	s := session(t, db, tbl)
+	key := []byte("conflict-0001")
+	values := make([][]byte, len(tbl.Fields))
+	for i := range values {
+		values[i] = []byte("v0")
+	}
+	if err := s.Insert(ctx, key, values); err != nil {
+		t.Fatalf("Insert: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Delete(ctx, key) })
+	tx, err := admin(t, rawURL).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, "UPDATE "+pgx.Identifier{strings.ToLower(tbl.Name)}.Sanitize()+
+		" SET "+pgx.Identifier{strings.ToLower(tbl.Fields[0])}.Sanitize()+" = 'other' WHERE "+
+		pgx.Identifier{strings.ToLower(tbl.KeyColumn)}.Sanitize()+" = $1", string(key)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Update(ctx, key, []int{0}, [][]byte{[]byte("mine")}) }()
+	waitForLockWait(t, admin(t, rawURL))
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = <-done
+	if driver.Code(err) != "40001" {
+		t.Errorf("update after a concurrent one: %v (code %q), want 40001", err, driver.Code(err))
+	}
+	return err
+}
+
+// A knob PostgreSQL does not have is bad input from Open, which touches
+// nothing on the server.
+func TestUnsupportedKnobs(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	drivertest.Run(t, drivertest.Config{
-		Open: func(t *testing.T, opts driver.Options) driver.DB {
-			db, err := openURL(t, u, "", opts)
-			if err != nil {
-				t.Fatalf("Open: %v", err)
+	_, err := openURL(t, u, "", driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	if err == nil {
+		t.Fatal("Open with --table-type memory succeeded")
+	}
+	want := "PostgreSQL has no in-memory table (--table-type memory); use --table-type nondurable for an UNLOGGED table (not crash-safe, still on disk)"
+	if !badinput.Is(err) || err.Error() != want {
+		t.Errorf("error %q (bad input %v), want %q", err, badinput.Is(err), want)
+	}
+	// Not even a connection was opened: the database has no table, no
+	// function and no session but the one looking.
+	var objects, sessions int
+	err = admin(t, u).QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public')
+		+ (SELECT count(*) FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'public'),
+		(SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend')`).Scan(&objects, &sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if objects != 0 || sessions != 0 {
+		t.Errorf("after the refused Open: %d objects in public, %d other sessions; want none", objects, sessions)
+	}
+}
+
+// --durability is applied to every connection, read back from one opened
+// as the sessions' are, and a URL that says otherwise is bad input.
+func TestDurability(t *testing.T) {
+	base := testdb.PostgresURL(t)
+	setting := func(db driver.DB, name string) string {
+		for _, s := range db.Info().Settings {
+			if s.Name == name {
+				return s.Value
 			}
-			return db
-		},
-		CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, u, name) },
-	})
+		}
+		t.Fatalf("Info has no setting %s: %v", name, db.Info().Settings)
+		return ""
+	}
+	var server string
+	if err := admin(t, base).QueryRow(context.Background(), "SELECT setting FROM pg_settings WHERE name = 'synchronous_commit'").Scan(&server); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		url   string
+		opts  driver.Options
+		value string
+		says  string
+	}{
+		{"server", base, driver.Options{}, server, "server: "},
+		{"full", base, driver.Options{Durability: driver.DurabilityFull}, "on", "full: synchronous_commit = on"},
+		{"delayed", base, driver.Options{Durability: driver.DurabilityDelayed}, "off", "delayed: synchronous_commit = off"},
+		{"delayed, scope transaction", base, driver.Options{Durability: driver.DurabilityDelayed, DurabilityScope: driver.ScopeTransaction}, "off", "scope transaction is the same here"},
+		{"full with an agreeing URL", withParams(t, base, "synchronous_commit", "local"), driver.Options{Durability: driver.DurabilityFull}, "local", "full: "},
+		{"server with the URL's", withParams(t, base, "options", "-c synchronous_commit=off"), driver.Options{}, "off", "server: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.Sessions = 1
+			db := mustOpen(t, tc.url, tc.opts)
+			if got := setting(db, "synchronous_commit"); got != tc.value {
+				t.Errorf("synchronous_commit = %q, want %q", got, tc.value)
+			}
+			if got := setting(db, "durability"); !strings.Contains(got, tc.says) {
+				t.Errorf("durability = %q, want it to say %q", got, tc.says)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		name string
+		url  string
+		d    driver.Durability
+	}{
+		{"full against the URL", withParams(t, base, "synchronous_commit", "off"), driver.DurabilityFull},
+		{"delayed against options", withParams(t, base, "options", "-c synchronous_commit=on"), driver.DurabilityDelayed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, err := openURL(t, tc.url, "", driver.Options{Sessions: 1, Durability: tc.d})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			if !badinput.Is(err) || !strings.Contains(err.Error(), "--durability "+tc.d.String()) || !strings.Contains(err.Error(), "the URL sets synchronous_commit") {
+				t.Errorf("error %q (bad input %v): want bad input naming both", err, badinput.Is(err))
+			}
+		})
+	}
+}
+
+// An UNLOGGED table is what --table-type nondurable creates, as the catalog
+// and Inspect say.
+func TestNondurableTable(t *testing.T) {
+	u, db, tbl := setup(t, 2, driver.Options{Sessions: 1, TableType: driver.TableNondurable})
+	ctx := context.Background()
+	var persistence string
+	if err := admin(t, u).QueryRow(ctx, "SELECT relpersistence::text FROM pg_class WHERE oid = 'usertable'::regclass").Scan(&persistence); err != nil {
+		t.Fatal(err)
+	}
+	if persistence != "u" {
+		t.Errorf("relpersistence = %q, want u (UNLOGGED)", persistence)
+	}
+	st, err := db.Inspect(ctx, tbl)
+	if err != nil || st.Type != driver.TableNondurable || !strings.HasPrefix(st.Storage, "UNLOGGED heap table") {
+		t.Errorf("Inspect = %+v, %v", st, err)
+	}
+	// A DB opened with the default knobs still reports the table as it is.
+	other := mustOpen(t, u, driver.Options{Sessions: 1})
+	if st, err := other.Inspect(ctx, tbl); err != nil || st.Type != driver.TableNondurable {
+		t.Errorf("Inspect through a default DB = %+v, %v", st, err)
+	}
+}
+
+// functions lists the dbprobe functions of the database, with their
+// arguments.
+func functions(t *testing.T, rawURL string) []string {
+	t.Helper()
+	rows, err := admin(t, rawURL).Query(context.Background(),
+		"SELECT oid::regprocedure::text FROM pg_proc WHERE proname LIKE 'dbprobe\\_%' ORDER BY 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+// The procedure path's functions: created with the table, created by a
+// session when a table loaded on the statement path has none, used by the
+// sessions, and dropped with the table whatever the path.
+func TestProcedurePath(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	ctx := context.Background()
+	stmt := mustOpen(t, u, driver.Options{Sessions: 1})
+	// track_functions counts the calls of PL/pgSQL functions (the writes);
+	// read and scan are inlined SQL functions, which are never called as
+	// such.
+	tracked := withParams(t, u, "track_functions", "all")
+	proc := mustOpen(t, tracked, driver.Options{Sessions: 2, OpPath: driver.PathProcedure})
+	tbl := ycsbTable("UserTable", 2)
+	all := "[dbprobe_usertable_delete(character varying) dbprobe_usertable_insert(character varying,character varying,character varying) " +
+		"dbprobe_usertable_read(character varying) dbprobe_usertable_scan(character varying,integer) " +
+		"dbprobe_usertable_update(character varying,character varying,character varying)]"
+
+	// Loaded on the statement path: no functions.
+	if err := stmt.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if got := functions(t, u); len(got) != 0 {
+		t.Fatalf("functions after CreateTable on the statement path: %v", got)
+	}
+	s0 := session(t, stmt, tbl)
+	if err := s0.Insert(ctx, []byte("k1"), record("k1", 2)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A session on the procedure path creates them, once.
+	s := session(t, proc, tbl)
+	if got := fmt.Sprint(functions(t, u)); got != all {
+		t.Fatalf("functions after a procedure session:\n got %s\nwant %s", got, all)
+	}
+	c := admin(t, u)
+	var xmin int64
+	if err := c.QueryRow(ctx, "SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'dbprobe_usertable_read'").Scan(&xmin); err != nil {
+		t.Fatal(err)
+	}
+	s2 := session(t, proc, tbl)
+	// A second DB on the procedure path finds them rather than making them again.
+	proc2 := mustOpen(t, tracked, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
+	s3 := session(t, proc2, tbl)
+	var xmin2 int64
+	if err := c.QueryRow(ctx, "SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'dbprobe_usertable_read'").Scan(&xmin2); err != nil {
+		t.Fatal(err)
+	}
+	if xmin2 != xmin {
+		t.Errorf("the functions were created again by a later session")
+	}
+
+	// The sessions call them: what one writes through a function the
+	// statement path reads, and the other way round.
+	got := make([][]byte, 2)
+	if err := s.Read(ctx, []byte("k1"), nil, got); err != nil || fmt.Sprintf("%s", got) != "[k1-f0 k1-f1]" {
+		t.Fatalf("Read through the function = %s, %v", got, err)
+	}
+	if err := s2.Insert(ctx, []byte("k2"), record("k2", 2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.Update(ctx, []byte("k2"), []int{1}, [][]byte{[]byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s0.Read(ctx, []byte("k2"), nil, got); err != nil || fmt.Sprintf("%s", got) != "[k2-f0 new]" {
+		t.Fatalf("k2 after the function's update = %s, %v", got, err)
+	}
+	if err := s.Update(ctx, []byte("nobody"), []int{0}, [][]byte{[]byte("x")}); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("update of a missing key through the function: %v", err)
+	}
+	if err := s.Delete(ctx, []byte("k1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, []byte("k1")); !errors.Is(err, driver.ErrNotFound) {
+		t.Errorf("second delete through the function: %v", err)
+	}
+	if err := s.Insert(ctx, []byte("k2"), record("k2", 2)); driver.Code(err) != "23505" || driver.IsRetryable(err) {
+		t.Errorf("duplicate insert through the function: %v (code %q)", err, driver.Code(err))
+	}
+	for _, x := range []driver.Session{s0, s, s2, s3} {
+		x.Close()
+	}
+	// The writes went through the functions: the server counted the calls
+	// (a backend reports them at the latest when it ends), all but the
+	// duplicate insert's, whose transaction failed.
+	want := "map[dbprobe_usertable_delete:2 dbprobe_usertable_insert:1 dbprobe_usertable_update:2]"
+	calls := ""
+	for i := 0; i < 100 && calls != want; i++ {
+		if i > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		rows, err := c.Query(ctx, "SELECT funcname::text, calls FROM pg_stat_user_functions WHERE funcname LIKE 'dbprobe\\_%'")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		var name string
+		var n int64
+		if _, err := pgx.ForEachRow(rows, []any{&name, &n}, func() error { got[name] = n; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		calls = fmt.Sprint(got)
+		if _, err := c.Exec(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if calls != want {
+		t.Errorf("function calls counted: %s, want %s", calls, want)
+	}
+	// Dropped with the table, by a DB on the statement path too.
+	if err := stmt.DropTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if got := functions(t, u); len(got) != 0 {
+		t.Fatalf("functions after DropTable: %v", got)
+	}
+	// CreateTable on the procedure path creates them with the table, and a
+	// session after a DropTable of this DB makes them again.
+	if err := proc.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(functions(t, u)); got != all {
+		t.Fatalf("functions after CreateTable on the procedure path: %s", got)
+	}
+	if err := proc.DropTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	if err := stmt.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	session(t, proc, tbl).Close()
+	if got := fmt.Sprint(functions(t, u)); got != all {
+		t.Fatalf("functions after a session following DropTable: %s", got)
+	}
+}
+
+// A table name too long for the function names is bad input on the
+// procedure path, before anything is created.
+func TestProcedurePathLongName(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	db := mustOpen(t, u, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
+	tbl := ycsbTable(strings.Repeat("t", 49), 1)
+	if err := db.CreateTable(context.Background(), tbl); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "--op-path statement") {
+		t.Fatalf("CreateTable of a 49-byte name on the procedure path: %v", err)
+	}
+	if st, err := db.Inspect(context.Background(), tbl); err != nil || st.Exists {
+		t.Fatalf("Inspect after the refusal = %+v, %v", st, err)
+	}
 }

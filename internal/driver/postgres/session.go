@@ -27,6 +27,12 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("postgres: table %s has no fields", t.Name)
 	}
+	proc := db.opts.OpPath == driver.PathProcedure
+	if proc {
+		if err := db.ensureProcedures(ctx, t); err != nil {
+			return nil, err
+		}
+	}
 	pc, err := pgconn.ConnectConfig(ctx, db.connConfig)
 	if err != nil {
 		return nil, classify(err)
@@ -40,6 +46,7 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 		db:        db,
 		d:         newDialect(db.schema, t),
 		c:         c,
+		proc:      proc,
 		nfields:   n,
 		readOne:   make([]string, n),
 		updateOne: make([]string, n),
@@ -56,9 +63,14 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 // session is one worker's connection and prepared statements. It is not safe
 // for concurrent use.
 type session struct {
-	db      *DB
-	d       *dialect
-	c       *wire
+	db *DB
+	d  *dialect
+	c  *wire
+	// proc is the procedure path: the statements prepared call the table's
+	// functions (dialect.call…) instead of naming the table. Only what is
+	// prepared and how an update or a delete counts its row differ; the
+	// exchange on the wire is the same.
+	proc    bool
 	nfields int
 	nstmt   int // statements prepared so far, to name the next one
 
@@ -116,11 +128,11 @@ func (s *session) subset(ctx context.Context, kind byte, fields []int) (string, 
 	var sql string
 	switch kind {
 	case 'r':
-		sql = s.d.read(fields)
+		sql = s.readSQL(fields)
 	case 's':
-		sql = s.d.scan(fields)
+		sql = s.scanSQL(fields)
 	default:
-		sql = s.d.update(fields)
+		sql = s.updateSQL(fields)
 	}
 	name, err := s.prepare(ctx, sql)
 	if err != nil {
@@ -130,12 +142,50 @@ func (s *session) subset(ctx context.Context, kind byte, fields []int) (string, 
 	return name, nil
 }
 
+// The statements of each operation, on the session's path. They are built
+// only when a statement is first prepared.
+
+func (s *session) readSQL(fields []int) string {
+	if s.proc {
+		return s.d.callRead(fields)
+	}
+	return s.d.read(fields)
+}
+
+func (s *session) scanSQL(fields []int) string {
+	if s.proc {
+		return s.d.callScan(fields)
+	}
+	return s.d.scan(fields)
+}
+
+func (s *session) updateSQL(fields []int) string {
+	if s.proc {
+		return s.d.callUpdate(fields)
+	}
+	return s.d.update(fields)
+}
+
+func (s *session) insertSQL() string {
+	if s.proc {
+		return s.d.callInsert()
+	}
+	return s.d.insert(1)
+}
+
+func (s *session) deleteSQL() string {
+	if s.proc {
+		return s.d.callDelete()
+	}
+	return s.d.delete()
+}
+
 func (s *session) readStmt(ctx context.Context, fields []int) (string, error) {
 	var err error
 	switch {
 	case fields == nil:
 		if s.readAll == "" {
-			s.readAll, err = s.prepare(ctx, s.d.read(nil))
+			s.readAll, err = s.prepare(ctx, s.readSQL(nil))
 		}
 		return s.readAll, err
 	case len(fields) == 1:
@@ -144,7 +194,7 @@ func (s *session) readStmt(ctx context.Context, fields []int) (string, error) {
 			return "", err
 		}
 		if s.readOne[f] == "" {
-			s.readOne[f], err = s.prepare(ctx, s.d.read(fields))
+			s.readOne[f], err = s.prepare(ctx, s.readSQL(fields))
 		}
 		return s.readOne[f], err
 	}
@@ -156,7 +206,7 @@ func (s *session) updateStmt(ctx context.Context, fields []int) (string, error) 
 	switch {
 	case fields == nil:
 		if s.updateAll == "" {
-			s.updateAll, err = s.prepare(ctx, s.d.update(nil))
+			s.updateAll, err = s.prepare(ctx, s.updateSQL(nil))
 		}
 		return s.updateAll, err
 	case len(fields) == 1:
@@ -165,7 +215,7 @@ func (s *session) updateStmt(ctx context.Context, fields []int) (string, error) 
 			return "", err
 		}
 		if s.updateOne[f] == "" {
-			s.updateOne[f], err = s.prepare(ctx, s.d.update(fields))
+			s.updateOne[f], err = s.prepare(ctx, s.updateSQL(fields))
 		}
 		return s.updateOne[f], err
 	}
@@ -218,7 +268,7 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	var err error
 	if fields == nil {
 		if s.scanAll == "" {
-			s.scanAll, err = s.prepare(ctx, s.d.scan(nil))
+			s.scanAll, err = s.prepare(ctx, s.scanSQL(nil))
 		}
 		stmt = s.scanAll
 	} else {
@@ -263,6 +313,9 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 		return err
 	}
 	s.params = append(append(s.params[:0], values[:n]...), key)
+	if s.proc {
+		return s.callCounted(ctx, stmt)
+	}
 	return s.execOne(ctx, stmt)
 }
 
@@ -272,7 +325,7 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 		return fmt.Errorf("postgres: insert of %d values into %d fields", len(values), s.nfields)
 	}
 	if s.insertOne == "" {
-		name, err := s.prepare(ctx, s.d.insert(1))
+		name, err := s.prepare(ctx, s.insertSQL())
 		if err != nil {
 			return err
 		}
@@ -285,13 +338,16 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 // Delete removes one record.
 func (s *session) Delete(ctx context.Context, key []byte) error {
 	if s.deleteOne == "" {
-		name, err := s.prepare(ctx, s.d.delete())
+		name, err := s.prepare(ctx, s.deleteSQL())
 		if err != nil {
 			return err
 		}
 		s.deleteOne = name
 	}
 	s.params = append(s.params[:0], key)
+	if s.proc {
+		return s.callCounted(ctx, s.deleteOne)
+	}
 	return s.execOne(ctx, s.deleteOne)
 }
 
@@ -309,8 +365,38 @@ func (s *session) execOne(ctx context.Context, stmt string) error {
 	return nil
 }
 
+// callCounted calls a function of the procedure path that returns how many
+// rows it changed, with s.params; none changed is ErrNotFound. (The
+// command tag of a SELECT counts the rows the call returned, always one.)
+func (s *session) callCounted(ctx context.Context, stmt string) error {
+	c := s.c
+	c.bindExecute(stmt, s.params)
+	c.sync()
+	clear(s.params)
+	if err := c.send(ctx); err != nil {
+		return s.classify(err)
+	}
+	changed, ok := int64(0), false
+	for c.next() {
+		if len(c.row) == 1 {
+			changed, ok = parseCount(c.row[0])
+		}
+	}
+	if _, err := c.result(); err != nil {
+		return s.classify(err)
+	}
+	if !ok {
+		return fmt.Errorf("postgres: %s returned no row count", stmt)
+	}
+	if changed == 0 {
+		return driver.ErrNotFound
+	}
+	return nil
+}
+
 // InsertBatch adds records in one transaction: one COPY when bulk loading is
-// allowed, else multi-row INSERTs.
+// allowed, else multi-row INSERTs. The procedure path loads the same way:
+// a batch is the bulk API's job, with no function to call per record.
 func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
 	if len(keys) != len(values) {
 		return fmt.Errorf("postgres: batch of %d keys and %d records", len(keys), len(values))

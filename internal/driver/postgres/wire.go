@@ -407,6 +407,23 @@ func rowsAffected(tag []byte) int64 {
 	return n
 }
 
+// parseCount reads a non-negative integer in the text format, as a
+// function's integer result comes; a NULL or anything but digits is not
+// one.
+func parseCount(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
 // exec runs the named statement with params and returns the rows affected;
 // rows it returns are skipped.
 func (c *wire) exec(ctx context.Context, stmt string, params [][]byte) (int64, error) {

@@ -22,11 +22,14 @@ const (
 		`dbprobe_version TEXT NOT NULL)`
 	// insertMarkerSQL replaces a stale row left by a table someone dropped
 	// by hand: the table was just created by us, so the row must say so.
-	insertMarkerSQL   = `INSERT OR REPLACE INTO "` + markerTable + `" (table_name, created_at, dbprobe_version) VALUES (?, ?, ?)`
-	deleteMarkerSQL   = `DELETE FROM "` + markerTable + `" WHERE table_name = ?`
-	selectMarkerSQL   = `SELECT 1 FROM "` + markerTable + `" WHERE table_name = ?`
-	tableExistsSQL    = `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`
-	tableColumnsSQL   = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+	insertMarkerSQL = `INSERT OR REPLACE INTO "` + markerTable + `" (table_name, created_at, dbprobe_version) VALUES (?, ?, ?)`
+	deleteMarkerSQL = `DELETE FROM "` + markerTable + `" WHERE table_name = ?`
+	selectMarkerSQL = `SELECT 1 FROM "` + markerTable + `" WHERE table_name = ?`
+	tableExistsSQL  = `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`
+	tableColumnsSQL = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+	// mainFileSQL gives the file of the main database: "" when it is in
+	// memory.
+	mainFileSQL       = `SELECT file FROM pragma_database_list WHERE name = 'main'`
 	beginImmediateSQL = `BEGIN IMMEDIATE`
 	commitSQL         = `COMMIT`
 	rollbackSQL       = `ROLLBACK`

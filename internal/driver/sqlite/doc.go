@@ -49,6 +49,25 @@
 // "NORMAL (1)", busy_timeout, page_size, cache_size), so a result shows
 // what was in force rather than what was asked.
 //
+// # Knobs
+//
+// --table-type memory puts the whole database in memory, as sqlite::memory:
+// does (SQLite has no in-memory table inside a file database): with a file
+// URL the file is neither opened nor created, and Info's "database" setting
+// says so. The rows live only as long as the dbprobe process. A
+// sqlite::memory: URL is an in-memory database whatever --table-type says,
+// and Inspect reports the table as in memory (read from PRAGMA
+// database_list), so the header shows what ran. --table-type nondurable,
+// --op-path procedure and --durability-scope transaction are refused from
+// Open with driver.Unsupported: SQLite has no such thing.
+//
+// --durability full sets synchronous=FULL, delayed synchronous=OFF, and
+// server leaves the URL's level or the default NORMAL; a URL level that
+// contradicts an explicit --durability is bad input naming both (EXTRA
+// counts as full). The level is set on every connection, read back from
+// the writer, whose commits it governs, and reported in Info with what it
+// means for a commit in the journal mode in force ("durability").
+//
 // # Reads and writes
 //
 // Each session reads on a connection of its own, with prepared statements;

@@ -20,6 +20,11 @@ const (
 	libraryDSN = "_mutex=no"
 )
 
+// sharedCacheLockFails: mattn/go-sqlite3 (built without its
+// sqlite_unlock_notify tag) returns SQLITE_LOCKED at once when another
+// connection of an in-memory database holds the lock a statement needs.
+const sharedCacheLockFails = true
+
 func newLibraryDriver() sqldriver.Driver { return &sqlite3.SQLiteDriver{} }
 
 // errorCode returns SQLite's extended result code carried by err.

@@ -19,6 +19,11 @@ const (
 	libraryDSN = ""
 )
 
+// sharedCacheLockFails: modernc.org/sqlite answers SQLITE_LOCKED on a
+// shared-cache lock by waiting (sqlite3_unlock_notify) until the other
+// connection lets go, so a statement never fails that way.
+const sharedCacheLockFails = false
+
 func newLibraryDriver() sqldriver.Driver { return &msqlite.Driver{} }
 
 // errorCode returns SQLite's (extended) result code carried by err.

@@ -40,13 +40,66 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 // its own, shared by its connections and by no other DB.
 var memoryName atomic.Uint64
 
+// applyKnobs refuses the knobs SQLite does not have and turns the others
+// into the configuration, before anything is opened.
+func applyKnobs(cfg config, opts driver.Options) (config, error) {
+	switch {
+	case opts.TableType == driver.TableNondurable:
+		return cfg, driver.Unsupported("SQLite", "non-durable table (--table-type nondurable)",
+			"use --table-type memory (an in-memory database) or --durability delayed (synchronous=OFF)")
+	case opts.OpPath == driver.PathProcedure:
+		return cfg, driver.Unsupported("SQLite", "stored procedures (--op-path procedure)", "use --op-path statement")
+	case opts.DurabilityScope == driver.ScopeTransaction:
+		return cfg, driver.Unsupported("SQLite", "per-transaction durability (--durability-scope transaction)",
+			"PRAGMA synchronous applies to the whole connection: use --durability-scope database")
+	}
+	if opts.TableType == driver.TableMemory && !cfg.memory {
+		// The database itself goes to memory: SQLite has no in-memory
+		// table inside a file database, only in-memory databases.
+		cfg.memory, cfg.unusedPath, cfg.path = true, cfg.path, ""
+		if !cfg.journalModeSet {
+			cfg.journalMode = ""
+		}
+	}
+	want := ""
+	switch opts.Durability {
+	case driver.DurabilityFull:
+		// Every commit is synced before it returns; in WAL mode NORMAL
+		// syncs only at checkpoints, so a power loss may take the last
+		// commits.
+		want = "FULL"
+		if cfg.synchronousSet && (cfg.synchronous == "FULL" || cfg.synchronous == "EXTRA") {
+			want = cfg.synchronous
+		}
+	case driver.DurabilityDelayed:
+		// No sync at all: SQLite hands its writes to the operating system,
+		// which writes them out when it will.
+		want = "OFF"
+	}
+	if want != "" {
+		if cfg.synchronousSet && cfg.synchronous != want {
+			return cfg, badinput.New("sqlite: --durability %s asks for synchronous=%s, but the URL says synchronous=%s; remove one of them",
+				opts.Durability, want, cfg.synchronous)
+		}
+		cfg.synchronous = want
+	}
+	return cfg, nil
+}
+
 func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, error) {
+	cfg, err := applyKnobs(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
 	var dsn, where string
 	if cfg.memory {
 		// cache=shared is what lets the connections of one DB see one
 		// in-memory database; the name keeps two DBs apart.
 		dsn = fmt.Sprintf("file:dbprobe-memory-%d-%d?mode=memory&cache=shared", os.Getpid(), memoryName.Add(1))
-		where = ":memory: (shared cache)"
+		where = memoryDatabase
+		if cfg.unusedPath != "" {
+			where += "; --table-type memory: the file " + cfg.unusedPath + " in the URL is not used"
+		}
 	} else {
 		abs, err := checkPath(cfg.path)
 		if err != nil {
@@ -85,6 +138,9 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	d.info = info
 	return d, nil
 }
+
+// memoryDatabase is how Info and Inspect name an in-memory database.
+const memoryDatabase = ":memory: (an in-memory database, shared by this run's connections; its rows live only as long as the dbprobe process)"
 
 // startCheckpointer moves WAL checkpoints off the writer (see
 // checkpointer) when the database is in WAL mode, and says so in Info.
@@ -241,6 +297,12 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	if sync >= 0 && sync < len(synchronousLevels) {
 		syncName = synchronousLevels[sync]
 	}
+	// The level the writer reads back is the one its commits run under:
+	// anything but what was asked is an error, never a run measured under
+	// the wrong setting.
+	if syncName != d.cfg.synchronous {
+		return driver.Info{}, fmt.Errorf("PRAGMA synchronous = %s was set, but SQLite reports %s (%d)", d.cfg.synchronous, syncName, sync)
+	}
 
 	return driver.Info{
 		Driver:        "sqlite",
@@ -250,6 +312,7 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 			{Name: "database", Value: where},
 			{Name: "journal_mode", Value: journal},
 			{Name: "synchronous", Value: fmt.Sprintf("%s (%d)", syncName, sync)},
+			{Name: "durability", Value: durabilityText(d.opts.Durability, syncName, journal)},
 			{Name: "busy_timeout", Value: strconv.Itoa(busy) + " ms"},
 			{Name: "page_size", Value: strconv.Itoa(pageSize)},
 			{Name: "cache_size", Value: cacheText(cacheSize)},
@@ -259,6 +322,34 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 			{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"},
 		},
 	}, nil
+}
+
+// durabilityText says in Info what the durability knob asked for and what
+// the synchronous level read back means for a commit, in the journal mode
+// read back.
+func durabilityText(d driver.Durability, synchronous, journalMode string) string {
+	var asked string
+	switch d {
+	case driver.DurabilityServer:
+		asked = "server (the URL's or dbprobe's default synchronous)"
+	default:
+		asked = d.String() + " (--durability)"
+	}
+	var means string
+	wal := strings.EqualFold(journalMode, "wal")
+	switch {
+	case strings.EqualFold(journalMode, "memory") || strings.EqualFold(journalMode, "off"):
+		means = "nothing reaches a disk through the journal (journal_mode " + strings.ToLower(journalMode) + ")"
+	case synchronous == "OFF":
+		means = "commits are never synced: the operating system writes them out when it will, and a power loss or OS crash may lose or corrupt them"
+	case synchronous == "NORMAL" && wal:
+		means = "commits are synced only at checkpoints: a power loss may lose the last ones, a crash of the process loses none"
+	case synchronous == "NORMAL":
+		means = "the journal is synced less often than with FULL: a power loss may corrupt the database, though rarely"
+	default:
+		means = "every commit is synced before it returns"
+	}
+	return asked + ": synchronous=" + synchronous + ", " + means
 }
 
 // cacheText shows a cache_size: negative is a size in KiB, positive a
@@ -282,6 +373,14 @@ func (d *db) Inspect(ctx context.Context, t driver.Table) (driver.TableState, er
 		return st, err
 	}
 	st.Exists = true
+	var file, journal string
+	if err := d.pool.QueryRowContext(ctx, mainFileSQL).Scan(&file); err != nil {
+		return st, fmt.Errorf("sqlite: find the database of %s: %w", t.Name, classify(err))
+	}
+	if err := d.pool.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
+		return st, fmt.Errorf("sqlite: read the journal mode: %w", classify(err))
+	}
+	st.Type, st.Storage = tableStorage(file, journal)
 	var one int
 	switch err := d.pool.QueryRowContext(ctx, hasRowsSQL(t)).Scan(&one); {
 	case err == nil:
@@ -305,6 +404,16 @@ func (d *db) Inspect(ctx context.Context, t driver.Table) (driver.TableState, er
 		return st, fmt.Errorf("sqlite: list the columns of %s: %w", t.Name, classify(err))
 	}
 	return st, nil
+}
+
+// tableStorage names how a table is stored from its database's file, as
+// PRAGMA database_list gives it ("" for an in-memory database), and the
+// journal mode.
+func tableStorage(file, journalMode string) (driver.TableType, string) {
+	if file == "" {
+		return driver.TableMemory, "rowid table in an in-memory database: its rows live only as long as the dbprobe process"
+	}
+	return driver.TableDisk, "rowid table in the file " + file + " (journal_mode " + strings.ToLower(journalMode) + ")"
 }
 
 func (d *db) tableExists(ctx context.Context, name string) (bool, error) {

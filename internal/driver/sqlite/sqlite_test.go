@@ -35,26 +35,69 @@ func openURL(t testing.TB, raw string, opts driver.Options) driver.DB {
 	return db
 }
 
+// TestConformanceFile runs the suite on a database file, once per
+// combination of knobs SQLite has. --table-type memory with a file URL puts
+// the database in memory instead: the file is never created.
 func TestConformanceFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "conformance.db")
-	drivertest.Run(t, drivertest.Config{
-		Open: func(t *testing.T, opts driver.Options) driver.DB {
-			return openURL(t, "sqlite://"+path, opts)
-		},
-		CreateForeignTable: func(t *testing.T, name string) {
-			// Plain SQL through the library, on a connection of its own.
-			raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
-			defer raw.Close()
-			createForeign(t, raw, name)
-		},
-	})
+	for _, tc := range []struct {
+		name string
+		opts driver.Options
+	}{
+		{"default", driver.Options{}},
+		{"TableMemory", driver.Options{TableType: driver.TableMemory}},
+		{"DurabilityFull", driver.Options{Durability: driver.DurabilityFull}},
+		{"DurabilityDelayed", driver.Options{Durability: driver.DurabilityDelayed}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "conformance.db")
+			memory := tc.opts.TableType == driver.TableMemory
+			var first *db
+			cfg := drivertest.Config{
+				Options: tc.opts,
+				Open: func(t *testing.T, opts driver.Options) driver.DB {
+					d := openURL(t, "sqlite://"+path, opts)
+					if first == nil {
+						first = d.(*db)
+					}
+					return d
+				},
+				CreateForeignTable: func(t *testing.T, name string) {
+					if memory {
+						// The suite's first DB holds the in-memory database.
+						createForeign(t, first.pool, name)
+						return
+					}
+					// Plain SQL through the library, on a connection of its own.
+					raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
+					defer raw.Close()
+					createForeign(t, raw, name)
+				},
+				ProvokeConflict: func(t *testing.T, d driver.DB, tbl driver.Table) error {
+					if memory {
+						return provokeLocked(t, d.(*db), tbl)
+					}
+					return provokeBusy(t, path, tc.opts, tbl)
+				},
+			}
+			if memory && !sharedCacheLockFails {
+				cfg.ProvokeConflict = nil
+			}
+			drivertest.Run(t, cfg)
+			if _, err := os.Stat(path); memory != errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the database file after the suite: %v (in memory: %v)", err, memory)
+			}
+		})
+	}
 }
 
 func TestConformanceMemory(t *testing.T) {
 	// Each DB has its own in-memory database, so the foreign table is made
-	// through the pool of the first DB the suite opened.
+	// through the pool of the first DB the suite opened. A sqlite::memory:
+	// URL is an in-memory database whatever --table-type says, and Inspect
+	// reports it as it is.
 	var first *db
-	drivertest.Run(t, drivertest.Config{
+	cfg := drivertest.Config{
+		Options: driver.Options{TableType: driver.TableMemory},
 		Open: func(t *testing.T, opts driver.Options) driver.DB {
 			d := openURL(t, "sqlite::memory:", opts)
 			if first == nil {
@@ -65,7 +108,77 @@ func TestConformanceMemory(t *testing.T) {
 		CreateForeignTable: func(t *testing.T, name string) {
 			createForeign(t, first.pool, name)
 		},
-	})
+	}
+	if sharedCacheLockFails {
+		cfg.ProvokeConflict = func(t *testing.T, d driver.DB, tbl driver.Table) error {
+			return provokeLocked(t, d.(*db), tbl)
+		}
+	}
+	drivertest.Run(t, cfg)
+}
+
+// provokeBusy makes an insert fail with SQLITE_BUSY, as it does when
+// another process writes to the same file: a connection outside the
+// driver holds the write lock (BEGIN IMMEDIATE) while a DB opened on the
+// file with busy_timeout=0, so that SQLite does not wait, inserts. The lock
+// is taken before the insert starts, so the outcome never depends on
+// timing. (Within one DB writes never meet: the writer serializes them.)
+func provokeBusy(t *testing.T, path string, opts driver.Options, tbl driver.Table) error {
+	t.Helper()
+	ctx := context.Background()
+	opts.Sessions = 1
+	d := openURL(t, "sqlite://"+path+"?busy_timeout=0", opts)
+	defer d.Close()
+	s, err := d.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
+	defer raw.Close()
+	c, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer c.ExecContext(ctx, "ROLLBACK")
+	err = s.Insert(ctx, []byte("busy-0001"), make([][]byte, len(tbl.Fields)))
+	if driver.Code(err) != "5" {
+		t.Errorf("insert while another connection holds the write lock: %v (code %q), want SQLite's BUSY (5)", err, driver.Code(err))
+	}
+	return err
+}
+
+// provokeLocked makes an insert fail with SQLITE_LOCKED, the shared-cache
+// form of BUSY: another connection to the same in-memory database holds
+// the write lock. dbprobe's own connections never do that (every write
+// goes through the writer), so the test takes one from the DB's pool. Only
+// with a library that fails rather than waits (sharedCacheLockFails).
+func provokeLocked(t *testing.T, d *db, tbl driver.Table) error {
+	t.Helper()
+	ctx := context.Background()
+	s, err := d.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := d.pool.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer c.ExecContext(ctx, "ROLLBACK")
+	err = s.Insert(ctx, []byte("locked-0001"), make([][]byte, len(tbl.Fields)))
+	if driver.Code(err) != "6" {
+		t.Errorf("insert while another connection holds the write lock: %v (code %q), want SQLite's LOCKED (6)", err, driver.Code(err))
+	}
+	return err
 }
 
 func createForeign(t *testing.T, raw *sql.DB, name string) {
@@ -112,13 +225,138 @@ func TestURLForms(t *testing.T) {
 			if cfg.path != tc.path || cfg.memory != tc.memory {
 				t.Errorf("path %q memory %v, want %q %v", cfg.path, cfg.memory, tc.path, tc.memory)
 			}
-			if cfg.synchronous != "NORMAL" || cfg.busyTimeoutMS != 5000 {
+			if cfg.synchronous != "NORMAL" || cfg.busyTimeoutMS != 5000 || cfg.synchronousSet || cfg.journalModeSet {
 				t.Errorf("defaults: %+v", cfg)
 			}
 			if want := map[bool]string{false: "WAL", true: ""}[tc.memory]; cfg.journalMode != want {
 				t.Errorf("journal mode %q, want %q", cfg.journalMode, want)
 			}
 		})
+	}
+}
+
+// A knob SQLite does not have, or one the URL contradicts, is bad input
+// from Open, and no file is created.
+func TestKnobMistakesAreBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		query string
+		opts  driver.Options
+		says  string
+	}{
+		{"nondurable", "", driver.Options{TableType: driver.TableNondurable},
+			"SQLite has no non-durable table (--table-type nondurable); use --table-type memory (an in-memory database) or --durability delayed (synchronous=OFF)"},
+		{"procedure", "", driver.Options{OpPath: driver.PathProcedure},
+			"SQLite has no stored procedures (--op-path procedure); use --op-path statement"},
+		{"scope transaction", "", driver.Options{Durability: driver.DurabilityDelayed, DurabilityScope: driver.ScopeTransaction},
+			"SQLite has no per-transaction durability (--durability-scope transaction)"},
+		{"full against the URL", "?synchronous=NORMAL", driver.Options{Durability: driver.DurabilityFull},
+			"sqlite: --durability full asks for synchronous=FULL, but the URL says synchronous=NORMAL; remove one of them"},
+		{"delayed against the URL", "?synchronous=full", driver.Options{Durability: driver.DurabilityDelayed},
+			"sqlite: --durability delayed asks for synchronous=OFF, but the URL says synchronous=FULL; remove one of them"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "refused.db")
+			target, err := driver.ParseTarget("sqlite://"+path+tc.query, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := Driver{}.Open(context.Background(), target, tc.opts)
+			if err == nil {
+				d.Close()
+				t.Fatal("Open succeeded, want an error")
+			}
+			if !badinput.Is(err) || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("Open: %v (bad input: %v), want bad input saying %q", err, badinput.Is(err), tc.says)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the refused Open left a file: %v", err)
+			}
+		})
+	}
+}
+
+// --durability sets PRAGMA synchronous, read back into Info; a URL that
+// agrees keeps its level.
+func TestDurability(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		query string
+		d     driver.Durability
+		sync  string
+		says  string
+	}{
+		{"server", "", driver.DurabilityServer, "NORMAL (1)", "server (the URL's or dbprobe's default synchronous): synchronous=NORMAL, commits are synced only at checkpoints"},
+		{"server, the URL's", "?synchronous=OFF", driver.DurabilityServer, "OFF (0)", "server (the URL's or dbprobe's default synchronous): synchronous=OFF, commits are never synced"},
+		{"full", "", driver.DurabilityFull, "FULL (2)", "full (--durability): synchronous=FULL, every commit is synced before it returns"},
+		{"full, the URL's EXTRA", "?synchronous=extra", driver.DurabilityFull, "EXTRA (3)", "full (--durability): synchronous=EXTRA, every commit is synced"},
+		{"delayed", "", driver.DurabilityDelayed, "OFF (0)", "delayed (--durability): synchronous=OFF, commits are never synced"},
+		{"delayed, rollback journal", "?journal_mode=DELETE", driver.DurabilityDelayed, "OFF (0)", "synchronous=OFF"},
+		{"full, rollback journal", "?journal_mode=DELETE", driver.DurabilityFull, "FULL (2)", "every commit is synced"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "durability.db")
+			d := openURL(t, "sqlite://"+path+tc.query, driver.Options{Sessions: 1, Durability: tc.d})
+			defer d.Close()
+			got := map[string]string{}
+			for _, s := range d.Info().Settings {
+				got[s.Name] = s.Value
+			}
+			if got["synchronous"] != tc.sync || !strings.Contains(got["durability"], tc.says) {
+				t.Errorf("synchronous = %q, durability = %q; want %q and %q", got["synchronous"], got["durability"], tc.sync, tc.says)
+			}
+			// Every connection runs at that level, not only the one Info read.
+			var level int
+			if err := d.(*db).pool.QueryRowContext(context.Background(), "PRAGMA synchronous").Scan(&level); err != nil {
+				t.Fatal(err)
+			}
+			if want := tc.sync[strings.Index(tc.sync, "(")+1 : len(tc.sync)-1]; fmt.Sprint(level) != want {
+				t.Errorf("a pooled connection runs at synchronous %d, want %s", level, want)
+			}
+		})
+	}
+}
+
+// --table-type memory with a file URL runs on an in-memory database: the
+// file is not created, Info says so, and Inspect reports the table as
+// in memory.
+func TestTableMemoryWithFileURL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "unused.db")
+	d := openURL(t, "sqlite://"+path, driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	defer d.Close()
+	var where, journal string
+	for _, s := range d.Info().Settings {
+		switch s.Name {
+		case "database":
+			where = s.Value
+		case "journal_mode":
+			journal = s.Value
+		}
+	}
+	if !strings.Contains(where, "in-memory database") || !strings.Contains(where, "the file "+path+" in the URL is not used") || journal != "memory" {
+		t.Errorf("database = %q, journal_mode = %q", where, journal)
+	}
+	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 10}
+	if err := d.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	st, err := d.Inspect(ctx, tbl)
+	if err != nil || st.Type != driver.TableMemory || !strings.Contains(st.Storage, "in-memory database") {
+		t.Errorf("Inspect = %+v, %v", st, err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the file named in the URL was touched: %v", err)
+	}
+	// A file database's table is on disk, in Inspect's words too.
+	f := openURL(t, "sqlite://"+path, driver.Options{Sessions: 1})
+	defer f.Close()
+	if err := f.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	st, err = f.Inspect(ctx, tbl)
+	if want := "rowid table in the file " + path + " (journal_mode wal)"; err != nil || st.Type != driver.TableDisk || st.Storage != want {
+		t.Errorf("Inspect of the file's table = %+v, %v; want storage %q", st, err, want)
 	}
 }
 
@@ -131,7 +369,7 @@ func TestURLOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.synchronous != "FULL" || cfg.journalMode != "DELETE" || cfg.busyTimeoutMS != 250 {
+	if cfg.synchronous != "FULL" || cfg.journalMode != "DELETE" || cfg.busyTimeoutMS != 250 || !cfg.synchronousSet || !cfg.journalModeSet {
 		t.Errorf("got %+v", cfg)
 	}
 	if cfg, _ := parseTarget(mustURL(t, "sqlite:x.db?synchronous=0")); cfg.synchronous != "OFF" {

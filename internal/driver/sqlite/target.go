@@ -26,6 +26,13 @@ type config struct {
 	// busyTimeoutMS is how long SQLite waits for a lock held by another
 	// process before it returns BUSY.
 	busyTimeoutMS int
+	// journalModeSet and synchronousSet say that the URL chose the journal
+	// mode and the synchronous level, so that a knob never overrides the
+	// user's choice silently.
+	journalModeSet, synchronousSet bool
+	// unusedPath is the file the URL names when --table-type memory put the
+	// database in memory instead; it is reported, never opened.
+	unusedPath string
 }
 
 // Defaults: WAL lets readers run while the one writer commits; NORMAL is
@@ -90,13 +97,13 @@ func parseTarget(u *url.URL) (config, error) {
 			if !ok {
 				return config{}, badinput.New("sqlite: synchronous=%s is not a level; use one of %s", v, strings.Join(synchronousLevels, ", "))
 			}
-			cfg.synchronous = level
+			cfg.synchronous, cfg.synchronousSet = level, true
 		case "journal_mode":
 			mode := strings.ToUpper(v)
 			if !slices.Contains(journalModes, mode) {
 				return config{}, badinput.New("sqlite: journal_mode=%s is not a journal mode; use one of %s", v, strings.Join(journalModes, ", "))
 			}
-			cfg.journalMode = mode
+			cfg.journalMode, cfg.journalModeSet = mode, true
 		case "busy_timeout":
 			ms, err := strconv.Atoi(v)
 			if err != nil || ms < 0 {

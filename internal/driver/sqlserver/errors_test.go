@@ -1,0 +1,197 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"syscall"
+	"testing"
+
+	mssql "github.com/microsoft/go-mssqldb"
+
+	"dbprobe/internal/badinput"
+	dbdriver "dbprobe/internal/driver"
+)
+
+// fatalWrapper stands for go-mssqldb's ServerError, a fatal error that ends
+// the connection, around inner: ServerError's field is unexported, so the
+// test cannot build one that wraps a number, and this wrapper answers
+// errors.As for a ServerError instead.
+type fatalWrapper struct{ inner mssql.Error }
+
+func (f fatalWrapper) Error() string { return "fatal: " + f.inner.Error() }
+func (f fatalWrapper) As(target any) bool {
+	if p, ok := target.(*mssql.ServerError); ok {
+		*p = mssql.ServerError{}
+		return true
+	}
+	return false
+}
+func (f fatalWrapper) Unwrap() error { return f.inner }
+
+// wraps reports whether err wraps orig. An mssql.Error holds a slice and
+// cannot be compared, so errors.Is never finds one: it is matched by number.
+func wraps(err, orig error) bool {
+	var want mssql.Error
+	if errors.As(orig, &want) {
+		var got mssql.Error
+		return errors.As(err, &got) && got.Number == want.Number
+	}
+	return errors.Is(err, orig)
+}
+
+func TestClassify(t *testing.T) {
+	num := func(n int32) error { return mssql.Error{Number: n, Message: fmt.Sprintf("error %d", n)} }
+	for _, tc := range []struct {
+		name  string
+		err   error
+		class dbdriver.Class
+		code  string
+	}{
+		{"in-memory write conflict", num(41302), dbdriver.ClassConflict, "41302"},
+		{"repeatable read validation", num(41305), dbdriver.ClassConflict, "41305"},
+		{"serializable validation", num(41325), dbdriver.ClassConflict, "41325"},
+		{"commit dependency failed", num(41301), dbdriver.ClassConflict, "41301"},
+		{"too many commit dependencies", num(41839), dbdriver.ClassConflict, "41839"},
+		{"deadlock victim", num(1205), dbdriver.ClassConflict, "1205"},
+		{"snapshot update conflict", num(3960), dbdriver.ClassConflict, "3960"},
+		{"deadlock, wrapped", fmt.Errorf("update: %w", num(1205)), dbdriver.ClassConflict, "1205"},
+		{"duplicate primary key", num(2627), dbdriver.ClassOther, "2627"},
+		{"duplicate unique index", num(2601), dbdriver.ClassOther, "2601"},
+		{"syntax error", num(102), dbdriver.ClassOther, "102"},
+		{"client timeout number", num(-2), dbdriver.ClassTimeout, "-2"},
+		{"lock timeout", num(1222), dbdriver.ClassBusy, "1222"},
+		{"Azure service busy", num(40501), dbdriver.ClassBusy, "40501"},
+		{"Azure resource limit", num(10928), dbdriver.ClassBusy, "10928"},
+		{"Azure database unavailable", num(40613), dbdriver.ClassConnLost, "40613"},
+		{"Azure service error", num(40197), dbdriver.ClassConnLost, "40197"},
+		{"transport 10054", num(10054), dbdriver.ClassConnLost, "10054"},
+		{"transport 10053", num(10053), dbdriver.ClassConnLost, "10053"},
+		{"no process on the other end", num(233), dbdriver.ClassConnLost, "233"},
+		{"fatal server error", fatalWrapper{inner: mssql.Error{Number: 3624}}, dbdriver.ClassConnLost, "3624"},
+		{"deadline", context.DeadlineExceeded, dbdriver.ClassTimeout, codeTimeout},
+		{"deadline, wrapped", fmt.Errorf("read: %w", context.DeadlineExceeded), dbdriver.ClassTimeout, codeTimeout},
+		{"canceled", context.Canceled, dbdriver.ClassOther, codeCanceled},
+		{"bad connection", driver.ErrBadConn, dbdriver.ClassConnLost, codeConnLost},
+		{"connection done", sql.ErrConnDone, dbdriver.ClassConnLost, codeConnLost},
+		{"EOF", io.EOF, dbdriver.ClassConnLost, codeConnLost},
+		{"unexpected EOF", io.ErrUnexpectedEOF, dbdriver.ClassConnLost, codeConnLost},
+		{"connection reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, dbdriver.ClassConnLost, codeConnLost},
+		{"broken pipe", fmt.Errorf("write: %w", syscall.EPIPE), dbdriver.ClassConnLost, codeConnLost},
+		{"closed", net.ErrClosed, dbdriver.ClassConnLost, codeConnLost},
+		{"stream", mssql.StreamError{InnerError: errors.New("bad token")}, dbdriver.ClassConnLost, codeConnLost},
+		{"conflict before the batch's own error", mssql.Error{Number: 3998, All: []mssql.Error{{Number: 41302}, {Number: 3998}}}, dbdriver.ClassConflict, "41302"},
+		{"deadlock inside a procedure", mssql.Error{Number: 50000, All: []mssql.Error{{Number: 1205}, {Number: 50000}}}, dbdriver.ClassConflict, "1205"},
+		{"duplicate, then its statement ended", mssql.Error{Number: 3621, All: []mssql.Error{{Number: 2627}, {Number: 3621}}}, dbdriver.ClassOther, "2627"},
+		{"other", errors.New("something else"), dbdriver.ClassOther, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := classify(tc.err)
+			if got := dbdriver.ClassOf(err); got != tc.class {
+				t.Errorf("class = %v, want %v", got, tc.class)
+			}
+			if got := dbdriver.Code(err); got != tc.code {
+				t.Errorf("code = %q, want %q", got, tc.code)
+			}
+			if !wraps(err, tc.err) {
+				t.Errorf("the classified error does not wrap the original")
+			}
+		})
+	}
+	if classify(nil) != nil {
+		t.Error("classify(nil) != nil")
+	}
+	if err := classify(dbdriver.ErrNotFound); err != dbdriver.ErrNotFound {
+		t.Errorf("classify(ErrNotFound) = %v, want it unchanged", err)
+	}
+	// The runner retries exactly the conflicts and busy errors.
+	if !dbdriver.IsRetryable(classify(mssql.Error{Number: 41302})) || dbdriver.IsRetryable(classify(mssql.Error{Number: 2627})) {
+		t.Error("41302 must be retryable and 2627 must not")
+	}
+}
+
+func TestAnyNumber(t *testing.T) {
+	alter := mssql.Error{Number: 5069, All: []mssql.Error{{Number: 5011}, {Number: 5069}}}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{alter, true},
+		{fmt.Errorf("apply: %w", alter), true},
+		{mssql.Error{Number: 262}, true},
+		{mssql.Error{Number: 5069, All: []mssql.Error{{Number: 5069}}}, false},
+		{errors.New("5011"), false},
+	} {
+		if got := anyNumber(tc.err, isPermissionError); got != tc.want {
+			t.Errorf("anyNumber(%v, isPermissionError) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestOpenError(t *testing.T) {
+	const secret = "S3cret!pw"
+	u, _ := url.Parse("sqlserver://ycsb:" + url.QueryEscape(secret) + "@db.example:1433?database=bench")
+	target := dbdriver.Target{URL: u, Password: secret}
+	cfg := connConfig{database: "bench", user: "ycsb", addr: "db.example:1433"}
+	azure := cfg
+	azure.fedAuth = "ActiveDirectoryDefault"
+	login := func(n int32, msg string) error {
+		return mssql.Error{Number: n, Message: "login error: " + msg}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		cfg  connConfig
+		want string // the whole message; "" when the error is not bad input
+	}{
+		{"wrong password", login(18456, "Login failed for user 'ycsb'."), cfg,
+			`SQL Server at db.example:1433 refused login "ycsb": login failed; check the user and password (URL, DBPROBE_PASSWORD)`},
+		{"missing database", login(4060, `Cannot open database "bench" requested by the login. The login failed.`), cfg,
+			`SQL Server at db.example:1433: cannot open database "bench" (it does not exist, or login "ycsb" may not use it); create it (CREATE DATABASE [bench]) or name another with ?database=`},
+		{"Entra ID identity not a user", login(18456, "Login failed for user '<token-identified principal>'."), azure,
+			`SQL Server at db.example:1433 refused the Entra ID identity (fedauth=ActiveDirectoryDefault): Login failed for user '<token-identified principal>'.; check that it is a user of database "bench"`},
+		{"firewall", login(40615, "Cannot open server 'x' requested by the login. Client with IP address '1.2.3.4' is not allowed to access the server."), cfg,
+			`Azure SQL at db.example:1433 refused the connection: Cannot open server 'x' requested by the login. Client with IP address '1.2.3.4' is not allowed to access the server.; allow this client's address in the server's firewall, or check the server name`},
+		{"refused", fmt.Errorf("unable to open tcp connection with host 'db.example:1433': %w", &net.OpError{Op: "dial", Net: "tcp", Err: &net.OpError{Err: syscall.ECONNREFUSED}}), cfg,
+			"cannot reach SQL Server at db.example:1433: connection refused; check host and port and that the server is running"},
+		{"unknown host", fmt.Errorf("dial: %w", &net.DNSError{Err: "no such host", Name: "db.example", IsNotFound: true}), cfg,
+			"cannot reach SQL Server at db.example:1433: host not found; check host and port and that the server is running"},
+		{"deadline", fmt.Errorf("login: %w", context.DeadlineExceeded), cfg,
+			"cannot reach SQL Server at db.example:1433: no answer in time; check host and port and that the server is running"},
+		{"TLS", errors.New("TLS Handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"), cfg,
+			"cannot open a TLS connection to SQL Server at db.example:1433: certificate signed by unknown authority; trust the server's certificate (TrustServerCertificate=true for a test server with a self-signed one) or set encrypt= in the URL"},
+		{"token", errors.New("DefaultAzureCredential: failed to acquire a token.\nAttempted credentials:\n\tEnvironmentCredential: missing environment variables"), azure,
+			"cannot sign in to SQL Server at db.example:1433 with Entra ID (fedauth=ActiveDirectoryDefault): DefaultAzureCredential: failed to acquire a token.; check the identity's credentials (az login, managed identity, environment, user and password)"},
+		{"other server error", mssql.Error{Number: 50000, Message: "custom " + secret}, cfg, ""},
+		{"other error", errors.New("strange " + secret), cfg, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := openError(tc.err, target, tc.cfg)
+			msg := err.Error()
+			if strings.Contains(msg, secret) || strings.Contains(msg, url.QueryEscape(secret)) {
+				t.Errorf("message holds the password: %q", msg)
+			}
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message has several lines: %q", msg)
+			}
+			if tc.want == "" {
+				if badinput.Is(err) {
+					t.Errorf("%q is bad input, want a plain error", msg)
+				}
+				return
+			}
+			if !badinput.Is(err) || msg != tc.want {
+				t.Errorf("openError =\n %q (bad input %v)\nwant\n %q", msg, badinput.Is(err), tc.want)
+			}
+			if !wraps(err, tc.err) {
+				t.Errorf("the cause is not reachable with errors.Is or errors.As")
+			}
+		})
+	}
+}

@@ -1,0 +1,249 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// Azure SQL Database's SERVERPROPERTY('EngineEdition'). Its databases have
+// no filegroups to manage: memory-optimized storage comes with the service
+// tier (Premium and Business Critical).
+const engineAzureSQLDatabase = 5
+
+// dbState is what Open reads from the server: who and where it is, the
+// database options dbprobe may change, and what the database supports.
+type dbState struct {
+	version           string // @@VERSION
+	engineEdition     int
+	edition           string
+	serviceObjective  string // Azure SQL Database's tier, "" elsewhere
+	database, schema  string
+	user              string
+	delayedDurability string // DISABLED, ALLOWED or FORCED
+	elevateToSnapshot bool   // MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT
+	recoveryModel     string
+	compatibility     int
+	snapshotIsolation string
+	readCommittedSnap bool
+	serverXTP         bool // SERVERPROPERTY('IsXTPSupported')
+	databaseXTP       bool // DATABASEPROPERTYEX(…, 'IsXTPSupported')
+	memoryFilegroups  int  // filegroups of type FX (MEMORY_OPTIMIZED_DATA)
+	canAlter          bool // HAS_PERMS_BY_NAME(db, 'DATABASE', 'ALTER')
+}
+
+// stateQuery reads a dbState in one round trip. sys.databases is read for
+// the current database only, which any user may see.
+const stateQuery = "SELECT @@VERSION, CAST(SERVERPROPERTY('EngineEdition') AS int), " +
+	"CAST(SERVERPROPERTY('Edition') AS nvarchar(128)), " +
+	"ISNULL(CAST(DATABASEPROPERTYEX(DB_NAME(), 'ServiceObjective') AS nvarchar(128)), N''), " +
+	"DB_NAME(), ISNULL(SCHEMA_NAME(), N'dbo'), ISNULL(USER_NAME(), N''), " +
+	"d.delayed_durability_desc, d.is_memory_optimized_elevate_to_snapshot_on, d.recovery_model_desc, " +
+	"CAST(d.compatibility_level AS int), d.snapshot_isolation_state_desc, d.is_read_committed_snapshot_on, " +
+	"CAST(ISNULL(SERVERPROPERTY('IsXTPSupported'), 0) AS int), " +
+	"CAST(ISNULL(DATABASEPROPERTYEX(DB_NAME(), 'IsXTPSupported'), 0) AS int), " +
+	"(SELECT COUNT(*) FROM sys.filegroups WHERE type = 'FX'), " +
+	"ISNULL(HAS_PERMS_BY_NAME(DB_NAME(), 'DATABASE', 'ALTER'), 0) " +
+	"FROM sys.databases AS d WHERE d.database_id = DB_ID()"
+
+// readState runs stateQuery.
+func readState(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}) (dbState, error) {
+	var st dbState
+	var serverXTP, dbXTP, canAlter int
+	err := q.QueryRowContext(ctx, stateQuery).Scan(&st.version, &st.engineEdition, &st.edition, &st.serviceObjective,
+		&st.database, &st.schema, &st.user, &st.delayedDurability, &st.elevateToSnapshot, &st.recoveryModel,
+		&st.compatibility, &st.snapshotIsolation, &st.readCommittedSnap, &serverXTP, &dbXTP,
+		&st.memoryFilegroups, &canAlter)
+	st.serverXTP, st.databaseXTP, st.canAlter = serverXTP == 1, dbXTP == 1, canAlter == 1
+	return st, err
+}
+
+// serverVersion is the first line of @@VERSION (the rest is the build date,
+// copyright and host OS), named "Azure SQL Database" on that service, whose
+// @@VERSION says only "Microsoft SQL Azure".
+func serverVersion(version string, engineEdition int) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(version), "\n")
+	first = strings.TrimSpace(first)
+	if engineEdition == engineAzureSQLDatabase {
+		return "Azure SQL Database (" + first + ")"
+	}
+	return first
+}
+
+// memorySupport returns why the database cannot hold memory-optimized
+// tables, as the error Open returns for table type memory or nondurable, or
+// nil when it can.
+func memorySupport(st dbState, tt driver.TableType) error {
+	knob := "memory-optimized tables (table type " + tt.String() + ")"
+	if st.engineEdition == engineAzureSQLDatabase {
+		if st.databaseXTP {
+			return nil
+		}
+		tier := st.serviceObjective
+		if tier == "" {
+			tier = "unknown"
+		}
+		return driver.Unsupported(fmt.Sprintf("Azure SQL Database %q at service objective %s", st.database, tier), knob,
+			"they need the Premium or Business Critical tier: scale the database to one, or use table type disk")
+	}
+	if !st.serverXTP {
+		return driver.Unsupported(fmt.Sprintf("SQL Server %s (database %q)", strings.TrimSpace(st.edition), st.database), knob,
+			"SERVERPROPERTY('IsXTPSupported') is 0: use a 64-bit SQL Server 2016 SP1 or later, or table type disk")
+	}
+	if st.memoryFilegroups == 0 {
+		db := quoteName(st.database)
+		return driver.Unsupported(fmt.Sprintf("SQL Server database %q", st.database), "MEMORY_OPTIMIZED_DATA filegroup, which "+knob+" need",
+			"add one (ALTER DATABASE "+db+" ADD FILEGROUP [dbprobe_mod] CONTAINS MEMORY_OPTIMIZED_DATA; ALTER DATABASE "+db+
+				" ADD FILE (NAME = 'dbprobe_mod', FILENAME = '<a directory of the server>/dbprobe_mod') TO FILEGROUP [dbprobe_mod]) or use table type disk")
+	}
+	return nil
+}
+
+// change is one database option dbprobe sets at Open and puts back at Close.
+type change struct {
+	option string // the ALTER DATABASE option: DELAYED_DURABILITY, …
+	from   string // the value found
+	to     string // the value set
+	why    string // the knob that asked for it, for messages
+	// apply sets the option; restore puts from back, but only while the
+	// option still holds to, so that a value someone else set since is kept.
+	apply, restore string
+}
+
+// The options' current values, as sys.databases shows them.
+const (
+	delayedDurabilityNow = "(SELECT delayed_durability_desc FROM sys.databases WHERE database_id = DB_ID())"
+	elevateNow           = "(SELECT is_memory_optimized_elevate_to_snapshot_on FROM sys.databases WHERE database_id = DB_ID())"
+)
+
+// onOff maps a bit option to its T-SQL value.
+func onOff(b bool) string {
+	if b {
+		return "ON"
+	}
+	return "OFF"
+}
+
+// planChanges returns the database options opts needs changed from st, in
+// the order to apply them; nothing is changed for an option that already
+// holds the wanted value.
+//
+// Durability: server leaves DELAYED_DURABILITY alone; full sets DISABLED;
+// delayed sets FORCED (scope database: every commit is delayed) or ALLOWED
+// (scope transaction: the sessions ask for it on each commit).
+//
+// Memory-optimized tables need MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT = ON:
+// without it a memory-optimized table read or written inside an explicit
+// transaction at the default READ COMMITTED isolation fails (error 41368),
+// and dbprobe's batch loads and transaction-scope writes are explicit
+// transactions.
+func planChanges(opts driver.Options, st dbState) ([]change, error) {
+	var out []change
+	want := ""
+	why := "durability " + opts.Durability.String()
+	switch opts.Durability {
+	case driver.DurabilityFull:
+		want = "DISABLED"
+	case driver.DurabilityDelayed:
+		want = "FORCED"
+		if opts.DurabilityScope == driver.ScopeTransaction {
+			want = "ALLOWED"
+		}
+		why += " (scope " + opts.DurabilityScope.String() + ")"
+	}
+	if want != "" && !strings.EqualFold(st.delayedDurability, want) {
+		switch st.delayedDurability {
+		case "DISABLED", "ALLOWED", "FORCED":
+		default:
+			// Close could not put an unknown value back.
+			return nil, fmt.Errorf("sqlserver: database %q reports DELAYED_DURABILITY %q, which dbprobe does not know; not changing it",
+				st.database, st.delayedDurability)
+		}
+		out = append(out, change{
+			option: "DELAYED_DURABILITY", from: st.delayedDurability, to: want, why: why,
+			apply:   "ALTER DATABASE CURRENT SET DELAYED_DURABILITY = " + want,
+			restore: "IF " + delayedDurabilityNow + " = N'" + want + "' ALTER DATABASE CURRENT SET DELAYED_DURABILITY = " + st.delayedDurability,
+		})
+	}
+	if opts.TableType != driver.TableDisk && !st.elevateToSnapshot {
+		out = append(out, change{
+			option: "MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT", from: "OFF", to: "ON", why: "table type " + opts.TableType.String(),
+			apply:   "ALTER DATABASE CURRENT SET MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT = ON",
+			restore: "IF " + elevateNow + " = 1 ALTER DATABASE CURRENT SET MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT = OFF",
+		})
+	}
+	return out, nil
+}
+
+// permissionError is the bad-input error for changes the user may not make:
+// it names the permission, the option and the knob that asked for it.
+func permissionError(st dbState, c change) error {
+	user := st.user
+	if user == "" {
+		user = "the login's user"
+	}
+	return badinput.New("SQL Server database %q: %s needs %s = %s, and changing it needs the ALTER permission on the database, which %s lacks; "+
+		"GRANT ALTER ON DATABASE::%s TO %s, or set the option yourself, or use durability server and table type disk to leave the database as it is",
+		st.database, c.why, c.option, c.to, quoteName(user), quoteName(st.database), quoteName(user))
+}
+
+// settings are the values Info reports, read back from the server after
+// Open's changes. applied are the changes Open made; they say what Close
+// will put back.
+func settings(st dbState, opts driver.Options, applied []change, auth string) []driver.Setting {
+	was := func(option string) string {
+		for _, c := range applied {
+			if c.option == option {
+				return " (set by dbprobe, was " + c.from + "; put back at exit)"
+			}
+		}
+		return ""
+	}
+	out := []driver.Setting{
+		{Name: "database", Value: st.database},
+		{Name: "schema", Value: st.schema},
+		{Name: "edition", Value: strings.TrimSpace(st.edition)},
+	}
+	if st.serviceObjective != "" {
+		out = append(out, driver.Setting{Name: "service_objective", Value: st.serviceObjective})
+	}
+	out = append(out,
+		driver.Setting{Name: "authentication", Value: auth},
+		driver.Setting{Name: "delayed_durability", Value: st.delayedDurability + was("DELAYED_DURABILITY")},
+	)
+	if opts.Durability == driver.DurabilityDelayed && opts.DurabilityScope == driver.ScopeTransaction {
+		out = append(out, driver.Setting{Name: "commit", Value: "each write in its own transaction, " + commitDelayed})
+	}
+	out = append(out,
+		driver.Setting{Name: "memory_optimized_elevate_to_snapshot", Value: onOff(st.elevateToSnapshot) + was("MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT")},
+		driver.Setting{Name: "recovery_model", Value: st.recoveryModel},
+		driver.Setting{Name: "read_committed_snapshot", Value: onOff(st.readCommittedSnap)},
+		driver.Setting{Name: "snapshot_isolation", Value: st.snapshotIsolation},
+		driver.Setting{Name: "compatibility_level", Value: strconv.Itoa(st.compatibility)},
+	)
+	if opts.TableType != driver.TableDisk {
+		buckets := strconv.FormatInt(bucketCount(opts), 10)
+		if opts.BucketCount <= 0 {
+			buckets += " (default: no bucket count was given)"
+		}
+		out = append(out, driver.Setting{Name: "bucket_count", Value: buckets})
+	}
+	return out
+}
+
+// bucketCount is the BUCKET_COUNT new memory-optimized tables get: the
+// caller's, within SQL Server's limit, or defaultBucketCount when it set
+// none.
+func bucketCount(opts driver.Options) int64 {
+	if opts.BucketCount <= 0 {
+		return defaultBucketCount
+	}
+	return min(opts.BucketCount, maxBucketCount)
+}

@@ -1,0 +1,442 @@
+package sqlserver
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"dbprobe/internal/badinput"
+	dbdriver "dbprobe/internal/driver"
+)
+
+const libraryPath = "github.com/microsoft/go-mssqldb"
+
+// openTimeout bounds Open's first round trips, the login included (see
+// boundedConnector), when the caller's context has no deadline, so that a
+// server that accepts connections and never answers fails in bounded time.
+const openTimeout = 30 * time.Second
+
+// restoreTimeout bounds how long Close spends putting database options back:
+// Close runs on Ctrl-C too, and must not hang on a server that went away.
+const restoreTimeout = 30 * time.Second
+
+func init() {
+	dbdriver.Register("sqlserver", Driver{}, "mssql", "azuresql")
+}
+
+// Driver opens SQL Server and Azure SQL databases through go-mssqldb.
+type Driver struct{}
+
+// DB is an open SQL Server database: a database/sql pool sized to the
+// sessions, and the database options Open changed, to put back at Close.
+type DB struct {
+	pool   *sql.DB
+	opts   dbdriver.Options
+	schema string
+	info   dbdriver.Info
+
+	mu      sync.Mutex
+	applied []change              // options Open changed; nil once put back
+	open    map[*session]struct{} // sessions not yet closed
+	closed  bool
+}
+
+// Open connects to target, proves the server answers and the credentials
+// work, checks that the database can do what opts asks, applies the
+// durability and memory-table options, and reads them back.
+func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Options) (dbdriver.DB, error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, err
+	}
+	cfg, err := parseURL(target.URL, target.Password)
+	if err != nil {
+		return nil, err
+	}
+	connector, err := newConnector(cfg)
+	if err != nil {
+		return nil, badinput.New("--db %s: %w", target.Redacted(), &scrubbed{msg: target.Scrub(firstLine(err.Error())), err: err})
+	}
+	pool := sql.OpenDB(connector)
+	// Each session holds a connection of its own; two more serve the table
+	// lifecycle and a session creating missing procedures at the same time.
+	conns := max(opts.Sessions, 1) + 2
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
+
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, openTimeout)
+		defer cancel()
+	}
+	st, err := readState(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, openError(err, target, cfg)
+	}
+	if opts.TableType != dbdriver.TableDisk {
+		if err := memorySupport(st, opts.TableType); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
+	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}}
+	changes, err := planChanges(opts, st)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if len(changes) > 0 && !st.canAlter {
+		pool.Close()
+		return nil, permissionError(st, changes[0])
+	}
+	if err := db.apply(ctx, st, changes); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if len(changes) > 0 {
+		if st, err = readState(ctx, pool); err != nil {
+			db.Close()
+			return nil, classify(err)
+		}
+		if err := checkApplied(st, changes); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
+	db.info = dbdriver.Info{
+		Driver:        "sqlserver",
+		Library:       "go-mssqldb " + dbdriver.ModuleVersion(libraryPath),
+		ServerVersion: serverVersion(st.version, st.engineEdition),
+		Settings:      settings(st, opts, changes, cfg.auth()),
+	}
+	return db, nil
+}
+
+// checkOptions refuses knob values this driver does not know, before
+// anything touches the server.
+func checkOptions(opts dbdriver.Options) error {
+	switch opts.TableType {
+	case dbdriver.TableDisk, dbdriver.TableMemory, dbdriver.TableNondurable:
+	default:
+		return badinput.New("SQL Server has no table type %v; use disk, memory or nondurable", opts.TableType)
+	}
+	switch opts.Durability {
+	case dbdriver.DurabilityServer, dbdriver.DurabilityFull, dbdriver.DurabilityDelayed:
+	default:
+		return badinput.New("SQL Server has no durability %v; use server, full or delayed", opts.Durability)
+	}
+	switch opts.DurabilityScope {
+	case dbdriver.ScopeDatabase, dbdriver.ScopeTransaction:
+	default:
+		return badinput.New("SQL Server has no durability scope %v; use database or transaction", opts.DurabilityScope)
+	}
+	switch opts.OpPath {
+	case dbdriver.PathStatement, dbdriver.PathProcedure:
+	default:
+		return badinput.New("SQL Server has no operation path %v; use statement or procedure", opts.OpPath)
+	}
+	if opts.BucketCount > maxBucketCount {
+		return badinput.New("bucket count %d is above SQL Server's limit of %d (2^30); choose a smaller one", opts.BucketCount, maxBucketCount)
+	}
+	return nil
+}
+
+// apply makes the changes in order. When one fails, those made before it
+// are put back, so that Open either changes everything it must or nothing;
+// a missing permission is bad input.
+func (db *DB) apply(ctx context.Context, st dbState, changes []change) error {
+	for i, c := range changes {
+		if _, err := db.pool.ExecContext(ctx, c.apply); err != nil {
+			db.mu.Lock()
+			db.applied = changes[:i]
+			db.mu.Unlock()
+			restoreErr := db.restore()
+			if anyNumber(err, isPermissionError) {
+				return errors.Join(permissionError(st, c), restoreErr)
+			}
+			return errors.Join(fmt.Errorf("sqlserver: %s: %w", c.apply, classify(err)), restoreErr)
+		}
+		db.mu.Lock()
+		db.applied = changes[:i+1]
+		db.mu.Unlock()
+	}
+	return nil
+}
+
+// checkApplied compares the options read back after apply with what was
+// set: a database that reports another value (a policy, a trigger, a
+// service that ignores the option) must not be measured as if it took it.
+func checkApplied(st dbState, changes []change) error {
+	for _, c := range changes {
+		got := st.delayedDurability
+		if c.option == "MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT" {
+			got = onOff(st.elevateToSnapshot)
+		}
+		if !strings.EqualFold(got, c.to) {
+			return fmt.Errorf("sqlserver: database %q reports %s = %s after dbprobe set it to %s; not running with a setting the server did not take",
+				st.database, c.option, got, c.to)
+		}
+	}
+	return nil
+}
+
+// restore puts back the options Open changed, newest first, each only
+// while it still holds dbprobe's value. It runs once: a second call finds
+// nothing to do.
+func (db *DB) restore() error {
+	db.mu.Lock()
+	changes := db.applied
+	db.applied = nil
+	db.mu.Unlock()
+	if len(changes) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	var errs []error
+	for i := len(changes) - 1; i >= 0; i-- {
+		if _, err := db.pool.ExecContext(ctx, changes[i].restore); err != nil {
+			errs = append(errs, fmt.Errorf("sqlserver: put %s back to %s: %w", changes[i].option, changes[i].from, classify(err)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Info describes the driver, the server and its settings.
+func (db *DB) Info() dbdriver.Info { return db.info }
+
+// Close closes the sessions still open, puts back the database options
+// Open changed, and closes the pool. It is safe to call more than once.
+//
+// Two DBs on one database share its options: the one that changed an
+// option puts it back when it closes, even while the other (which found the
+// option already set and changed nothing) still runs, so clients that run
+// together should be closed together.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	left := make([]*session, 0, len(db.open))
+	for s := range db.open {
+		left = append(left, s)
+	}
+	db.mu.Unlock()
+	for _, s := range left {
+		s.Close()
+	}
+	err := db.restore()
+	return errors.Join(err, db.pool.Close())
+}
+
+// markers returns the marker table statements of the DB's schema.
+func (db *DB) markers() markers { return newMarkers(db.schema) }
+
+// Inspect reports whether the table exists, whether dbprobe recorded
+// creating it, whether it holds rows, its columns, and how it is stored.
+func (db *DB) Inspect(ctx context.Context, t dbdriver.Table) (dbdriver.TableState, error) {
+	var st dbdriver.TableState
+	d := newDialect(db.schema, t)
+	var memory bool
+	var durability, baseIndex string
+	var buckets int64
+	err := db.pool.QueryRowContext(ctx, d.tableState()).Scan(&memory, &durability, &baseIndex, &buckets)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, nil
+	}
+	if err != nil {
+		return st, classify(err)
+	}
+	st.Exists = true
+	st.Type, st.Storage = tableType(memory, durability, baseIndex, buckets)
+
+	if st.Columns, err = db.columns(ctx, d); err != nil {
+		return st, err
+	}
+
+	var recorded int
+	if err := db.pool.QueryRowContext(ctx, db.markers().recorded(), t.Name).Scan(&recorded); err != nil {
+		return st, classify(err)
+	}
+	st.CreatedByDbprobe = recorded > 0
+
+	var one int
+	err = db.pool.QueryRowContext(ctx, d.hasRows()).Scan(&one)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return st, classify(err)
+	default:
+		st.HasRows = true
+	}
+	return st, nil
+}
+
+// columns reads the table's column names in order.
+func (db *DB) columns(ctx context.Context, d *dialect) ([]string, error) {
+	rows, err := db.pool.QueryContext(ctx, d.columns())
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, classify(err)
+		}
+		out = append(out, name)
+	}
+	return out, classify(rows.Err())
+}
+
+// tableType reads a table's type and storage from its catalog row: a
+// memory-optimized table is nondurable when its durability is SCHEMA_ONLY.
+func tableType(memory bool, durability, baseIndex string, buckets int64) (dbdriver.TableType, string) {
+	if !memory {
+		storage := "disk-based"
+		if baseIndex != "" {
+			storage += ", " + baseIndex
+		}
+		return dbdriver.TableDisk, storage
+	}
+	storage := "MEMORY_OPTIMIZED = ON, DURABILITY = " + durability
+	if buckets > 0 {
+		storage += fmt.Sprintf(", hash BUCKET_COUNT = %d", buckets)
+	}
+	if strings.EqualFold(durability, "SCHEMA_ONLY") {
+		return dbdriver.TableNondurable, storage
+	}
+	return dbdriver.TableMemory, storage
+}
+
+// lifecycle runs fn on a connection that holds the lifecycle lock, so that
+// two clients (or sessions) changing tables and procedures do not race.
+func (db *DB) lifecycle(ctx context.Context, fn func(c *sql.Conn) error) error {
+	c, err := db.pool.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer c.Close()
+	var got int
+	if err := c.QueryRowContext(ctx, getLifecycle).Scan(&got); err != nil {
+		return classify(err)
+	}
+	if got < 0 {
+		return fmt.Errorf("sqlserver: could not take the lock %s that serialises table changes (sp_getapplock returned %d): another dbprobe holds it", lifecycleLock, got)
+	}
+	defer func() {
+		// A lock left behind (this failing) goes with the connection.
+		if _, err := c.ExecContext(context.WithoutCancel(ctx), releaseLifecycle); err != nil {
+			_ = c.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return fn(c)
+}
+
+// CreateTable creates the table, records it in the marker table and, on the
+// procedure path, creates its procedures. Memory-optimized tables cannot be
+// created inside a transaction, so the steps are not one: when a later step
+// fails, the earlier ones are undone.
+func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
+	d := newDialect(db.schema, t)
+	m := db.markers()
+	return db.lifecycle(ctx, func(c *sql.Conn) error {
+		if _, err := c.ExecContext(ctx, m.ensure()); err != nil {
+			return classify(err)
+		}
+		var exists int
+		if err := c.QueryRowContext(ctx, d.exists()).Scan(&exists); err != nil {
+			return classify(err)
+		}
+		if exists == 1 {
+			return badinput.New("table %s already exists; drop it or choose another table name", d.table)
+		}
+		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, bucketCount(db.opts))); err != nil {
+			if anyNumber(err, func(n int32) bool { return n == 2714 }) { // an object of that name exists
+				return badinput.New("%w; drop it or choose another table name",
+					&scrubbed{msg: "table " + d.table + " already exists", err: classify(err)})
+			}
+			return classify(err)
+		}
+		err := func() error {
+			if _, err := c.ExecContext(ctx, m.record(), t.Name, version()); err != nil {
+				return classify(err)
+			}
+			if db.opts.OpPath == dbdriver.PathProcedure {
+				return createProcedures(ctx, c, d, db.opts.TableType != dbdriver.TableDisk)
+			}
+			return nil
+		}()
+		if err != nil {
+			undo := context.WithoutCancel(ctx)
+			for _, q := range d.dropProcedures() {
+				_, _ = c.ExecContext(undo, q)
+			}
+			_, _ = c.ExecContext(undo, d.dropTable())
+			_, _ = c.ExecContext(undo, m.forget(), t.Name)
+		}
+		return err
+	})
+}
+
+// createProcedures drops any procedure left under the table's procedure
+// names and creates them anew: natively compiled for a memory-optimized
+// table, interpreted for a disk table.
+func createProcedures(ctx context.Context, c *sql.Conn, d *dialect, native bool) error {
+	for _, q := range d.dropProcedures() {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return classify(err)
+		}
+	}
+	for _, q := range d.createProcedures(native) {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("sqlserver: create procedure: %w", classify(err))
+		}
+	}
+	return nil
+}
+
+// DropTable drops a table dbprobe recorded creating, with its procedures,
+// and forgets it. It refuses any other table.
+func (db *DB) DropTable(ctx context.Context, t dbdriver.Table) error {
+	d := newDialect(db.schema, t)
+	m := db.markers()
+	return db.lifecycle(ctx, func(c *sql.Conn) error {
+		var recorded int
+		if err := c.QueryRowContext(ctx, m.recorded(), t.Name).Scan(&recorded); err != nil {
+			return classify(err)
+		}
+		if recorded == 0 {
+			return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in %s); drop it yourself or choose another table name",
+				d.table, qualify(db.schema, markerTable))
+		}
+		// Natively compiled procedures are bound to the table: they go first.
+		for _, q := range d.dropProcedures() {
+			if _, err := c.ExecContext(ctx, q); err != nil {
+				return classify(err)
+			}
+		}
+		if _, err := c.ExecContext(ctx, d.dropTable()); err != nil {
+			return classify(err)
+		}
+		_, err := c.ExecContext(ctx, m.forget(), t.Name)
+		return classify(err)
+	})
+}
+
+// version is dbprobe's own version as the build recorded it.
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "unknown"
+}

@@ -110,14 +110,9 @@ func isNetTimeout(err error) bool {
 
 // isConnLost reports an error of a connection that broke or was closed.
 func isConnLost(err error) bool {
-	if errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, gomysql.ErrMalformPkt) ||
-		errors.Is(err, gomysql.ErrPktSync) || errors.Is(err, gomysql.ErrPktSyncMul) {
-		return true
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr)
+	return errors.Is(err, sqldriver.ErrBadConn) || errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sql.ErrConnDone) ||
+		errors.Is(err, gomysql.ErrMalformPkt) || errors.Is(err, gomysql.ErrPktSync) || errors.Is(err, gomysql.ErrPktSyncMul) ||
+		driver.IsNetworkError(err)
 }
 
 // number returns the server error number err carries, or 0.
@@ -139,32 +134,22 @@ func isLoadRefused(err error) bool {
 	return false
 }
 
-// scrubbed carries a cleaned message while keeping the cause reachable with
-// errors.Is and errors.As.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
-
 // openError turns a failure to connect into a one-line message that says what
 // to do, never holding the password. Errors the user can fix are badinput.
 func openError(err error, target driver.Target, s *settings) error {
 	user, database, addr := s.cfg.User, s.cfg.DBName, s.cfg.Addr
 	var myErr *gomysql.MySQLError
 	if errors.As(err, &myErr) {
-		cause := &scrubbed{msg: target.Scrub(myErr.Message), err: err}
+		cause := &driver.Scrubbed{Msg: target.Scrub(myErr.Message), Err: err}
 		switch myErr.Number {
 		case erAccessDenied:
 			return badinput.New("MySQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				addr, user, &scrubbed{msg: "access denied", err: err})
+				addr, user, &driver.Scrubbed{Msg: "access denied", Err: err})
 		case erDBAccessDenied:
 			return badinput.New("MySQL at %s: %w; grant the user access to database %s or name another database in the URL", addr, cause, database)
 		case erBadDB:
 			return badinput.New("MySQL at %s: %w; create it with CREATE DATABASE %s or name another database in the URL",
-				addr, &scrubbed{msg: fmt.Sprintf("database %q does not exist", database), err: err}, quote(database))
+				addr, &driver.Scrubbed{Msg: fmt.Sprintf("database %q does not exist", database), Err: err}, quote(database))
 		case erHostNotPrivileged:
 			return badinput.New("MySQL at %s: %w; create the user for this host, or connect from another", addr, cause)
 		case erTooManyConnections:
@@ -173,7 +158,7 @@ func openError(err error, target driver.Target, s *settings) error {
 			// A session variable from the URL that this server lacks or refuses.
 			return badinput.New("MySQL at %s rejected a setting from the URL: %w; fix or remove that option", addr, cause)
 		}
-		return &scrubbed{msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+		return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -196,13 +181,13 @@ func openError(err error, target driver.Target, s *settings) error {
 	}
 	if reason != "" {
 		return badinput.New("cannot reach MySQL at %s: %w; check host and port and that the server is running",
-			addr, &scrubbed{msg: reason, err: err})
+			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
 	if isTLSError(err) {
 		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL (tls=false for a server without TLS)",
-			addr, &scrubbed{msg: lastPart(target.Scrub(err.Error())), err: err})
+			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
 	}
-	return &scrubbed{msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 }
 
 // isTLSError reports a failed TLS handshake or a server without TLS.
@@ -223,7 +208,7 @@ func ddlError(what string, err error) error {
 		var myErr *gomysql.MySQLError
 		errors.As(err, &myErr)
 		return badinput.New("MySQL refused to %s: %w; grant the user the privilege, or have someone who has it do this", what,
-			&scrubbed{msg: myErr.Message, err: classify(err)})
+			&driver.Scrubbed{Msg: myErr.Message, Err: classify(err)})
 	}
 	return fmt.Errorf("%s: %w", what, classify(err))
 }

@@ -102,7 +102,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	}
 	connector, err := gomysql.NewConnector(s.cfg)
 	if err != nil {
-		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &scrubbed{msg: target.Scrub(err.Error()), err: err})
+		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
 	}
 	pool := sql.OpenDB(connector)
 	// Each session holds a connection of its own; Inspect, the DDL and the
@@ -582,7 +582,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType)); err != nil {
 			if number(err) == erTableExists {
 				return badinput.New("%w; drop it or choose another table name",
-					&scrubbed{msg: "table " + d.table + " already exists", err: classify(err)})
+					&driver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
 			}
 			return ddlError("create table "+d.table, err)
 		}

@@ -572,13 +572,8 @@ func (s *session) callOne(ctx context.Context, st *sql.Stmt) error {
 // InsertBatch adds records in one transaction: one LOAD DATA LOCAL when bulk
 // loading is allowed and the server takes it, else multi-row INSERTs.
 func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	if len(keys) != len(values) {
-		return fmt.Errorf("mysql: batch of %d keys and %d records", len(keys), len(values))
-	}
-	for i, v := range values {
-		if len(v) != s.nfields {
-			return fmt.Errorf("mysql: record %d has %d values for %d fields", i, len(v), s.nfields)
-		}
+	if err := driver.CheckBatch("mysql", keys, values, s.nfields); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil

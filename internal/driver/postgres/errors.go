@@ -66,23 +66,8 @@ func classOfSQLState(code string) driver.Class {
 
 // isConnLost reports an error of a connection that broke or was closed.
 func isConnLost(err error) bool {
-	if errors.Is(err, errBroken) || errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
-		return true
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr)
+	return errors.Is(err, errBroken) || errors.Is(err, pgconn.ErrConnClosed) || driver.IsNetworkError(err)
 }
-
-// scrubbed carries a cleaned message while keeping the cause reachable with
-// errors.Is and errors.As.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
 // openError turns a failure to connect into a one-line message that says what
 // to do, never holding the password. Errors the user can fix are badinput.
@@ -90,16 +75,16 @@ func openError(err error, target driver.Target, user, database, addr string) err
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		msg := target.Scrub(pgErr.Message)
-		cause := &scrubbed{msg: msg, err: err}
+		cause := &driver.Scrubbed{Msg: msg, Err: err}
 		switch {
 		case pgErr.Code == "28P01":
 			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				user, &scrubbed{msg: "password authentication failed", err: err})
+				user, &driver.Scrubbed{Msg: "password authentication failed", Err: err})
 		case pgErr.Code == "28000":
 			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD) and the server's pg_hba.conf", user, cause)
 		case pgErr.Code == "3D000":
 			return badinput.New("PostgreSQL at %s: %w; create it with `createdb %s` or name another database in the URL",
-				addr, &scrubbed{msg: fmt.Sprintf("database %q does not exist", database), err: err}, database)
+				addr, &driver.Scrubbed{Msg: fmt.Sprintf("database %q does not exist", database), Err: err}, database)
 		case pgErr.Code == "53300":
 			return badinput.New("PostgreSQL at %s refused the connection: %w; raise max_connections or use fewer threads", addr, cause)
 		case pgErr.Code == "42704" || pgErr.Code == "22023" || pgErr.Code == "42501":
@@ -108,7 +93,7 @@ func openError(err error, target driver.Target, user, database, addr string) err
 		case strings.HasPrefix(pgErr.Code, "28"):
 			return badinput.New("PostgreSQL refused user %q: %w; check the user and its rights", user, cause)
 		}
-		return &scrubbed{msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+		return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -132,13 +117,13 @@ func openError(err error, target driver.Target, user, database, addr string) err
 	}
 	if reason != "" {
 		return badinput.New("cannot reach PostgreSQL at %s: %w; check host and port and that the server is running",
-			addr, &scrubbed{msg: reason, err: err})
+			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
 	if strings.Contains(err.Error(), "tls") || strings.Contains(err.Error(), "SSL") {
 		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL (sslmode=disable for a server without TLS)",
-			addr, &scrubbed{msg: lastPart(target.Scrub(err.Error())), err: err})
+			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
 	}
-	return &scrubbed{msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 }
 
 // lastPart returns the text after the last ": ", the innermost complaint of

@@ -79,7 +79,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	cfg, err := pgxpool.ParseConfig(target.URL.String())
 	if err != nil {
 		return nil, badinput.New("--db %s is not a valid PostgreSQL URL: %w; write it as postgres://user@host:port/database?sslmode=disable",
-			target.Redacted(), &scrubbed{msg: target.Scrub(parseReason(err)), err: err})
+			target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(parseReason(err)), Err: err})
 	}
 	cc := cfg.ConnConfig
 	if err := applyDurability(cc.RuntimeParams, opts.Durability); err != nil {
@@ -376,7 +376,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			var pgErr *pgconn.PgError
 			if errors.As(err, &pgErr) && pgErr.Code == "42P07" {
 				return badinput.New("%w; drop it or choose another table name",
-					&scrubbed{msg: "table " + d.table + " already exists", err: classify(err)})
+					&driver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
 			}
 			return classify(err)
 		}

@@ -398,13 +398,8 @@ func (s *session) callCounted(ctx context.Context, stmt string) error {
 // allowed, else multi-row INSERTs. The procedure path loads the same way:
 // a batch is the bulk API's job, with no function to call per record.
 func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	if len(keys) != len(values) {
-		return fmt.Errorf("postgres: batch of %d keys and %d records", len(keys), len(values))
-	}
-	for i, v := range values {
-		if len(v) != s.nfields {
-			return fmt.Errorf("postgres: record %d has %d values for %d fields", i, len(v), s.nfields)
-		}
+	if err := driver.CheckBatch("postgres", keys, values, s.nfields); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil

@@ -100,24 +100,8 @@ func serverCode(err error) (string, bool) {
 
 // isConnLost reports an error of a connection that broke or was closed.
 func isConnLost(err error) bool {
-	if errors.Is(err, redis.ErrClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, syscall.ECONNREFUSED) {
-		return true
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr)
+	return errors.Is(err, redis.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || driver.IsNetworkError(err)
 }
-
-// scrubbed carries a cleaned message while keeping the cause reachable with
-// errors.Is and errors.As.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
 // openError turns a failure to connect into a one-line message that says
 // what to do, never holding the password. Errors the user can fix are
@@ -128,17 +112,17 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		who = fmt.Sprintf("user %q", user)
 	}
 	if code, ok := serverCode(err); ok {
-		cause := &scrubbed{msg: target.Scrub(err.Error()), err: err}
+		cause := &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err}
 		switch {
 		case code == "WRONGPASS":
 			return badinput.New("Redis at %s refused %s: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				addr, who, &scrubbed{msg: "WRONGPASS: wrong password or user disabled", err: err})
+				addr, who, &driver.Scrubbed{Msg: "WRONGPASS: wrong password or user disabled", Err: err})
 		case code == "NOAUTH":
 			return badinput.New("Redis at %s wants a password: %w; give it in the URL (redis://:PASSWORD@%s/%d) or DBPROBE_PASSWORD",
-				addr, &scrubbed{msg: "NOAUTH", err: err}, addr, db)
+				addr, &driver.Scrubbed{Msg: "NOAUTH", Err: err}, addr, db)
 		case code == "ERR" && strings.Contains(err.Error(), "without any password configured"):
 			return badinput.New("Redis at %s has no password set but one was given: %w; remove it from the URL and DBPROBE_PASSWORD",
-				addr, &scrubbed{msg: "AUTH refused", err: err})
+				addr, &driver.Scrubbed{Msg: "AUTH refused", Err: err})
 		case code == "ERR" && strings.Contains(err.Error(), "DB index is out of range"):
 			return badinput.New("Redis at %s has no database %d: %w; name one below the server's `databases` setting in the URL (…/0)",
 				addr, db, cause)
@@ -149,7 +133,7 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		case code == "ERR" && strings.Contains(strings.ToLower(err.Error()), "max number of clients"):
 			return badinput.New("Redis at %s refused the connection: %w; raise maxclients or use fewer threads", addr, cause)
 		}
-		return &scrubbed{msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), err: err}
+		return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -171,10 +155,10 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		reason = "no route to host"
 	case errors.As(err, &certErr) || errors.As(err, &unknownAuthority) || errors.As(err, &hostnameErr):
 		return badinput.New("cannot open a TLS connection to Redis at %s: %w; rediss:// needs a certificate this machine trusts (?skip_verify=true accepts any, unverified)",
-			addr, &scrubbed{msg: target.Scrub(err.Error()), err: err})
+			addr, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
 	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "first record does not look like a TLS handshake"):
 		return badinput.New("cannot open a TLS connection to Redis at %s: %w; use redis:// for a server without TLS",
-			addr, &scrubbed{msg: target.Scrub(err.Error()), err: err})
+			addr, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
 	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		reason = "the server closed the connection"
 	}
@@ -182,13 +166,13 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 	case reason == "":
 	case overTLS:
 		return badinput.New("cannot reach Redis at %s over TLS: %w; check host and port, that the server is running and that the port speaks TLS (redis:// for one without)",
-			addr, &scrubbed{msg: reason, err: err})
+			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	case reason == "the server closed the connection":
 		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running (a TLS port needs rediss://)",
-			addr, &scrubbed{msg: reason, err: err})
+			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	default:
 		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running",
-			addr, &scrubbed{msg: reason, err: err})
+			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
-	return &scrubbed{msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), err: err}
+	return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), Err: err}
 }

@@ -215,13 +215,8 @@ func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) 
 // that exists, or that appears twice in the batch, fails the whole batch
 // with the code EXISTS.
 func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	if len(keys) != len(values) {
-		return fmt.Errorf("redis: batch of %d keys and %d records", len(keys), len(values))
-	}
-	for i, v := range values {
-		if len(v) != len(s.fields) {
-			return fmt.Errorf("redis: record %d has %d values for %d fields", i, len(v), len(s.fields))
-		}
+	if err := driver.CheckBatch("redis", keys, values, len(s.fields)); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil

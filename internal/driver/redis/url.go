@@ -50,7 +50,7 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, error) {
 	if err != nil {
 		reason := strings.TrimPrefix(target.Scrub(err.Error()), "redis: ")
 		return nil, badinput.New("--db %s is not a valid Redis URL: %w; write it as %s",
-			target.Redacted(), &scrubbed{msg: reason, err: err}, urlForm)
+			target.Redacted(), &driver.Scrubbed{Msg: reason, Err: err}, urlForm)
 	}
 	if opts.DB < 0 {
 		return nil, badinput.New("--db %s names database %d; Redis databases are numbered from 0: write it as %s", target.Redacted(), opts.DB, urlForm)

@@ -142,24 +142,9 @@ func anyNumber(err error, match func(int32) bool) bool {
 // isConnLost reports an error of a connection that broke or was closed.
 func isConnLost(err error) bool {
 	var stream mssql.StreamError
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.Is(err, io.EOF) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) || errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.EPIPE) || errors.As(err, &stream) {
-		return true
-	}
-	var netErr net.Error
-	return errors.As(err, &netErr)
+	return errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) || errors.As(err, &stream) ||
+		dbdriver.IsNetworkError(err)
 }
-
-// scrubbed carries a cleaned message while keeping the cause reachable with
-// errors.Is and errors.As.
-type scrubbed struct {
-	msg string
-	err error
-}
-
-func (e *scrubbed) Error() string { return e.msg }
-func (e *scrubbed) Unwrap() error { return e.err }
 
 // Login failures the user can fix, by error number.
 const (
@@ -190,7 +175,7 @@ func isPermissionError(n int32) bool {
 func openError(err error, target dbdriver.Target, c connConfig) error {
 	var msErr mssql.Error
 	if errors.As(err, &msErr) {
-		cause := &scrubbed{msg: target.Scrub(strings.TrimPrefix(msErr.Message, "login error: ")), err: err}
+		cause := &dbdriver.Scrubbed{Msg: target.Scrub(strings.TrimPrefix(msErr.Message, "login error: ")), Err: err}
 		switch msErr.Number {
 		case errLoginFailed:
 			if c.fedAuth != "" {
@@ -198,10 +183,10 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 					c.addr, c.fedAuth, cause, c.database)
 			}
 			return badinput.New("SQL Server at %s refused login %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				c.addr, c.user, &scrubbed{msg: "login failed", err: err})
+				c.addr, c.user, &dbdriver.Scrubbed{Msg: "login failed", Err: err})
 		case errCannotOpenDatabase:
 			return badinput.New("SQL Server at %s: %w; create it (CREATE DATABASE %s) or name another with ?database=",
-				c.addr, &scrubbed{msg: fmt.Sprintf("cannot open database %q (it does not exist, or login %q may not use it)", c.database, c.user), err: err},
+				c.addr, &dbdriver.Scrubbed{Msg: fmt.Sprintf("cannot open database %q (it does not exist, or login %q may not use it)", c.database, c.user), Err: err},
 				quoteName(c.database))
 		case errLoginDisabled, errPasswordExpired, errPasswordMustChange:
 			return badinput.New("SQL Server at %s refused login %q: %w; fix the login or use another", c.addr, c.user, cause)
@@ -213,7 +198,7 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 		if anyNumber(err, isPermissionError) {
 			return badinput.New("SQL Server at %s: %w; grant the login what it needs (VIEW DEFINITION on the database at least)", c.addr, cause)
 		}
-		return &scrubbed{msg: "open SQL Server at " + c.addr + ": " + target.Scrub(firstLine(err.Error())), err: err}
+		return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.Scrub(firstLine(err.Error())), Err: err}
 	}
 
 	reason := ""
@@ -235,7 +220,7 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 	}
 	if reason != "" {
 		return badinput.New("cannot reach SQL Server at %s: %w; check host and port and that the server is running",
-			c.addr, &scrubbed{msg: reason, err: err})
+			c.addr, &dbdriver.Scrubbed{Msg: reason, Err: err})
 	}
 	msg := target.Scrub(firstLine(err.Error()))
 	var certErr x509.UnknownAuthorityError
@@ -243,14 +228,14 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 	lower := strings.ToLower(msg)
 	if errors.As(err, &certErr) || errors.As(err, &hostErr) || strings.Contains(lower, "tls") || strings.Contains(lower, "certificate") {
 		return badinput.New("cannot open a TLS connection to SQL Server at %s: %w; trust the server's certificate (TrustServerCertificate=true for a test server with a self-signed one) or set encrypt= in the URL",
-			c.addr, &scrubbed{msg: lastPart(msg), err: err})
+			c.addr, &dbdriver.Scrubbed{Msg: lastPart(msg), Err: err})
 	}
 	if c.fedAuth != "" {
 		// Anything else before the server answered is the token request.
 		return badinput.New("cannot sign in to SQL Server at %s with Entra ID (fedauth=%s): %w; check the identity's credentials (az login, managed identity, environment, user and password)",
-			c.addr, c.fedAuth, &scrubbed{msg: msg, err: err})
+			c.addr, c.fedAuth, &dbdriver.Scrubbed{Msg: msg, Err: err})
 	}
-	return &scrubbed{msg: "open SQL Server at " + c.addr + ": " + msg, err: err}
+	return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + msg, Err: err}
 }
 
 // firstLine returns the first line of a message: go-mssqldb joins every

@@ -503,13 +503,8 @@ func (s *session) callOne(ctx context.Context, kind byte, proc string) error {
 // loading is allowed, else with multi-row INSERTs of as many rows as SQL
 // Server's parameter limit allows.
 func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	if len(keys) != len(values) {
-		return fmt.Errorf("sqlserver: batch of %d keys and %d records", len(keys), len(values))
-	}
-	for i, v := range values {
-		if len(v) != s.nfields {
-			return fmt.Errorf("sqlserver: record %d has %d values for %d fields", i, len(v), s.nfields)
-		}
+	if err := dbdriver.CheckBatch("sqlserver", keys, values, s.nfields); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil

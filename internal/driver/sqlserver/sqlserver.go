@@ -60,7 +60,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	}
 	connector, err := newConnector(cfg)
 	if err != nil {
-		return nil, badinput.New("--db %s: %w", target.Redacted(), &scrubbed{msg: target.Scrub(firstLine(err.Error())), err: err})
+		return nil, badinput.New("--db %s: %w", target.Redacted(), &dbdriver.Scrubbed{Msg: target.Scrub(firstLine(err.Error())), Err: err})
 	}
 	pool := sql.OpenDB(connector)
 	// Each session holds a connection of its own; two more serve the table
@@ -363,7 +363,7 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, bucketCount(db.opts))); err != nil {
 			if anyNumber(err, func(n int32) bool { return n == 2714 }) { // an object of that name exists
 				return badinput.New("%w; drop it or choose another table name",
-					&scrubbed{msg: "table " + d.table + " already exists", err: classify(err)})
+					&dbdriver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
 			}
 			return classify(err)
 		}

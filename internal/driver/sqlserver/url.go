@@ -88,7 +88,7 @@ func parseURL(u *url.URL, password string) (connConfig, error) {
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return c, badinput.New("--db %s has a malformed query string: %w; write options as ?database=NAME&key=value",
-			shown, &scrubbed{msg: describeQueryError(err), err: err})
+			shown, &driver.Scrubbed{Msg: describeQueryError(err), Err: err})
 	}
 	// go-mssqldb reads keys without regard to case: find each one that way,
 	// and refuse one given twice, which it would refuse later.
@@ -170,7 +170,7 @@ func parseURL(u *url.URL, password string) (connConfig, error) {
 	}
 	if _, err := msdsn.Parse(c.dsn); err != nil {
 		return c, badinput.New("--db %s: %w; fix or remove that option (the URL form is %s)",
-			shown, &scrubbed{msg: target.Scrub(err.Error()), err: err}, urlForm)
+			shown, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err}, urlForm)
 	}
 	return c, nil
 }

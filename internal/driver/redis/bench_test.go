@@ -3,14 +3,12 @@ package redis_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"runtime"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
 )
 
 // benchRecords is how many records the benchmarks work on.
@@ -38,58 +36,15 @@ func benchValues(n, fields int) ([][]byte, [][][]byte) {
 	return keys, values
 }
 
-// BenchmarkReadUpdate is YCSB workload A's mix at the driver: half HMGETs
-// of every field, half update scripts on one field, by 32 sessions over a
-// few thousand records with uniform keys. Besides ns/op (wall time per
-// operation, all sessions together) it reports cpu-ns/op, this process's
-// CPU per operation (the client's cost). Without the race detector:
+// BenchmarkReadUpdate is YCSB workload A's mix at the driver by 32
+// sessions; cpu-ns/op is the client's cost per operation. Without the race
+// detector:
 //
 //	scripts/test --norace -run '^$' -bench . ./internal/driver/redis/
 func BenchmarkReadUpdate(b *testing.B) {
 	const workers = 32
-	const fields = 10
-	parallelism := (workers + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0)
-	_, db, tbl := setup(b, fields, driver.Options{Sessions: workers, BulkLoad: true})
-	ctx := context.Background()
-	keys, values := benchValues(benchRecords, fields)
-	if err := session(b, db, tbl).InsertBatch(ctx, keys, values); err != nil {
-		b.Fatal(err)
-	}
-	sessions := make([]driver.Session, workers)
-	for i := range sessions {
-		sessions[i] = session(b, db, tbl)
-	}
-	var next atomic.Int32
-
-	b.ReportAllocs()
-	b.SetParallelism(parallelism)
-	b.ResetTimer()
-	cpu0 := cpuTime(b)
-	b.RunParallel(func(pb *testing.PB) {
-		i := int(next.Add(1)) - 1
-		s := sessions[i%len(sessions)]
-		rng := rand.New(rand.NewPCG(uint64(i), 42))
-		read := make([][]byte, fields)
-		update := [][]byte{[]byte(fmt.Sprintf("%0100d", i))}
-		field := []int{0}
-		for pb.Next() {
-			key := keys[rng.IntN(len(keys))]
-			if rng.IntN(2) == 0 {
-				if err := s.Read(ctx, key, nil, read); err != nil {
-					b.Error(err)
-					return
-				}
-			} else {
-				field[0] = rng.IntN(fields)
-				if err := s.Update(ctx, key, field, update); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		}
-	})
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+	_, db, tbl := setup(b, 10, driver.Options{Sessions: workers, BulkLoad: true})
+	drivertest.BenchReadUpdate(b, db, tbl, benchRecords, workers)
 }
 
 // BenchmarkInsertBatch loads batches of 1000 records (YCSB's db.batchsize

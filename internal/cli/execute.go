@@ -290,6 +290,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if err := j.checkTableType(st); err != nil {
 			return nil, err
 		}
+		if err := j.checkProcedures(st); err != nil {
+			return nil, err
+		}
 		notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 		if !st.HasRows {
 			notes = append(notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
@@ -315,6 +318,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 			return nil, err
 		}
 		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
+		if err := j.checkProcedures(st); err != nil {
 			return nil, err
 		}
 		notes = append(notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
@@ -352,6 +358,16 @@ func (j *job) checkTableType(st driver.TableState) error {
 	}
 	return badinput.New("table %s is a %s table (%s), but tabletype=%s was asked for; load it again with --table-type %s --drop-existing, or leave --table-type out to run on it as it is",
 		j.table.Name, st.Type, st.Storage, j.cfg.TableType, j.cfg.TableType)
+}
+
+// checkProcedures refuses the procedure path on a table dbprobe did not
+// create: the path creates procedures beside the table, in someone else's
+// schema, and DropTable, which would remove them, never touches that table.
+func (j *job) checkProcedures(st driver.TableState) error {
+	if j.cfg.OpPath != driver.PathProcedure || st.CreatedByDbprobe {
+		return nil
+	}
+	return badinput.New("table %s was not created by dbprobe, and --op-path procedure would create procedures beside it that dbprobe could never drop; use --op-path statement, or a table dbprobe loads (-p table=NAME)", j.table.Name)
 }
 
 // tableTypeChosen reports whether the user set the table type (by flag,

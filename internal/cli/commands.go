@@ -9,7 +9,9 @@ import (
 const ycsbExamples = `  dbprobe ycsb
   dbprobe load --db postgres://ycsb@127.0.0.1:5432/bench -P workloads/workloada -p recordcount=1000000 --threads 16
   dbprobe run  --db postgres://ycsb@127.0.0.1:5432/bench -P workloads/workloada -p operationcount=1000000 --threads 200 -s
-  dbprobe run  --db sqlite:///tmp/bench.db --workload b --target 5000 --duration 1m --out result.jsonl`
+  dbprobe run  --db sqlite:///tmp/bench.db --workload b --target 5000 --duration 1m --out result.jsonl
+  dbprobe load --db mysql://ycsb@127.0.0.1:3306/bench -p recordcount=1000000 --table-type memory --threads 8
+  dbprobe run  --db mysql://ycsb@127.0.0.1:3306/bench -p operationcount=1000000 --threads 64 --durability delayed --op-path procedure --retries 5`
 
 func newLoadCommand() *cobra.Command {
 	o := &options{}

@@ -76,6 +76,19 @@ func (w *Writer) WriteInterval(iv Interval) error {
 	}, false)
 }
 
+// WriteMonitor appends a monitor record. Values that are not finite
+// numbers (which JSON cannot hold) are left out. Like intervals, it does
+// not sync.
+func (w *Writer) WriteMonitor(m MonitorSample) error {
+	metrics := make(map[string]float64, len(m.Metrics))
+	for k, v := range m.Metrics {
+		if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			metrics[k] = v
+		}
+	}
+	return w.write(monitorRecord{Type: typeMonitor, Phase: m.Phase, Start: m.Start, End: m.End, Metrics: metrics}, false)
+}
+
 // WriteSummary appends a summary record, which ends a phase, and syncs the
 // file.
 func (w *Writer) WriteSummary(s Summary) error {
@@ -146,6 +159,7 @@ const (
 	typeHeader   = "header"
 	typeInterval = "interval"
 	typeSummary  = "summary"
+	typeMonitor  = "monitor"
 )
 
 // The records as they are on disk. They are separate from the exported
@@ -175,6 +189,14 @@ type intervalRecord struct {
 	OpsPerSec jsonFloat         `json:"ops_per_sec"`
 	Warmup    bool              `json:"warmup"`
 	Series    []measure.Summary `json:"series"`
+}
+
+type monitorRecord struct {
+	Type    string             `json:"type"`
+	Phase   string             `json:"phase"`
+	Start   time.Time          `json:"start"`
+	End     time.Time          `json:"end"`
+	Metrics map[string]float64 `json:"metrics"`
 }
 
 type summaryRecord struct {

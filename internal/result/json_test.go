@@ -51,6 +51,12 @@ func writeTwoPhases(t *testing.T, w *Writer) *File {
 				t.Fatal(err)
 			}
 			p.Intervals = append(p.Intervals, iv)
+			m := MonitorSample{Phase: phase, Start: iv.Start, End: iv.End,
+				Metrics: map[string]float64{"db.xact_commit/s": float64(90 + i), "db.wait.IO:WALSync": 0.64, "host.cpu.iowait%": 3.5}}
+			if err := w.WriteMonitor(m); err != nil {
+				t.Fatal(err)
+			}
+			p.Monitor = append(p.Monitor, m)
 		}
 		s := sampleSummary(phase)
 		if err := w.WriteSummary(s); err != nil {
@@ -85,6 +91,27 @@ func TestRoundTrip(t *testing.T) {
 		gj, _ := json.MarshalIndent(got, "", " ")
 		wj, _ := json.MarshalIndent(want, "", " ")
 		t.Errorf("read back differs\n--- got\n%s\n--- want\n%s", gj, wj)
+	}
+}
+
+func TestMonitorLeavesOutWhatJSONCannotHold(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	m := MonitorSample{Phase: "run", Start: t0, End: t0.Add(time.Second),
+		Metrics: map[string]float64{"ok": 1, "nan": math.NaN(), "inf": math.Inf(1)}}
+	if err := w.WriteMonitor(m); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Phases[0].Monitor
+	if len(got) != 1 || len(got[0].Metrics) != 1 || got[0].Metrics["ok"] != 1 {
+		t.Fatalf("monitor samples read back %+v, want only the finite metric", got)
 	}
 }
 

@@ -23,7 +23,9 @@ type File struct {
 type Phase struct {
 	Header    Header
 	Intervals []Interval
-	Summary   *Summary
+	// Monitor holds the monitor's samples, one per interval.
+	Monitor []MonitorSample
+	Summary *Summary
 }
 
 // ErrUnsupportedSchema is returned (wrapped) by Read for a result written
@@ -118,6 +120,18 @@ func (f *File) add(line []byte) error {
 			Warmup:    rec.Warmup,
 			Series:    rec.Series,
 		})
+	case typeMonitor:
+		if cur == nil {
+			return errors.New("record out of place: monitor sample before any header")
+		}
+		if cur.Summary != nil {
+			return fmt.Errorf("record out of place: monitor sample after the summary of phase %q", cur.Header.Phase)
+		}
+		var rec monitorRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad monitor record: %w", err)
+		}
+		cur.Monitor = append(cur.Monitor, MonitorSample{Phase: rec.Phase, Start: rec.Start, End: rec.End, Metrics: rec.Metrics})
 	case typeSummary:
 		if cur == nil {
 			return errors.New("record out of place: summary before any header")

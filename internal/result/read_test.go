@@ -150,7 +150,7 @@ func TestReadErrors(t *testing.T) {
 
 func TestReadSkipsUnknownRecordTypes(t *testing.T) {
 	data, want := twoPhaseBytes(t)
-	extra := []byte(`{"type":"monitor","cpu":0.31,"wal_bytes":1234}` + "\n")
+	extra := []byte(`{"type":"diagnosis","cpu":0.31,"wal_bytes":1234}` + "\n")
 	i := bytes.IndexByte(data, '\n') + 1
 	in := append(append(append([]byte{}, data[:i]...), extra...), data[i:]...)
 	got, err := Read(bytes.NewReader(in))

@@ -98,3 +98,13 @@ type Summary struct {
 	// 12.3 s". Overflows need no note: WriteText flags them from Series.
 	Notes []string
 }
+
+// MonitorSample is what the monitor measured over one interval: the
+// database's counters as rates, its sessions' waits, the host and the
+// client, by namespaced metric name ("db.xact_commit/s",
+// "db.wait.IO:WALSync", "host.cpu.iowait%", "client.cpu%").
+type MonitorSample struct {
+	Phase      string
+	Start, End time.Time
+	Metrics    map[string]float64
+}

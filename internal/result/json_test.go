@@ -51,12 +51,6 @@ func writeTwoPhases(t *testing.T, w *Writer) *File {
 				t.Fatal(err)
 			}
 			p.Intervals = append(p.Intervals, iv)
-			m := MonitorSample{Phase: phase, Start: iv.Start, End: iv.End,
-				Metrics: map[string]float64{"db.xact_commit/s": float64(90 + i), "db.wait.IO:WALSync": 0.64, "host.cpu.iowait%": 3.5}}
-			if err := w.WriteMonitor(m); err != nil {
-				t.Fatal(err)
-			}
-			p.Monitor = append(p.Monitor, m)
 		}
 		s := sampleSummary(phase)
 		if err := w.WriteSummary(s); err != nil {
@@ -91,6 +85,45 @@ func TestRoundTrip(t *testing.T) {
 		gj, _ := json.MarshalIndent(got, "", " ")
 		wj, _ := json.MarshalIndent(want, "", " ")
 		t.Errorf("read back differs\n--- got\n%s\n--- want\n%s", gj, wj)
+	}
+}
+
+func TestMonitorRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	h, s := sampleHeader("run"), sampleSummary("run")
+	if err := w.WriteHeader(h); err != nil {
+		t.Fatal(err)
+	}
+	var want []MonitorSample
+	for i := range 3 {
+		iv := sampleInterval("run", i, false)
+		m := MonitorSample{Phase: "run", Start: iv.Start, End: iv.End,
+			Metrics: map[string]float64{"db.xact_commit/s": float64(90 + i), "db.wait.IO:WALSync": 0.64, "host.cpu.iowait%": 3.5}}
+		if err := w.WriteInterval(iv); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.WriteMonitor(m); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, m)
+	}
+	if err := w.WriteSummary(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteMonitor(want[0]); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(bytes.NewReader(buf.Bytes()))
+	if err == nil || !strings.Contains(err.Error(), "after the summary") {
+		t.Fatalf("a monitor sample after the summary: err %v, want it named out of place", err)
+	}
+	cut := buf.Bytes()[:bytes.LastIndexByte(buf.Bytes()[:buf.Len()-1], '\n')+1]
+	if f, err = Read(bytes.NewReader(cut)); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.Phases[0].Monitor, want) {
+		t.Errorf("monitor samples read back %+v, want %+v", f.Phases[0].Monitor, want)
 	}
 }
 

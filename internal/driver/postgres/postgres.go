@@ -33,6 +33,10 @@ const connectTimeout = 10 * time.Second
 // server that does not answer, at the price of the connection.
 const cancelDeadlineDelay = 3 * time.Second
 
+// applicationName is the application_name of dbprobe's connections when
+// the URL sets none.
+const applicationName = "dbprobe"
+
 // settingNames are the server settings that shape the numbers, read back at
 // Open through a connection opened as the sessions' are (synchronous_commit
 // belongs to the session) and reported in Info.
@@ -84,6 +88,11 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	cc := cfg.ConnConfig
 	if err := applyDurability(cc.RuntimeParams, opts.Durability); err != nil {
 		return nil, err
+	}
+	// Every connection names itself, so that a DBA can tell dbprobe's in
+	// pg_stat_activity; a name the URL gives is kept.
+	if _, ok := urlSetting(cc.RuntimeParams, "application_name"); !ok {
+		cc.RuntimeParams["application_name"] = applicationName
 	}
 	if target.Password != "" {
 		cc.Password = target.Password

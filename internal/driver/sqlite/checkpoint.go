@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"sync/atomic"
 )
 
 // In WAL mode a commit appends pages to the WAL, and a checkpoint copies
@@ -55,6 +56,8 @@ type checkpointer struct {
 	// err is the first checkpoint failure, reported by Close. Guarded by
 	// stopped: only read after the goroutine ended.
 	err error
+	// done counts the checkpoints run, for the monitor.
+	done atomic.Uint64
 }
 
 func startCheckpointer(ctx context.Context, pool *sql.DB) (*checkpointer, error) {
@@ -87,8 +90,12 @@ func (cp *checkpointer) run() {
 			return
 		case <-cp.kick:
 		}
-		if err := checkpoint(cp.stmt); err != nil && cp.err == nil {
-			cp.err = err
+		if err := checkpoint(cp.stmt); err != nil {
+			if cp.err == nil {
+				cp.err = err
+			}
+		} else {
+			cp.done.Add(1)
 		}
 	}
 }

@@ -1,0 +1,131 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbprobe/internal/driver"
+)
+
+var _ driver.Monitorable = (*db)(nil)
+
+// sqliteMonitor reads what an embedded database can tell while it runs:
+// the sizes of its files, its page count and the driver's own checkpoints.
+// SQLite keeps no server-wide statistics and no view of its connections.
+type sqliteMonitor struct {
+	d *db
+	// conn is a connection of the DB's pool held for the monitor, so that a
+	// sample never waits for a session's.
+	conn *sql.Conn
+	// file is the main database file, "" for an in-memory database; wal is
+	// set when it is in WAL mode.
+	file string
+	wal  bool
+	// failed holds the gauges whose file could not be read, each named once
+	// in unavailable and then left out.
+	failed      map[string]bool
+	unavailable []string
+}
+
+// Monitor holds a connection of the DB's pool for the monitor and reads
+// where the database lives and in which journal mode.
+func (d *db) Monitor(ctx context.Context) (driver.Monitor, error) {
+	c, err := d.pool.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open the monitor's connection: %w", classify(err))
+	}
+	var file, journal string
+	if err := c.QueryRowContext(ctx, mainFileSQL).Scan(&file); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("sqlite: monitor: find the database file: %w", classify(err))
+	}
+	if err := c.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&journal); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("sqlite: monitor: read the journal mode: %w", classify(err))
+	}
+	m := &sqliteMonitor{d: d, conn: c, file: file, wal: strings.EqualFold(journal, "wal"), failed: map[string]bool{}}
+	m.unavailable = monitorUnavailable(file, journal, d.ckpt != nil)
+	return m, nil
+}
+
+// monitorUnavailable names what a database of this file (empty: in memory)
+// and journal mode does not show, and what neither library offers.
+func monitorUnavailable(file, journal string, checkpointer bool) []string {
+	var lines []string
+	switch {
+	case file == "":
+		lines = append(lines, "WAL and file sizes: the database is in memory, with no WAL and no file")
+	case !strings.EqualFold(journal, "wal"):
+		lines = append(lines, "WAL size and checkpoints: journal_mode is "+strings.ToLower(journal)+", not WAL")
+	}
+	if checkpointer {
+		lines = append(lines, "checkpoints: only the background PASSIVE checkpoints are counted; SQLite does not report those the writer runs itself at "+
+			strconv.Itoa(walRestartPages)+" WAL pages (wal_autocheckpoint)")
+	}
+	// modernc.org/sqlite has sqlite3_db_status, mattn/go-sqlite3 does not:
+	// both builds report the same things.
+	lines = append(lines, "page cache hits, misses and writes (sqlite3_db_status): not exposed by github.com/mattn/go-sqlite3, so read by neither build")
+	return lines
+}
+
+// Sample reads the page count and size on the monitor's connection and
+// the sizes of the database's files. Counter: "checkpoints", the
+// background checkpoints run. Gauges: "database_bytes" (page_count ×
+// page_size, what SQLite holds, WAL pages included), "database_file_bytes"
+// and "wal_file_bytes" (the files on disk; the WAL is 0 while it does not
+// exist).
+func (m *sqliteMonitor) Sample(ctx context.Context) (driver.Sample, error) {
+	s := driver.Sample{Time: time.Now(), Counters: map[string]float64{}, Gauges: map[string]float64{}}
+	var pages, pageSize int64
+	if err := m.conn.QueryRowContext(ctx, "SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()").Scan(&pages, &pageSize); err != nil {
+		return driver.Sample{}, fmt.Errorf("sqlite: monitor: read the page count: %w", classify(err))
+	}
+	s.Gauges["database_bytes"] = float64(pages * pageSize)
+	if m.d.ckpt != nil {
+		s.Counters["checkpoints"] = float64(m.d.ckpt.done.Load())
+	}
+	if m.file != "" {
+		m.fileSize(s, "database_file_bytes", m.file, false)
+		if m.wal {
+			m.fileSize(s, "wal_file_bytes", m.file+"-wal", true)
+		}
+	}
+	return s, nil
+}
+
+// fileSize puts a file's size in a gauge. A file that may be missing is 0;
+// a file that cannot be read is named once in Unavailable and left out
+// from then on.
+func (m *sqliteMonitor) fileSize(s driver.Sample, gauge, path string, mayBeMissing bool) {
+	if m.failed[gauge] {
+		return
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil:
+		s.Gauges[gauge] = float64(st.Size())
+	case mayBeMissing && errors.Is(err, fs.ErrNotExist):
+		s.Gauges[gauge] = 0
+	default:
+		m.failed[gauge] = true
+		m.unavailable = append(m.unavailable, gauge+": "+err.Error())
+	}
+}
+
+// Waits returns nil: SQLite has no view of what its connections wait on.
+func (m *sqliteMonitor) Waits(context.Context) ([]driver.Wait, error) { return nil, nil }
+
+// Unavailable lists what this database does not show.
+func (m *sqliteMonitor) Unavailable() []string {
+	return append([]string(nil), m.unavailable...)
+}
+
+// Close gives the monitor's connection back to the pool.
+func (m *sqliteMonitor) Close() error { return m.conn.Close() }

@@ -125,7 +125,7 @@ func checkLoaded(t *testing.T, dbURL string, records int64) {
 // loadAndRun is the end-to-end check on one database: load N rows and
 // check count and content, run workload A and check the operations add up,
 // the read/update split holds, reads return every field and verify.
-func loadAndRun(t *testing.T, dbURL string, extraLoad ...string) {
+func loadAndRun(t *testing.T, dbURL string, wantMetrics []string, extraLoad ...string) {
 	const records, ops = 2000, 4000
 	out := filepath.Join(t.TempDir(), "result.jsonl")
 	args := append([]string{"load", "--db", dbURL, "-P", "workloads/workloada", "-p", "recordcount=" + fmt.Sprint(records),
@@ -192,15 +192,36 @@ func loadAndRun(t *testing.T, dbURL string, extraLoad ...string) {
 	if len(res.Phases[0].Intervals) == 0 {
 		t.Fatal("JSON result has no per-second interval")
 	}
+	// The monitor's samples ride along: dbprobe's own figures always, and
+	// the database's where its driver can be watched.
+	mon := res.Phases[0].Monitor
+	if len(mon) == 0 {
+		t.Fatal("JSON result has no monitor sample")
+	}
+	last := mon[len(mon)-1].Metrics
+	if _, ok := last["client.goroutines"]; !ok {
+		t.Errorf("the monitor's last sample has no client.goroutines: %v", last)
+	}
+	for _, want := range wantMetrics {
+		found := false
+		for _, m := range mon {
+			if _, ok := m.Metrics[want]; ok {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no monitor sample has %s; the last one: %v", want, last)
+		}
+	}
 }
 
 func TestSQLiteEndToEnd(t *testing.T) {
-	loadAndRun(t, "sqlite://"+filepath.Join(t.TempDir(), "e2e.db"))
+	loadAndRun(t, "sqlite://"+filepath.Join(t.TempDir(), "e2e.db"), []string{"host.cpu.user%"})
 }
 
 func TestPostgresEndToEnd(t *testing.T) {
 	url := testdb.FreshPostgresDatabase(t)
-	loadAndRun(t, url)
+	loadAndRun(t, url, []string{"db.xact_commit/s", "db.wal_bytes/s", "host.cpu.user%"})
 	// --no-copy loads through multi-row INSERTs into a second table.
 	stdout, stderr, err := run(t, "load", "--db", url, "-p", "table=usertable_insert", "-p", "recordcount=500", "--no-copy", "--threads", "2")
 	if err != nil {
@@ -233,7 +254,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 
 func TestMySQLEndToEnd(t *testing.T) {
 	url := testdb.FreshMySQLDatabase(t)
-	loadAndRun(t, url)
+	loadAndRun(t, url, []string{"db.Com_update/s", "db.Innodb_os_log_written/s"})
 	// The plain path, and the knobs a run can turn: a memory table,
 	// procedures, retries. Delayed durability is server-wide on MySQL, and
 	// the driver's own tests change it on this shared server: it is checked
@@ -256,7 +277,7 @@ func TestMySQLEndToEnd(t *testing.T) {
 
 func TestRedisEndToEnd(t *testing.T) {
 	url := testdb.FreshRedisDatabase(t)
-	loadAndRun(t, url)
+	loadAndRun(t, url, nil)
 	stdout, stderr, err := run(t, "ycsb", "--db", url, "--workload", "e", "-p", "table=scans", "-p", "recordcount=300", "-p", "operationcount=300", "--no-copy", "-p", "db.batchsize=20", "--threads", "4")
 	if err != nil {
 		t.Fatalf("ycsb workload e: %v\n%s", err, stderr)
@@ -418,6 +439,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"unknown table type", []string{"run", "--db", loaded, "--table-type", "ssd"}, "unknown table type"},
 		{"unknown durability", []string{"run", "--db", loaded, "--durability", "lazy"}, "unknown durability"},
 		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
+		{"monitor too often", []string{"run", "--db", loaded, "--monitor-interval", "1ms"}, "--monitor-interval 1ms is too short"},
 		{"sqlite procedures", []string{"run", "--db", loaded, "--op-path", "procedure"}, "SQLite has no stored procedures"},
 	}
 	for _, tt := range tests {

@@ -103,6 +103,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 	if o.warmup < 0 {
 		return badinput.New("--warmup %s must not be negative", o.warmup)
 	}
+	if o.monitorInterval < 10*time.Millisecond && !o.noMonitor {
+		return badinput.New("--monitor-interval %s is too short: give 10ms or more (default 1s), or --no-monitor", o.monitorInterval)
+	}
 	j.seed = o.seed
 	if !j.cmd.Flags().Changed("seed") {
 		j.seed = uint64(time.Now().UnixNano())
@@ -179,8 +182,25 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	mon, monitorNotes := j.startMonitor(ctx, ph)
+	seenNotes := 0
+	if mon != nil {
+		seenNotes = len(mon.Notes())
+	}
+	var lateNotes []string // what the monitor lost during the phase
+	stopMonitor := func() {
+		if mon != nil {
+			mon.Stop()
+			for _, n := range mon.Notes()[seenNotes:] {
+				lateNotes = append(lateNotes, "monitor: "+j.target.Scrub(n))
+			}
+			mon = nil
+		}
+	}
+	defer stopMonitor()
 	header := j.header(ph)
 	header.Notes = append(header.Notes, tableNotes...)
+	header.Notes = append(header.Notes, monitorNotes...)
 	if err := result.WriteHeader(j.stdout, header); err != nil {
 		return false, err
 	}
@@ -227,6 +247,8 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	}
 
 	out, err := runner.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	// The monitor's last interval belongs before the summary.
+	stopMonitor()
 	if err != nil {
 		return false, scrubbed{j.target, err}
 	}
@@ -241,6 +263,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Warmup:      out.Warmup,
 		RetryLimit:  cfg.Retries,
 	}
+	sum.Notes = append(sum.Notes, lateNotes...)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")

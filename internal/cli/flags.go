@@ -42,6 +42,9 @@ type options struct {
 	retries         int
 	retryBackoff    time.Duration
 	retryMaxBackoff time.Duration
+
+	monitorInterval time.Duration
+	noMonitor       bool
 }
 
 // addCommonFlags adds the flags every YCSB command takes.
@@ -70,6 +73,8 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.retries, "retries", 0, "repeat an operation that failed with a retryable error (deadlock, write conflict, serialization failure, busy) up to N times; 0 = never, as YCSB (property retries)")
 	f.DurationVar(&o.retryBackoff, "retry-backoff", time.Millisecond, "wait before the first retry; each later wait doubles, with jitter (property retry.backoff)")
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
+	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result")
+	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 }
 
 func addWarmupFlag(cmd *cobra.Command, o *options) {

@@ -19,6 +19,7 @@ var forbidden = map[string][]string{
 	"dbprobe/internal/measure":  {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/result":   {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/workload", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"dbprobe/internal/monitor":  {"dbprobe/internal/driver/", "dbprobe/internal/runner", "dbprobe/internal/result", "dbprobe/internal/report", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/driver":   {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
 }
 

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+
+	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
+	"dbprobe/internal/runner"
+)
+
+// startMonitor starts sampling the database, the host and dbprobe itself
+// for one phase, writing each interval to the JSON result. It returns nil
+// when monitoring is off; a monitor that cannot start is a note, never a
+// failed run.
+func (j *job) startMonitor(ctx context.Context, ph runner.Phase) (*monitor.Monitor, []string) {
+	if j.opts.noMonitor {
+		return nil, []string{"monitor: off (--no-monitor)"}
+	}
+	opts := monitor.Options{Interval: j.opts.monitorInterval, Host: j.databaseIsLocal()}
+	m, err := monitor.Start(ctx, j.db, opts, func(iv monitor.Interval) {
+		if j.out != nil {
+			// A failed write shows when the summary is written.
+			_ = j.out.WriteMonitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
+		}
+	})
+	if err != nil {
+		return nil, []string{"monitor: not started: " + j.target.Scrub(err.Error())}
+	}
+	notes := []string{fmt.Sprintf("monitor: every %s (the database's counters and waits%s, and dbprobe itself); the samples are in the JSON result (--out)", opts.Interval, map[bool]string{true: ", the host", false: ""}[opts.Host])}
+	for _, n := range m.Notes() {
+		notes = append(notes, "monitor: "+j.target.Scrub(n))
+	}
+	return m, notes
+}
+
+// databaseIsLocal reports whether the database runs on this machine, so
+// that the host's CPU and disks are the database's: an embedded database,
+// or a server on a loopback address or a Unix socket.
+func (j *job) databaseIsLocal() bool {
+	switch j.target.Driver {
+	case "sqlite":
+		return true
+	case "null":
+		return false
+	}
+	u := j.target.URL
+	if u == nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "" || strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

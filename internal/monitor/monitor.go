@@ -1,0 +1,443 @@
+package monitor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"dbprobe/internal/driver"
+)
+
+// Options says how often and what to sample.
+type Options struct {
+	// Interval is the length of one interval (1 s when zero), the same as
+	// the runner's tick so that the two series can be read side by side.
+	Interval time.Duration
+	// WaitSamples is how many times per interval the database is asked what
+	// its sessions wait on (10 when zero). Waits are instants, so a share
+	// is only as good as the number of instants behind it.
+	WaitSamples int
+	// Host samples this machine's CPUs, disks and memory; set it when the
+	// database runs here, since otherwise the figures describe the wrong
+	// machine.
+	Host bool
+	// Origin is the instant interval boundaries are counted from (the time
+	// Start is called when zero). Pass the runner's start so that interval
+	// k of both covers the same second.
+	Origin time.Time
+}
+
+// Interval is the monitor's figures for one interval. Start and End are the
+// interval's boundaries (Origin + k×Interval; the last interval ends when
+// Stop was called); rates are computed over the time between the readings
+// actually taken, which the loop keeps as close to the boundaries as it can.
+type Interval struct {
+	Start, End time.Time
+	// Metrics holds the figures by name (see the package documentation).
+	// The map is the receiver's to keep.
+	Metrics map[string]float64
+}
+
+// Monitor is a running sampling loop, started by Start.
+type Monitor struct {
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+
+	mu      sync.Mutex
+	dbNotes []string // the database monitor's Unavailable, copied
+	notes   []string // the monitor's own: failures, host, client
+}
+
+// finalSampleTimeout bounds the last reading Stop waits for: the run is
+// over, and a database that does not answer within this must not hold up
+// its result.
+const finalSampleTimeout = 5 * time.Second
+
+// Start takes a first reading of everything it samples and starts the loop
+// that calls onInterval (from the loop's goroutine) at the end of every
+// interval. When db implements driver.Monitorable, its database is sampled
+// too; otherwise, or when the database monitor cannot be opened, only the
+// host and the client are, and Notes says why. Start fails only on invalid
+// options or a context that is already done; the loop ends when Stop is
+// called or ctx is done.
+func Start(ctx context.Context, db driver.DB, opts Options, onInterval func(Interval)) (*Monitor, error) {
+	return start(ctx, db, opts, onInterval, env{clock: newRealClock()})
+}
+
+// env holds what tests replace: the clock and the root of /proc.
+type env struct {
+	clock    clock
+	procRoot string // "" is the real root
+}
+
+func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Interval), e env) (*Monitor, error) {
+	if onInterval == nil {
+		return nil, errors.New("monitor: onInterval is nil")
+	}
+	if opts.Interval < 0 || opts.WaitSamples < 0 {
+		return nil, fmt.Errorf("monitor: interval %v and wait samples %d must not be negative", opts.Interval, opts.WaitSamples)
+	}
+	if opts.Interval == 0 {
+		opts.Interval = time.Second
+	}
+	if opts.WaitSamples == 0 {
+		opts.WaitSamples = 10
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	loopCtx, cancel := context.WithCancel(ctx)
+	m := &Monitor{cancel: cancel, done: make(chan struct{})}
+	l := &loop{m: m, opts: opts, clock: e.clock, onInterval: onInterval}
+	l.waits.init()
+
+	now := e.clock.Now()
+	origin := opts.Origin
+	if origin.IsZero() || origin.After(now) {
+		origin = now
+	}
+	l.origin = origin
+
+	if mon, ok := db.(driver.Monitorable); ok {
+		dm, err := mon.Monitor(ctx)
+		if err != nil {
+			m.note(fmt.Sprintf("database monitor could not be opened, so only the host and the client are sampled: %v", err))
+		} else {
+			l.db, l.dbOpen = dm, dm
+			l.baseDatabase(ctx)
+		}
+	}
+	if opts.Host {
+		l.host = newHostSampler(e.procRoot, m.note)
+		if l.host != nil {
+			l.host.sample(e.clock.Now(), nil)
+		}
+	}
+	l.client = newClientSampler(m.note)
+	l.client.sample(e.clock.Now(), nil)
+
+	go l.run(loopCtx, now)
+	return m, nil
+}
+
+// Stop ends the loop after it has reported the interval in progress (cut
+// short at this instant) and closed the database monitor. It may be called
+// more than once.
+func (m *Monitor) Stop() {
+	m.stopOnce.Do(func() {
+		m.cancel()
+		<-m.done
+	})
+}
+
+// Notes lists what the monitor could not see and why, one line each: the
+// database monitor's Unavailable lines, then the monitor's own (a failed
+// connection, a host file that could not be read).
+func (m *Monitor) Notes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append(slices.Clone(m.dbNotes), m.notes...)
+}
+
+func (m *Monitor) note(s string) {
+	m.mu.Lock()
+	m.notes = append(m.notes, s)
+	m.mu.Unlock()
+}
+
+// loop is the sampling goroutine's state; only that goroutine touches it
+// once Start has returned.
+type loop struct {
+	m          *Monitor
+	opts       Options
+	clock      clock
+	onInterval func(Interval)
+	origin     time.Time
+
+	dbOpen   driver.Monitor // to close at the end, even after a failure
+	db       driver.Monitor // nil once sampling the database stopped
+	prev     driver.Sample
+	prevTime time.Time
+	waits    waitCounts
+
+	host   *hostSampler
+	client *clientSampler
+}
+
+// boundary is the end of interval k (counting from 1 after Origin).
+func (l *loop) boundary(k int64) time.Time {
+	return l.origin.Add(time.Duration(k) * l.opts.Interval)
+}
+
+// waitTime is when the j-th wait sample of the interval ending at
+// boundary(k) is taken: evenly spaced, half a step away from either
+// boundary so that it never competes with the interval's counter reading.
+func (l *loop) waitTime(k int64, j int) time.Time {
+	step := l.opts.Interval / time.Duration(l.opts.WaitSamples)
+	return l.boundary(k - 1).Add(step/2 + time.Duration(j)*step)
+}
+
+func (l *loop) run(ctx context.Context, started time.Time) {
+	defer close(l.m.done)
+	ivStart := started
+	k := int64(started.Sub(l.origin)/l.opts.Interval) + 1
+	j := l.nextWait(k, 0, started)
+	for {
+		tick := l.boundary(k)
+		next := tick
+		sampleWaits := l.db != nil && j < l.opts.WaitSamples
+		if sampleWaits {
+			next = l.waitTime(k, j)
+		}
+		if !l.clock.SleepUntil(ctx, next) {
+			break
+		}
+		now := l.clock.Now()
+		if !now.Before(tick) {
+			// When the loop fell behind (a slow database reading), the
+			// interval spans the boundaries it missed rather than
+			// reporting empty ones.
+			for !l.boundary(k + 1).After(now) {
+				k++
+			}
+			end := l.boundary(k)
+			l.emit(ctx, ivStart, end)
+			ivStart = end
+			k++
+			j = l.nextWait(k, 0, l.clock.Now())
+			continue
+		}
+		if sampleWaits {
+			l.sampleWaits(ctx)
+			j = l.nextWait(k, j+1, l.clock.Now())
+		}
+	}
+
+	// The run is over: report the interval in progress with a reading of
+	// its own, on a context Stop did not cancel.
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalSampleTimeout)
+	defer cancel()
+	if end := l.clock.Now(); end.After(ivStart) {
+		l.emit(final, ivStart, end)
+	}
+	if l.dbOpen != nil {
+		l.copyUnavailable()
+		if err := l.dbOpen.Close(); err != nil {
+			l.m.note(fmt.Sprintf("database monitor: close: %v", err))
+		}
+	}
+}
+
+// nextWait skips the wait samples whose time has passed: a late sample
+// would bunch up with the next one and weigh one instant twice.
+func (l *loop) nextWait(k int64, j int, now time.Time) int {
+	for j < l.opts.WaitSamples && !l.waitTime(k, j).After(now) {
+		j++
+	}
+	return j
+}
+
+// emit reads everything and reports the interval.
+func (l *loop) emit(ctx context.Context, start, end time.Time) {
+	metrics := make(map[string]float64, 32)
+	l.sampleDatabase(ctx, metrics)
+	l.waits.report(metrics)
+	l.waits.reset()
+	if l.host != nil {
+		l.host.sample(l.clock.Now(), metrics)
+	}
+	l.client.sample(l.clock.Now(), metrics)
+	l.onInterval(Interval{Start: start, End: end, Metrics: metrics})
+}
+
+// baseDatabase takes the reading the first interval's rates start from.
+func (l *loop) baseDatabase(ctx context.Context) {
+	s, err := l.db.Sample(ctx)
+	if err != nil {
+		l.databaseFailed(err)
+		return
+	}
+	l.prev, l.prevTime = s, l.sampleTime(s)
+	l.copyUnavailable()
+}
+
+func (l *loop) sampleDatabase(ctx context.Context, metrics map[string]float64) {
+	if l.db == nil {
+		return
+	}
+	s, err := l.db.Sample(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.databaseFailed(err)
+		}
+		// Stopped while reading: the final reading follows.
+		return
+	}
+	t := l.sampleTime(s)
+	if secs := t.Sub(l.prevTime).Seconds(); secs > 0 {
+		for name, v := range s.Counters {
+			p, ok := l.prev.Counters[name]
+			// A counter that went down was reset (a restart, a stats
+			// reset): the interval's true count is unknown, and a
+			// negative rate would be a figure the database never had.
+			if !ok || v < p {
+				continue
+			}
+			metrics["db."+name+"/s"] = (v - p) / secs
+		}
+	}
+	for name, v := range s.Gauges {
+		metrics["db."+name] = v
+	}
+	l.prev, l.prevTime = s, t
+}
+
+// sampleTime is when the sample was read: the driver's time when it gives
+// one (taken next to the query), else the monitor's.
+func (l *loop) sampleTime(s driver.Sample) time.Time {
+	if s.Time.IsZero() {
+		return l.clock.Now()
+	}
+	return s.Time
+}
+
+func (l *loop) sampleWaits(ctx context.Context) {
+	ws, err := l.db.Waits(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			l.databaseFailed(err)
+		}
+		return
+	}
+	l.waits.add(ws)
+}
+
+// databaseFailed stops sampling the database: its connection failed, and
+// retrying from the monitor would add load and noise to the run it is
+// watching.
+func (l *loop) databaseFailed(err error) {
+	l.db = nil
+	after := l.clock.Now().Sub(l.origin).Round(time.Millisecond)
+	l.m.note(fmt.Sprintf("database monitor stopped %v into the run, the host and the client are still sampled: %v", after, err))
+}
+
+func (l *loop) copyUnavailable() {
+	u := slices.Clone(l.dbOpen.Unavailable())
+	l.m.mu.Lock()
+	l.m.dbNotes = u
+	l.m.mu.Unlock()
+}
+
+// waitCounts counts wait samples over one interval. Counting allocates
+// nothing once an event has been seen: the maps keep their keys and only
+// the counts are reset.
+type waitCounts struct {
+	samples     int
+	own, other  int
+	ownEvents   map[string]int
+	otherEvents map[string]int
+	// seen is set once any sample had an active session. Until then an
+	// empty answer may mean that the database has no view of its waits
+	// (Waits returns nil, nil) rather than that nothing was active, so no
+	// session count is reported.
+	seen bool
+}
+
+func (w *waitCounts) init() {
+	w.ownEvents = map[string]int{}
+	w.otherEvents = map[string]int{}
+}
+
+func (w *waitCounts) add(ws []driver.Wait) {
+	w.samples++
+	for i := range ws {
+		if ws[i].Own {
+			w.own++
+			w.ownEvents[ws[i].Event]++
+		} else {
+			w.other++
+			w.otherEvents[ws[i].Event]++
+		}
+	}
+	if len(ws) > 0 {
+		w.seen = true
+	}
+}
+
+// report adds the interval's shares. An event seen in an earlier interval
+// and not in this one is reported as 0, so that its series has no gaps.
+func (w *waitCounts) report(metrics map[string]float64) {
+	if w.samples == 0 || !w.seen {
+		return
+	}
+	metrics["db.sessions.active"] = float64(w.own) / float64(w.samples)
+	metrics["db.sessions.other.active"] = float64(w.other) / float64(w.samples)
+	if w.own > 0 {
+		for event, n := range w.ownEvents {
+			metrics["db.wait."+eventName(event)] = float64(n) / float64(w.own)
+		}
+	}
+	if w.other > 0 {
+		for event, n := range w.otherEvents {
+			metrics["db.wait.other."+eventName(event)] = float64(n) / float64(w.other)
+		}
+	}
+}
+
+func (w *waitCounts) reset() {
+	w.samples, w.own, w.other = 0, 0, 0
+	for event := range w.ownEvents {
+		w.ownEvents[event] = 0
+	}
+	for event := range w.otherEvents {
+		w.otherEvents[event] = 0
+	}
+}
+
+// eventName names a wait event in a metric: a session waiting on nothing
+// is running, on CPU.
+func eventName(event string) string {
+	if event == "" {
+		return "CPU"
+	}
+	return event
+}
+
+// clock is the loop's time source, replaced in tests so that intervals can
+// be stepped through without waiting.
+type clock interface {
+	Now() time.Time
+	// SleepUntil returns true at t, or false as soon as ctx is done.
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+// realClock sleeps on one timer, reused so that waiting allocates nothing.
+type realClock struct{ timer *time.Timer }
+
+func newRealClock() *realClock {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &realClock{timer: t}
+}
+
+func (*realClock) Now() time.Time { return time.Now() }
+
+func (c *realClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	// Since Go 1.23 Reset discards a stale expiry, so no drain is needed.
+	c.timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		c.timer.Stop()
+		return false
+	case <-c.timer.C:
+		return true
+	}
+}

@@ -70,6 +70,9 @@ type DB struct {
 	durability *durabilityChange
 	// durabilityNote says what the durability knob did, for Info.
 	durabilityNote string
+	// conns holds the thread ids of the pool's connections, so that the
+	// monitor tells this run's sessions from other clients'.
+	conns *connIDs
 
 	mu       sync.Mutex
 	loadPath string // how InsertBatch loads: LOAD DATA, or why not
@@ -104,7 +107,8 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
 	}
-	pool := sql.OpenDB(connector)
+	conns := &connIDs{}
+	pool := sql.OpenDB(conns.connector(connector))
 	// Each session holds a connection of its own; Inspect, the DDL and the
 	// KILL of a cancelled statement need a few more.
 	sessions := max(opts.Sessions, 1)
@@ -116,6 +120,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		opts:     opts,
 		settings: s,
 		target:   target,
+		conns:    conns,
 		lockName: lockName(s.cfg.DBName),
 		open:     map[*session]struct{}{},
 		procsOK:  map[string]bool{},

@@ -45,6 +45,10 @@ type DB struct {
 	applied []change              // options Open changed; nil once put back
 	open    map[*session]struct{} // sessions not yet closed
 	closed  bool
+
+	// connector opens the monitor's connection, in a pool of its own so
+	// that it takes none of the sessions' and the table lifecycle's.
+	connector driver.Connector
 }
 
 // Open connects to target, proves the server answers and the credentials
@@ -85,7 +89,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 			return nil, err
 		}
 	}
-	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}}
+	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}, connector: connector}
 	changes, err := planChanges(opts, st)
 	if err != nil {
 		pool.Close()

@@ -1,0 +1,574 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"dbprobe/internal/driver"
+)
+
+// statusCounters are the cumulative SHOW GLOBAL STATUS variables a sample
+// reads, by the server's own names: the statements, the redo log, the data
+// files' I/O, the buffer pool's misses and the row locks.
+var statusCounters = []string{
+	"Questions", "Com_select", "Com_update", "Com_insert", "Com_delete", "Com_commit",
+	"Innodb_os_log_written", "Innodb_log_waits", "Innodb_log_writes", "Innodb_os_log_fsyncs", "Innodb_data_fsyncs",
+	"Innodb_data_reads", "Innodb_data_writes", "Innodb_data_read", "Innodb_data_written",
+	"Innodb_buffer_pool_reads", "Innodb_buffer_pool_read_requests",
+	"Innodb_row_lock_waits", "Innodb_row_lock_time",
+	"Bytes_received", "Bytes_sent",
+}
+
+// statusGauges are the SHOW GLOBAL STATUS variables that are values at an
+// instant rather than running totals.
+var statusGauges = []string{"Threads_running", "Threads_connected", "Innodb_row_lock_current_waits"}
+
+// statusAlternatives are counters of which one is enough: MariaDB 10.8
+// and later has no Innodb_os_log_fsyncs, and Innodb_data_fsyncs then
+// counts the log's fsyncs with the data files'.
+var statusAlternatives = map[string]string{
+	"Innodb_os_log_fsyncs": "Innodb_data_fsyncs",
+	"Innodb_data_fsyncs":   "Innodb_os_log_fsyncs",
+}
+
+// waitClasses are the performance_schema wait classes a sample sums: the
+// first three parts of an instrument's name. Every class is read in every
+// sample, so that the caller's deltas compare the same names.
+var waitClasses = []string{
+	"wait/io/file", "wait/io/table", "wait/io/socket", "wait/lock/table", "wait/lock/metadata",
+	"wait/synch/mutex", "wait/synch/rwlock", "wait/synch/sxlock", "wait/synch/cond",
+}
+
+// waitEvents are single instruments read beside their classes: the redo
+// log, the data files and the binary log are where a write workload's
+// commits wait.
+var waitEvents = []string{
+	"wait/io/file/innodb/innodb_log_file", "wait/io/file/innodb/innodb_data_file",
+	"wait/io/file/sql/binlog", "wait/lock/table/sql/handler",
+}
+
+// eventRowLock is the Event of a session whose InnoDB transaction waits
+// for a row lock (information_schema.INNODB_TRX trx_state = 'LOCK WAIT'),
+// named as PostgreSQL's wait events are: type, colon, event.
+const eventRowLock = "Lock:row"
+
+// Monitor opens a monitor on a connection of the DB's pool that it holds
+// until Close, never a session's. It finds out at once what it can read:
+// the status variables the server has, whether performance_schema is on
+// and whether information_schema.INNODB_TRX may be read.
+func (db *DB) Monitor(ctx context.Context) (driver.Monitor, error) {
+	c, err := db.pool.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	m := &monitor{db: db, conn: c, statusQuery: statusQuery()}
+	if err := m.probe(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	return m, nil
+}
+
+// monitor samples a MySQL or MariaDB server from one connection.
+type monitor struct {
+	db   *DB
+	conn *sql.Conn
+	id   int64 // the monitor's own connection id, left out of Waits
+
+	statusQuery string
+	psWaits     bool // performance_schema's wait summaries are read
+	noWaits     bool // PROCESSLIST may not be read
+	noLockWaits bool // INNODB_TRX may not be read
+
+	// lockWaits are the threads whose transaction waited for a row lock
+	// when INNODB_TRX was last read, at lockWaitsRead.
+	lockWaits     map[int64]bool
+	lockWaitsRead time.Time
+
+	unavailable []string
+}
+
+// probe reads the monitor's connection id and tries each query once, so
+// that Unavailable is complete before the first sample.
+func (m *monitor) probe(ctx context.Context) error {
+	if err := m.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&m.id); err != nil {
+		return err
+	}
+	status, err := m.readStatus(ctx)
+	if err != nil {
+		return err
+	}
+	_, _, missing := statusSample(status)
+	if len(missing) > 0 {
+		m.unavailable = append(m.unavailable, "SHOW GLOBAL STATUS: this server has no "+strings.Join(missing, ", "))
+	}
+
+	var ps sql.NullString
+	if err := m.conn.QueryRowContext(ctx, "SELECT @@GLOBAL.performance_schema").Scan(&ps); err != nil {
+		if !refused(err) {
+			return err
+		}
+		ps.String = "0" // a server built without it
+	}
+	if on, _ := strconv.ParseBool(ps.String); !on && !strings.EqualFold(ps.String, "ON") {
+		m.unavailable = append(m.unavailable, "performance_schema is off (MariaDB's default): no wait summaries; "+
+			"set performance_schema=ON in the server's configuration and restart it to have them")
+	} else if err := m.probeWaitSummaries(ctx); err != nil {
+		return err
+	}
+
+	if err := m.tryQuery(ctx, waitsQuery); err != nil {
+		if !refused(err) {
+			return err
+		}
+		m.unavailable = append(m.unavailable, "information_schema.PROCESSLIST: "+serverMessage(err)+"; no waits")
+		m.noWaits = true
+		return nil
+	}
+	if err := m.tryQuery(ctx, lockWaitsQuery); err != nil {
+		if !refused(err) {
+			return err
+		}
+		m.unavailable = append(m.unavailable, "information_schema.INNODB_TRX: "+serverMessage(err)+
+			"; row lock waits are reported by their PROCESSLIST state (grant PROCESS to see them as "+eventRowLock+")")
+		m.noLockWaits = true
+	}
+	var hasProcess int
+	if err := m.conn.QueryRowContext(ctx, processPrivilegeQuery).Scan(&hasProcess); err == nil && hasProcess == 0 {
+		m.unavailable = append(m.unavailable, "information_schema.PROCESSLIST: without the PROCESS privilege only this user's sessions are seen")
+	}
+	return nil
+}
+
+// probeWaitSummaries checks that performance_schema's wait summary may be
+// read and names the wait classes none of whose instruments is enabled
+// and timed: their sums stay 0.
+func (m *monitor) probeWaitSummaries(ctx context.Context) error {
+	if err := m.tryQuery(ctx, waitSummaryQuery); err != nil {
+		if !refused(err) {
+			return err
+		}
+		m.unavailable = append(m.unavailable, "performance_schema.events_waits_summary_global_by_event_name: "+serverMessage(err))
+		return nil
+	}
+	m.psWaits = true
+	rows, err := m.conn.QueryContext(ctx, instrumentsQuery)
+	if err != nil {
+		if refused(err) {
+			return nil // the sums are read; only the check of the instruments is missing
+		}
+		return err
+	}
+	timed := map[string]bool{}
+	for rows.Next() {
+		var class string
+		var n int64
+		if err := rows.Scan(&class, &n); err != nil {
+			rows.Close()
+			return err
+		}
+		timed[class] = n > 0
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	var off []string
+	for _, c := range waitClasses {
+		if !timed[c] {
+			off = append(off, c)
+		}
+	}
+	if len(off) > 0 {
+		m.unavailable = append(m.unavailable, "performance_schema: no instrument of "+strings.Join(off, ", ")+
+			" is enabled and timed (setup_instruments), so their waits read 0")
+	}
+	return nil
+}
+
+// tryQuery runs a query and reads its rows, to see whether it may run.
+func (m *monitor) tryQuery(ctx context.Context, query string) error {
+	rows, err := m.conn.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+// Sample reads the status variables and, when performance_schema is on,
+// the wait summaries.
+func (m *monitor) Sample(ctx context.Context) (driver.Sample, error) {
+	now := time.Now()
+	status, err := m.readStatus(ctx)
+	if err != nil {
+		return driver.Sample{}, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	counters, gauges, _ := statusSample(status)
+	if m.psWaits {
+		if err := m.readWaitSummaries(ctx, counters); err != nil {
+			if !refused(err) {
+				return driver.Sample{}, fmt.Errorf("mysql monitor: %w", classify(err))
+			}
+			// Taken away while the run goes (a revoked grant): left out
+			// from now on, and said once.
+			m.psWaits = false
+			m.unavailable = append(m.unavailable, "performance_schema.events_waits_summary_global_by_event_name: "+serverMessage(err))
+		}
+	}
+	return driver.Sample{Time: now, Counters: counters, Gauges: gauges}, nil
+}
+
+// readStatus reads the status variables of statusQuery by name.
+func (m *monitor) readStatus(ctx context.Context) (map[string]string, error) {
+	rows, err := m.conn.QueryContext(ctx, m.statusQuery)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		out[name] = value
+	}
+	return out, errors.Join(rows.Err(), rows.Close())
+}
+
+// readWaitSummaries adds each wait class's and waitEvents' total wait
+// (SUM_TIMER_WAIT, picoseconds) and count (COUNT_STAR) to counters.
+func (m *monitor) readWaitSummaries(ctx context.Context, counters map[string]float64) error {
+	rows, err := m.conn.QueryContext(ctx, waitSummaryQuery)
+	if err != nil {
+		return err
+	}
+	for _, name := range slices.Concat(waitClasses, waitEvents) {
+		counters[sumTimerName(name)] = 0
+		counters[countStarName(name)] = 0
+	}
+	for rows.Next() {
+		var name string
+		var sum, count float64
+		if err := rows.Scan(&name, &sum, &count); err != nil {
+			rows.Close()
+			return err
+		}
+		counters[sumTimerName(name)] = sum
+		counters[countStarName(name)] = count
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
+
+// sumTimerName and countStarName name a wait summary's counters by the
+// table's columns and the instrument or class.
+func sumTimerName(event string) string  { return "SUM_TIMER_WAIT:" + event }
+func countStarName(event string) string { return "COUNT_STAR:" + event }
+
+// Waits lists the sessions running a command, the monitor's own left out:
+// the Event is the thread's state, Lock:row for a transaction waiting for
+// a row lock, "" when the thread has no state.
+func (m *monitor) Waits(ctx context.Context) ([]driver.Wait, error) {
+	if m.noWaits {
+		return nil, nil
+	}
+	if err := m.readLockWaits(ctx); err != nil {
+		return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	rows, err := m.conn.QueryContext(ctx, waitsQuery)
+	if err != nil {
+		return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	var out []driver.Wait
+	for rows.Next() {
+		var id int64
+		var state string
+		if err := rows.Scan(&id, &state); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+		}
+		if id == m.id {
+			continue
+		}
+		out = append(out, driver.Wait{Event: waitEvent(state, m.lockWaits[id]), Own: m.db.conns.has(id)})
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, fmt.Errorf("mysql monitor: %w", classify(err))
+	}
+	return out, nil
+}
+
+// lockWaitsRefresh is how often Waits reads INNODB_TRX. InnoDB fills the
+// table from a cache that it refreshes only when the cache has not been
+// read for 100 ms: read more often, it would show the same transactions
+// for ever. Between two reads Waits uses the threads the last read found
+// waiting, so that a row lock wait is seen up to this late.
+const lockWaitsRefresh = 150 * time.Millisecond
+
+// readLockWaits reads the threads waiting for a row lock when the last
+// read is older than lockWaitsRefresh.
+func (m *monitor) readLockWaits(ctx context.Context) error {
+	if m.noLockWaits || time.Since(m.lockWaitsRead) < lockWaitsRefresh {
+		return nil
+	}
+	rows, err := m.conn.QueryContext(ctx, lockWaitsQuery)
+	if err != nil {
+		return err
+	}
+	waiting := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		waiting[id] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return err
+	}
+	m.lockWaits, m.lockWaitsRead = waiting, time.Now()
+	return nil
+}
+
+// waitEvent names a thread's wait: a row lock wait above all, since the
+// state then says only what the statement was doing ("updating").
+func waitEvent(state string, lockWait bool) string {
+	if lockWait {
+		return eventRowLock
+	}
+	return strings.TrimSpace(state)
+}
+
+// Unavailable lists what the monitor cannot read, one line each.
+func (m *monitor) Unavailable() []string {
+	return append([]string(nil), m.unavailable...)
+}
+
+// Close gives the monitor's connection back to the pool.
+func (m *monitor) Close() error {
+	return m.conn.Close()
+}
+
+// statusQuery reads the status variables of statusCounters and
+// statusGauges in one statement.
+func statusQuery() string {
+	var b strings.Builder
+	b.WriteString("SHOW GLOBAL STATUS WHERE Variable_name IN (")
+	for i, n := range append(append([]string(nil), statusCounters...), statusGauges...) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("'" + n + "'")
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// statusSample turns status variables into a sample's counters and gauges
+// under their canonical names, and lists the variables the server did not
+// have (an alternative present counts for its pair). A value that is not a
+// number is left out and listed as missing.
+func statusSample(status map[string]string) (counters, gauges map[string]float64, missing []string) {
+	byLower := make(map[string]string, len(status))
+	for name, v := range status {
+		byLower[strings.ToLower(name)] = v
+	}
+	read := func(names []string, into map[string]float64) {
+		for _, n := range names {
+			v, ok := byLower[strings.ToLower(n)]
+			if !ok {
+				continue
+			}
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				continue
+			}
+			into[n] = f
+		}
+	}
+	counters = map[string]float64{}
+	gauges = map[string]float64{}
+	read(statusCounters, counters)
+	read(statusGauges, gauges)
+	for _, n := range statusCounters {
+		if _, ok := counters[n]; ok {
+			continue
+		}
+		if alt, ok := statusAlternatives[n]; ok {
+			if _, has := counters[alt]; has {
+				continue
+			}
+		}
+		missing = append(missing, n)
+	}
+	for _, n := range statusGauges {
+		if _, ok := gauges[n]; !ok {
+			missing = append(missing, n)
+		}
+	}
+	return counters, gauges, missing
+}
+
+// waitSummaryQuery sums the global wait summary by class (the first three
+// parts of the instrument's name) and reads waitEvents on their own.
+var waitSummaryQuery = func() string {
+	list := func(names []string) string {
+		q := make([]string, len(names))
+		for i, n := range names {
+			q[i] = "'" + n + "'"
+		}
+		return strings.Join(q, ", ")
+	}
+	return "SELECT SUBSTRING_INDEX(EVENT_NAME, '/', 3) AS name, SUM(SUM_TIMER_WAIT), SUM(COUNT_STAR)" +
+		" FROM performance_schema.events_waits_summary_global_by_event_name" +
+		" WHERE SUBSTRING_INDEX(EVENT_NAME, '/', 3) IN (" + list(waitClasses) + ")" +
+		" GROUP BY name" +
+		" UNION ALL SELECT EVENT_NAME, SUM_TIMER_WAIT, COUNT_STAR" +
+		" FROM performance_schema.events_waits_summary_global_by_event_name" +
+		" WHERE EVENT_NAME IN (" + list(waitEvents) + ")"
+}()
+
+// instrumentsQuery counts each wait class's instruments that are enabled
+// and timed.
+const instrumentsQuery = "SELECT SUBSTRING_INDEX(NAME, '/', 3) AS class, SUM(ENABLED = 'YES' AND TIMED = 'YES')" +
+	" FROM performance_schema.setup_instruments WHERE NAME LIKE 'wait/%' GROUP BY class"
+
+// waitsQuery lists the threads running a command with their state.
+// 'Daemon' threads are the server's own (the event scheduler).
+const waitsQuery = "SELECT ID, COALESCE(STATE, '') FROM information_schema.PROCESSLIST WHERE COMMAND NOT IN ('Sleep', 'Daemon')"
+
+// lockWaitsQuery lists the threads whose InnoDB transaction waits for a
+// row lock. It needs the PROCESS privilege.
+const lockWaitsQuery = "SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'"
+
+// processPrivilegeQuery reports whether the user holds PROCESS, without
+// which PROCESSLIST shows only the user's own threads.
+const processPrivilegeQuery = "SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE = 'PROCESS'"
+
+// refused reports an error the server answered a query with (no
+// privilege, no such table or variable), as opposed to a connection that
+// failed: the monitor then goes without what the query reads.
+func refused(err error) bool {
+	var myErr *gomysql.MySQLError
+	return errors.As(err, &myErr) && classOfNumber(myErr.Number) != driver.ClassConnLost
+}
+
+// serverMessage is the server's own words for a refused query.
+func serverMessage(err error) string {
+	var myErr *gomysql.MySQLError
+	if errors.As(err, &myErr) {
+		return fmt.Sprintf("error %d: %s", myErr.Number, myErr.Message)
+	}
+	return err.Error()
+}
+
+// connIDs is the set of server thread ids of the connections a DB's pool
+// opened, so that the monitor can tell this run's sessions (and the
+// driver's own connections) from other clients'. An id is never taken
+// out: a server does not give a thread id twice while it runs, so the id
+// of a connection that closed matches nothing, and the set grows only by
+// the connections the pool opens.
+type connIDs struct {
+	mu  sync.Mutex
+	ids map[int64]struct{}
+}
+
+func (c *connIDs) add(id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ids == nil {
+		c.ids = map[int64]struct{}{}
+	}
+	c.ids[id] = struct{}{}
+}
+
+// has reports whether a connection of the pool had the thread id.
+func (c *connIDs) has(id int64) bool {
+	if c == nil {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.ids[id]
+	return ok
+}
+
+// connector wraps a pool's connector so that each connection's thread id
+// is recorded as it opens. It hands back go-sql-driver's own connection,
+// unwrapped, so that nothing the sessions do through Raw changes.
+func (c *connIDs) connector(inner sqldriver.Connector) sqldriver.Connector {
+	return idConnector{Connector: inner, ids: c}
+}
+
+// idConnector is connIDs.connector's connector.
+type idConnector struct {
+	sqldriver.Connector
+	ids *connIDs
+}
+
+// Connect opens a connection and records its CONNECTION_ID().
+func (c idConnector) Connect(ctx context.Context) (sqldriver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	id, err := connectionID(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	c.ids.add(id)
+	return conn, nil
+}
+
+// connectionID asks a connection that database/sql does not hold yet for
+// its thread id.
+func connectionID(ctx context.Context, conn sqldriver.Conn) (int64, error) {
+	q, ok := conn.(sqldriver.QueryerContext)
+	if !ok {
+		return 0, fmt.Errorf("mysql: %T cannot run a query", conn)
+	}
+	rows, err := q.QueryContext(ctx, "SELECT CONNECTION_ID()", nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	dest := make([]sqldriver.Value, 1)
+	if err := rows.Next(dest); err != nil {
+		if err == io.EOF {
+			return 0, errors.New("mysql: SELECT CONNECTION_ID() returned no row")
+		}
+		return 0, err
+	}
+	return idValue(dest[0])
+}
+
+// idValue reads a thread id as the text or binary protocol hands it.
+func idValue(v sqldriver.Value) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case uint64:
+		return int64(v), nil
+	case []byte:
+		return strconv.ParseInt(string(v), 10, 64)
+	case string:
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return 0, fmt.Errorf("mysql: CONNECTION_ID() is a %T", v)
+}
+
+var _ driver.Monitorable = (*DB)(nil)

@@ -1,0 +1,472 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/testdb"
+)
+
+// monitored gives the test a fresh database, an open DB on it (closed when
+// the test ends) with a created table of n fields, and an admin pool.
+func monitored(t *testing.T, n int) (string, *sql.DB, *DB, driver.Table) {
+	t.Helper()
+	u := testdb.FreshMySQLDatabase(t)
+	admin := testdb.OpenMySQL(t, u)
+	db := openDB(t, u)
+	tbl := testTable(n)
+	if err := db.CreateTable(context.Background(), tbl); err != nil {
+		t.Fatalf("CreateTable: %v", err)
+	}
+	return u, admin, db, tbl
+}
+
+// openDB opens rawURL, closed when the test ends.
+func openDB(t *testing.T, rawURL string) *DB {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := Driver{}.Open(ctx, target(t, rawURL, ""), driver.Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db.(*DB)
+}
+
+// openSession opens a session on tbl, closed when the test ends.
+func openSession(t *testing.T, db *DB, tbl driver.Table) *session {
+	t.Helper()
+	s, err := db.Session(context.Background(), tbl)
+	if err != nil {
+		t.Fatalf("Session: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s.(*session)
+}
+
+// fields returns n values for a record of key.
+func fields(key string, n int) [][]byte {
+	v := make([][]byte, n)
+	for i := range v {
+		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
+	}
+	return v
+}
+
+// openMonitor opens the DB's monitor, closed when the test ends.
+func openMonitor(t *testing.T, db driver.DB) driver.Monitor {
+	t.Helper()
+	mdb, ok := db.(driver.Monitorable)
+	if !ok {
+		t.Fatalf("%T is not driver.Monitorable", db)
+	}
+	m, err := mdb.Monitor(context.Background())
+	if err != nil {
+		t.Fatalf("Monitor: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func mustSample(t *testing.T, m driver.Monitor) driver.Sample {
+	t.Helper()
+	s, err := m.Sample(context.Background())
+	if err != nil {
+		t.Fatalf("Sample: %v", err)
+	}
+	return s
+}
+
+// unavailableMentions reports whether a line of Unavailable names word.
+func unavailableMentions(m driver.Monitor, word string) bool {
+	return slices.ContainsFunc(m.Unavailable(), func(l string) bool { return strings.Contains(l, word) })
+}
+
+func TestMonitorCountersGrowWithWork(t *testing.T) {
+	_, _, db, tbl := monitored(t, 3)
+	m := openMonitor(t, db)
+	s := openSession(t, db, tbl)
+	ctx := context.Background()
+	if err := s.Insert(ctx, []byte("k1"), fields("k1", 3)); err != nil {
+		t.Fatal(err)
+	}
+
+	before := mustSample(t, m)
+	const updates = 20
+	for i := range updates {
+		if err := s.Update(ctx, []byte("k1"), []int{0}, [][]byte{[]byte(fmt.Sprintf("value-%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mustSample(t, m)
+
+	if !after.Time.After(before.Time) {
+		t.Errorf("sample times %v then %v", before.Time, after.Time)
+	}
+	for _, name := range []string{"Com_update", "Innodb_os_log_written", "Questions", "Bytes_received"} {
+		b, okb := before.Counters[name]
+		a, oka := after.Counters[name]
+		if !okb || !oka {
+			t.Errorf("counter %s missing: before %v, after %v", name, okb, oka)
+			continue
+		}
+		if a <= b {
+			t.Errorf("%s did not grow over %d updates: %v then %v", name, updates, b, a)
+		}
+	}
+	if d := after.Counters["Com_update"] - before.Counters["Com_update"]; d < updates {
+		t.Errorf("Com_update grew by %v over %d updates", d, updates)
+	}
+	if after.Gauges["Threads_connected"] < 2 {
+		t.Errorf("Threads_connected = %v with the monitor's and a session's connections open", after.Gauges["Threads_connected"])
+	}
+	// Every variable asked for is in the sample or named in Unavailable.
+	for _, name := range append(append([]string(nil), statusCounters...), statusGauges...) {
+		_, c := after.Counters[name]
+		_, g := after.Gauges[name]
+		alt, hasAlt := statusAlternatives[name]
+		_, altThere := after.Counters[alt]
+		if !c && !g && !(hasAlt && altThere) && !unavailableMentions(m, name) {
+			t.Errorf("%s is neither sampled nor named in Unavailable %q", name, m.Unavailable())
+		}
+	}
+}
+
+func TestMonitorPerformanceSchema(t *testing.T) {
+	_, admin, db, _ := monitored(t, 1)
+	m := openMonitor(t, db)
+	var ps string
+	if err := admin.QueryRow("SELECT @@GLOBAL.performance_schema").Scan(&ps); err != nil {
+		t.Fatal(err)
+	}
+	on := ps == "1" || strings.EqualFold(ps, "ON")
+	s := mustSample(t, m)
+	_, summed := s.Counters[sumTimerName("wait/io/file")]
+	switch {
+	case on && !summed:
+		t.Errorf("performance_schema is on but the sample has no wait summaries: %v; Unavailable %q", s.Counters, m.Unavailable())
+	case !on && summed:
+		t.Errorf("performance_schema is off but the sample has wait summaries")
+	case !on && !unavailableMentions(m, "performance_schema is off"):
+		t.Errorf("performance_schema is off and Unavailable does not say so: %q", m.Unavailable())
+	}
+	// The summaries' statements run here even with performance_schema
+	// off, whose tables are then empty: their text is checked either way.
+	for _, q := range []string{waitSummaryQuery, instrumentsQuery} {
+		rows, err := admin.Query(q)
+		if err != nil {
+			t.Errorf("%s: %v", q, err)
+			continue
+		}
+		rows.Close()
+	}
+	if on {
+		for _, name := range append(append([]string(nil), waitClasses...), waitEvents...) {
+			if _, ok := s.Counters[countStarName(name)]; !ok {
+				t.Errorf("no %s in a sample", countStarName(name))
+			}
+		}
+	}
+}
+
+// waitingUntil polls Waits until found accepts what it saw, or fails the
+// test after a while.
+func waitingUntil(t *testing.T, m driver.Monitor, found func([]driver.Wait) bool) []driver.Wait {
+	t.Helper()
+	var last []driver.Wait
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		w, err := m.Waits(context.Background())
+		if err != nil {
+			t.Fatalf("Waits: %v", err)
+		}
+		if found(w) {
+			return w
+		}
+		last = w
+	}
+	t.Fatalf("Waits never showed what was looked for; last: %+v", last)
+	return nil
+}
+
+func TestMonitorWaitsShowOwnRowLockWait(t *testing.T) {
+	u, admin, db, tbl := monitored(t, 1)
+	m := openMonitor(t, db)
+	s := openSession(t, db, tbl)
+	ctx := context.Background()
+	key := []byte("locked")
+	if err := s.Insert(ctx, key, fields("locked", 1)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A foreign client holds the row...
+	holder, err := admin.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	tx, err := holder.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var got string
+	if err := tx.QueryRowContext(ctx, "SELECT YCSB_KEY FROM usertable WHERE YCSB_KEY = ? FOR UPDATE", key).Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+
+	// ...the driver's session and another foreign client wait for it.
+	ownDone := make(chan error, 1)
+	go func() { ownDone <- s.Update(ctx, key, []int{0}, [][]byte{[]byte("mine")}) }()
+	other := testdb.OpenMySQL(t, u)
+	otherDone := make(chan error, 1)
+	go func() {
+		_, err := other.ExecContext(ctx, "UPDATE usertable SET FIELD0 = 'theirs' WHERE YCSB_KEY = ?", key)
+		otherDone <- err
+	}()
+
+	waits := waitingUntil(t, m, func(w []driver.Wait) bool {
+		return slices.Contains(w, driver.Wait{Event: eventRowLock, Own: true}) &&
+			slices.Contains(w, driver.Wait{Event: eventRowLock, Own: false})
+	})
+	t.Logf("waits: %+v; unavailable: %q", waits, m.Unavailable())
+
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	for name, done := range map[string]chan error{"session": ownDone, "foreign client": otherDone} {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s's update after the lock was let go: %v", name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s's update still waits after the lock was let go", name)
+		}
+	}
+
+	// Idle again: no session of the run is active, and the monitor's own
+	// query, which is running while it reads, is not listed.
+	w, err := m.Waits(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range w {
+		if e.Own {
+			t.Errorf("an own session is active while every one is idle: %+v (the monitor's own?)", w)
+		}
+	}
+}
+
+func TestMonitorClosed(t *testing.T) {
+	_, _, db, _ := monitored(t, 1)
+	m, err := db.Monitor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Sample(context.Background()); err == nil {
+		t.Error("Sample on a closed monitor succeeded")
+	}
+}
+
+// TestMonitorWithoutProcessPrivilege: a user without PROCESS cannot read
+// INNODB_TRX; the monitor says so and still lists its own sessions.
+// limitedUser creates a user with every privilege on the test's database
+// and none on the server (no PROCESS), dropped when the test ends, and
+// returns base with its credentials.
+func limitedUser(t *testing.T, admin *sql.DB, base string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	const name, pw = "dbprobe_monitor", "monitor-pw"
+	for _, q := range []string{
+		"DROP USER IF EXISTS '" + name + "'@'127.0.0.1'",
+		"CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
+		"GRANT ALL PRIVILEGES ON `" + dbName + "`.* TO '" + name + "'@'127.0.0.1'",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { admin.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'") })
+	u.User = url.UserPassword(name, pw)
+	return u.String()
+}
+
+func TestMonitorWithoutProcessPrivilege(t *testing.T) {
+	u, admin, _, _ := monitored(t, 1)
+	db := openDB(t, limitedUser(t, admin, u))
+	m := openMonitor(t, db)
+	if !unavailableMentions(m, "PROCESS") {
+		t.Errorf("Unavailable does not name the missing PROCESS privilege: %q", m.Unavailable())
+	}
+	mustSample(t, m)
+	if _, err := m.Waits(context.Background()); err != nil {
+		t.Errorf("Waits: %v", err)
+	}
+}
+
+func TestStatusSample(t *testing.T) {
+	full := map[string]string{}
+	for _, n := range statusCounters {
+		full[n] = "7"
+	}
+	for _, n := range statusGauges {
+		full[n] = "3"
+	}
+	without := func(names ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range full {
+			if !slices.Contains(names, k) {
+				m[k] = v
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name        string
+		status      map[string]string
+		wantMissing []string
+		counter     string
+		want        float64
+		gauge       string
+		wantGauge   float64
+	}{
+		{name: "everything", status: full, counter: "Com_update", want: 7, gauge: "Threads_running", wantGauge: 3},
+		{name: "one fsync counter is enough", status: without("Innodb_os_log_fsyncs"), counter: "Innodb_data_fsyncs", want: 7},
+		{name: "neither fsync counter", status: without("Innodb_os_log_fsyncs", "Innodb_data_fsyncs"),
+			wantMissing: []string{"Innodb_os_log_fsyncs", "Innodb_data_fsyncs"}},
+		{name: "a gauge missing", status: without("Innodb_row_lock_current_waits"), wantMissing: []string{"Innodb_row_lock_current_waits"}},
+		{name: "names in another case", status: map[string]string{"COM_UPDATE": " 12 "}, counter: "Com_update", want: 12},
+		{name: "not a number", status: map[string]string{"Com_update": "many"}, counter: "Com_update"},
+		{name: "large values", status: map[string]string{"Bytes_sent": "18446744073709551615"}, counter: "Bytes_sent", want: 18446744073709551615},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counters, gauges, missing := statusSample(tc.status)
+			if tc.wantMissing != nil && !slices.Equal(missing, tc.wantMissing) {
+				t.Errorf("missing = %q, want %q", missing, tc.wantMissing)
+			}
+			if tc.counter != "" {
+				got, ok := counters[tc.counter]
+				if tc.want == 0 && ok {
+					t.Errorf("%s = %v, want it left out", tc.counter, got)
+				}
+				if tc.want != 0 && got != tc.want {
+					t.Errorf("%s = %v, want %v", tc.counter, got, tc.want)
+				}
+				if tc.want == 0 && !slices.Contains(missing, tc.counter) {
+					t.Errorf("%s left out but not listed missing: %q", tc.counter, missing)
+				}
+			}
+			if tc.gauge != "" && gauges[tc.gauge] != tc.wantGauge {
+				t.Errorf("gauge %s = %v, want %v", tc.gauge, gauges[tc.gauge], tc.wantGauge)
+			}
+			for n := range gauges {
+				if _, both := counters[n]; both {
+					t.Errorf("%s is both a counter and a gauge", n)
+				}
+			}
+		})
+	}
+}
+
+// FuzzStatusSample: whatever the server sends, every variable asked for
+// is either sampled or missing, never both, and nothing else is sampled.
+func FuzzStatusSample(f *testing.F) {
+	f.Add("Com_update", "12", "Threads_running", "x")
+	f.Add("innodb_data_fsyncs", "1e3", "Innodb_os_log_fsyncs", "")
+	f.Fuzz(func(t *testing.T, n1, v1, n2, v2 string) {
+		counters, gauges, missing := statusSample(map[string]string{n1: v1, n2: v2})
+		for n := range counters {
+			if !slices.Contains(statusCounters, n) {
+				t.Errorf("sampled counter %q was not asked for", n)
+			}
+			if slices.Contains(missing, n) {
+				t.Errorf("%q both sampled and missing", n)
+			}
+		}
+		for n := range gauges {
+			if !slices.Contains(statusGauges, n) {
+				t.Errorf("sampled gauge %q was not asked for", n)
+			}
+			if slices.Contains(missing, n) {
+				t.Errorf("%q both sampled and missing", n)
+			}
+		}
+		if len(counters)+len(gauges) > 2 {
+			t.Errorf("two variables gave %d values", len(counters)+len(gauges))
+		}
+	})
+}
+
+func TestWaitEvent(t *testing.T) {
+	for _, tc := range []struct {
+		state    string
+		lockWait bool
+		want     string
+	}{
+		{"", false, ""},
+		{"Updating", true, eventRowLock},
+		{"Waiting for table metadata lock", false, "Waiting for table metadata lock"},
+		{"  Sending data ", false, "Sending data"},
+	} {
+		if got := waitEvent(tc.state, tc.lockWait); got != tc.want {
+			t.Errorf("waitEvent(%q, %v) = %q, want %q", tc.state, tc.lockWait, got, tc.want)
+		}
+	}
+}
+
+func TestIDValue(t *testing.T) {
+	for _, tc := range []struct {
+		v       any
+		want    int64
+		wantErr bool
+	}{
+		{int64(42), 42, false},
+		{uint64(43), 43, false},
+		{[]byte("44"), 44, false},
+		{"45", 45, false},
+		{[]byte("x"), 0, true},
+		{nil, 0, true},
+		{3.5, 0, true},
+	} {
+		got, err := idValue(tc.v)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("idValue(%#v) = %d, %v; want %d, error %v", tc.v, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// TestConnIDsRecordsPoolConnections: every connection the DB's pool opens
+// is recorded, and a connection of another pool is not.
+func TestConnIDsRecordsPoolConnections(t *testing.T) {
+	_, admin, db, tbl := monitored(t, 1)
+	s := openSession(t, db, tbl)
+	if !db.conns.has(s.connID) {
+		t.Errorf("the session's connection %d is not recorded", s.connID)
+	}
+	var foreign int64
+	if err := admin.QueryRow("SELECT CONNECTION_ID()").Scan(&foreign); err != nil {
+		t.Fatal(err)
+	}
+	if db.conns.has(foreign) {
+		t.Errorf("a connection of another pool (%d) is recorded", foreign)
+	}
+	var nilIDs *connIDs
+	if nilIDs.has(1) {
+		t.Error("a nil set has an id")
+	}
+}

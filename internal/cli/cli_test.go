@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -543,4 +544,50 @@ func wrongPassword(t *testing.T, raw string) string {
 	u.User = nil
 	s := u.String()
 	return strings.Replace(s, "://", "://dbprobe:canary-pw@", 1)
+}
+
+// The diagnosis moves with reality: with synchronous_commit on the
+// sessions wait on the WAL flush; with it off they do not; and a client
+// starved of CPU is named as the limit.
+func TestDiagnosisOnPostgres(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	if _, stderr, err := run(t, "load", "--db", url, "-p", "recordcount=5000", "--threads", "4"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	bottleneck := func(t *testing.T, args ...string) string {
+		t.Helper()
+		args = append([]string{"run", "--db", url, "-p", "recordcount=5000", "-p", "operationcount=0", "--duration", "3s", "--threads", "8"}, args...)
+		stdout, stderr, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		m := regexp.MustCompile(`(?m)^# bottleneck: (.*)$`).FindStringSubmatch(stdout)
+		if m == nil {
+			t.Fatalf("no bottleneck line:\n%s", stdout)
+		}
+		return m[1]
+	}
+	if got := bottleneck(t, "--durability", "full"); !strings.HasPrefix(got, "commit flush") {
+		t.Errorf("synchronous_commit on: %q, want commit flush", got)
+	}
+	if got := bottleneck(t, "--durability", "delayed"); strings.HasPrefix(got, "commit flush") {
+		t.Errorf("synchronous_commit off: %q, want anything but commit flush", got)
+	}
+
+	// One core for all of dbprobe, and a busy loop beside the workers.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+		}
+	}()
+	if got := bottleneck(t, "--durability", "delayed"); !strings.HasPrefix(got, "dbprobe itself") {
+		t.Errorf("client starved of CPU: %q, want dbprobe itself", got)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/config"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/monitor"
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
@@ -182,7 +183,8 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	mon, monitorNotes := j.startMonitor(ctx, ph)
+	var monitored []monitor.Interval
+	mon, monitorNotes := j.startMonitor(ctx, ph, &monitored)
 	seenNotes := 0
 	if mon != nil {
 		seenNotes = len(mon.Notes())
@@ -264,6 +266,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		RetryLimit:  cfg.Retries,
 	}
 	sum.Notes = append(sum.Notes, lateNotes...)
+	sum.Diagnosis = diagnose(monitored, out, cfg.Threads)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")

@@ -15,12 +15,15 @@ import (
 // for one phase, writing each interval to the JSON result. It returns nil
 // when monitoring is off; a monitor that cannot start is a note, never a
 // failed run.
-func (j *job) startMonitor(ctx context.Context, ph runner.Phase) (*monitor.Monitor, []string) {
+func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor.Interval) (*monitor.Monitor, []string) {
 	if j.opts.noMonitor {
 		return nil, []string{"monitor: off (--no-monitor)"}
 	}
 	opts := monitor.Options{Interval: j.opts.monitorInterval, Host: j.databaseIsLocal()}
 	m, err := monitor.Start(ctx, j.db, opts, func(iv monitor.Interval) {
+		// Called from the monitor's goroutine until Stop returns, after
+		// which the caller reads keep.
+		*keep = append(*keep, iv)
 		if j.out != nil {
 			// A failed write shows when the summary is written.
 			_ = j.out.WriteMonitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
@@ -34,6 +37,24 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase) (*monitor.Monit
 		notes = append(notes, "monitor: "+j.target.Scrub(n))
 	}
 	return m, notes
+}
+
+// diagnose names the phase's limit from the monitor intervals that fall in
+// its measured part (after the warm-up), or returns nil when there are none.
+func diagnose(intervals []monitor.Interval, out *runner.Outcome, threads int) *result.Diagnosis {
+	var measured []monitor.Interval
+	for _, iv := range intervals {
+		// An interval belongs to the measured part when most of it does.
+		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
+		if !mid.Before(out.Start) && !mid.After(out.End) {
+			measured = append(measured, iv)
+		}
+	}
+	if len(measured) == 0 {
+		return nil
+	}
+	d := monitor.Diagnose(measured, threads)
+	return &result.Diagnosis{Limit: string(d.Limit), Verdict: d.Verdict, Evidence: d.Evidence}
 }
 
 // databaseIsLocal reports whether the database runs on this machine, so

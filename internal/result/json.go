@@ -104,6 +104,7 @@ func (w *Writer) WriteSummary(s Summary) error {
 		Series:      s.Series,
 		Errors:      s.Errors,
 		Notes:       s.Notes,
+		Diagnosis:   s.Diagnosis,
 	}, true)
 }
 
@@ -211,6 +212,7 @@ type summaryRecord struct {
 	Series      []measure.Summary `json:"series"`
 	Errors      map[string]int64  `json:"errors,omitempty"`
 	Notes       []string          `json:"notes,omitempty"`
+	Diagnosis   *Diagnosis        `json:"diagnosis,omitempty"`
 }
 
 // millis is a duration written as milliseconds with the nanoseconds as an

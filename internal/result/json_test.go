@@ -307,3 +307,31 @@ func ExampleWriter() {
 	// Output:
 	// {"type":"summary","phase":"run","runtime_ms":1500,"ops":3,"throughput_ops_per_sec":2,"interrupted":false,"warmup_ms":0,"retry_limit":0,"series":null}
 }
+
+func TestDiagnosisInTextAndJSON(t *testing.T) {
+	s := sampleSummary("run")
+	s.Diagnosis = &Diagnosis{Limit: "commit flush", Verdict: "commit flush (log write/sync) — 70% of sampled dbprobe sessions wait on it",
+		Evidence: map[string]float64{"wait.commit_flush": 0.7}}
+	var text bytes.Buffer
+	if err := WriteText(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "\n# bottleneck: commit flush (log write/sync) — 70%") {
+		t.Errorf("text output lacks the bottleneck line:\n%s", text.String())
+	}
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteSummary(s); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Phases[0].Summary.Diagnosis; !reflect.DeepEqual(got, s.Diagnosis) {
+		t.Errorf("diagnosis read back %+v, want %+v", got, s.Diagnosis)
+	}
+}

@@ -154,6 +154,7 @@ func (f *File) add(line []byte) error {
 			Warmup:      time.Duration(rec.WarmupMS),
 			RetryLimit:  rec.RetryLimit,
 			Notes:       rec.Notes,
+			Diagnosis:   rec.Diagnosis,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -107,6 +107,9 @@ func WriteText(w io.Writer, s Summary) error {
 	if s.Interrupted {
 		bw.WriteString("# interrupted: the figures cover only what finished before the stop\n")
 	}
+	if s.Diagnosis != nil {
+		bw.WriteString("# bottleneck: " + oneLine(s.Diagnosis.Verdict) + "\n")
+	}
 	for _, n := range s.Notes {
 		bw.WriteString("# note: " + oneLine(n) + "\n")
 	}

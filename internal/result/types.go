@@ -91,6 +91,8 @@ type Summary struct {
 	Interrupted bool
 	// Warmup is the warm-up time excluded from the figures.
 	Warmup time.Duration
+	// Diagnosis names what limited the phase, when it was monitored.
+	Diagnosis *Diagnosis
 	// RetryLimit is how many times a failed operation could be repeated
 	// (--retries); when above 0 every operation series gets a Retries line.
 	RetryLimit int
@@ -107,4 +109,15 @@ type MonitorSample struct {
 	Phase      string
 	Start, End time.Time
 	Metrics    map[string]float64
+}
+
+// Diagnosis is the monitor's verdict on what limited a phase.
+type Diagnosis struct {
+	// Limit is the class: "commit flush", "locks and conflicts", "read IO",
+	// "server CPU", "client", "round trips", "none saturated".
+	Limit string `json:"limit"`
+	// Verdict is the one line printed after the summary.
+	Verdict string `json:"verdict"`
+	// Evidence are the averaged figures behind it, by name.
+	Evidence map[string]float64 `json:"evidence,omitempty"`
 }

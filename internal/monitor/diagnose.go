@@ -1,0 +1,208 @@
+package monitor
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Limit is the class of limit a diagnosis names.
+type Limit string
+
+// The limits a diagnosis can name.
+const (
+	LimitCommitFlush Limit = "commit flush"
+	LimitLock        Limit = "locks and conflicts"
+	LimitReadIO      Limit = "read IO"
+	LimitServerCPU   Limit = "server CPU"
+	LimitClient      Limit = "client"
+	LimitRoundTrip   Limit = "round trips"
+	LimitNone        Limit = "none saturated"
+)
+
+// Diagnosis names what limited a phase, with the figures behind it.
+type Diagnosis struct {
+	Limit Limit `json:"limit"`
+	// Verdict is the one line printed after the summary.
+	Verdict string `json:"verdict"`
+	// Evidence are the averaged figures the rules looked at, by name.
+	Evidence map[string]float64 `json:"evidence"`
+}
+
+// The thresholds of the rules. A wait class dominates when it holds this
+// share of dbprobe's sampled active sessions; the client is saturated when
+// it uses this share of the cores it may use, or when runnable goroutines
+// wait this long for a thread at the 99th percentile.
+const (
+	dominantWaitShare  = 0.4
+	clientSaturatedCPU = 0.9
+	clientSchedLagMs   = 5.0
+	hostSaturatedIdle  = 10.0 // percent of all CPUs idle
+	hostIOWaitHigh     = 30.0 // percent
+	sessionsIdleRatio  = 0.3  // active sessions per thread below which the server waits on the client
+	minimumWaitSamples = 0.05 // average active sessions below which wait shares mean nothing
+)
+
+// waitClass sorts a database's wait event, in the database's own words,
+// into the classes the rules use; "" is an event of no class.
+func waitClass(event string) string {
+	e := strings.ToUpper(event)
+	switch {
+	case e == "CPU":
+		return "cpu"
+	// PostgreSQL: IO:WALSync, IO:WALWrite, LWLock:WALWrite, IO:WALInitSync…;
+	// SQL Server: WRITELOG, HADR_SYNC_COMMIT; MariaDB's thread states
+	// around a commit's log flush.
+	case strings.Contains(e, "WALSYNC"), strings.Contains(e, "WALWRITE"), strings.Contains(e, "WALINIT"),
+		strings.Contains(e, "WALFLUSH"), e == "WRITELOG", strings.HasPrefix(e, "HADR_SYNC_COMMIT"),
+		strings.Contains(e, "COMMIT") && !strings.Contains(e, "LOCK"):
+		return "commit_flush"
+	// PostgreSQL Lock:transactionid…, our MySQL Lock:row, SQL Server
+	// LCK_M_*, MySQL "Waiting for table … lock".
+	case strings.HasPrefix(e, "LOCK:"), strings.HasPrefix(e, "LCK_M_"), strings.Contains(e, "LOCK") && strings.HasPrefix(e, "WAITING FOR"):
+		return "lock"
+	// PostgreSQL IO:DataFileRead, SQL Server PAGEIOLATCH_*.
+	case strings.Contains(e, "DATAFILEREAD"), strings.HasPrefix(e, "PAGEIOLATCH_"):
+		return "read_io"
+	}
+	return ""
+}
+
+// Diagnose names the limit of a phase from its monitor intervals (the
+// measured part: leave the warm-up out) and the number of worker threads.
+// The rules, in order: the client first (a saturated client makes every
+// database figure a consequence of it), then the class of wait that holds
+// most of dbprobe's active sessions if it dominates, then the host's CPU,
+// then sessions that sit idle in the server waiting for the next request;
+// otherwise nothing is saturated.
+func Diagnose(intervals []Interval, threads int) Diagnosis {
+	ev := map[string]float64{}
+	avg := func(name string) (float64, bool) {
+		var sum float64
+		n := 0
+		for _, iv := range intervals {
+			if v, ok := iv.Metrics[name]; ok {
+				sum += v
+				n++
+			}
+		}
+		if n == 0 {
+			return 0, false
+		}
+		return sum / float64(n), true
+	}
+	// Wait shares weighted by how many sessions were active, so that a
+	// quiet interval does not count as much as a busy one.
+	classes := map[string]float64{}
+	var activeSum float64
+	for _, iv := range intervals {
+		active := iv.Metrics["db.sessions.active"]
+		activeSum += active
+		for name, share := range iv.Metrics {
+			event, ok := strings.CutPrefix(name, "db.wait.")
+			if !ok || strings.HasPrefix(event, "other.") {
+				continue
+			}
+			if c := waitClass(event); c != "" {
+				classes[c] += share * active
+			}
+		}
+	}
+	sampled := len(intervals) > 0 && activeSum/float64(len(intervals)) >= minimumWaitSamples
+	if sampled {
+		for c := range classes {
+			classes[c] /= activeSum
+			ev["wait."+c] = classes[c]
+		}
+	}
+
+	cpu, haveCPU := avg("client.cpu%")
+	procs, _ := avg("client.gomaxprocs")
+	lag, haveLag := avg("client.sched.latency_p99_ms")
+	if haveCPU {
+		ev["client.cpu%"] = cpu
+	}
+	if haveLag {
+		ev["client.sched.latency_p99_ms"] = lag
+	}
+	idle, haveIdle := avg("host.cpu.idle%")
+	if haveIdle {
+		ev["host.cpu.idle%"] = idle
+	}
+	iowait, haveIOWait := avg("host.cpu.iowait%")
+	if haveIOWait {
+		ev["host.cpu.iowait%"] = iowait
+	}
+	active, haveActive := avg("db.sessions.active")
+	if haveActive {
+		ev["db.sessions.active"] = active
+	}
+
+	d := Diagnosis{Evidence: ev}
+	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+	switch {
+	case haveCPU && procs > 0 && cpu >= clientSaturatedCPU*100*procs:
+		d.Limit = LimitClient
+		d.Verdict = fmt.Sprintf("dbprobe itself — CPU %.0f%% of its %g cores, goroutines wait %.1f ms (p99) for a thread; the database figures are what this client could ask for, add client CPU or clients", cpu, procs, lag)
+	case sampled && classes["commit_flush"] >= dominantWaitShare:
+		d.Limit = LimitCommitFlush
+		d.Verdict = fmt.Sprintf("commit flush (log write/sync) — %s of sampled dbprobe sessions wait on it (%s); relax durability or get a faster log device", pct(classes["commit_flush"]), topWaits(intervals))
+	case sampled && classes["lock"] >= dominantWaitShare:
+		d.Limit = LimitLock
+		d.Verdict = fmt.Sprintf("locks and conflicts — %s of sampled dbprobe sessions wait on locks (%s); spread the keys or shorten transactions", pct(classes["lock"]), topWaits(intervals))
+	case sampled && classes["read_io"] >= dominantWaitShare, haveIOWait && iowait >= hostIOWaitHigh:
+		d.Limit = LimitReadIO
+		d.Verdict = fmt.Sprintf("read IO — %s of sampled dbprobe sessions wait on data reads, host iowait %.0f%%; more memory for the cache or faster storage", pct(classes["read_io"]), iowait)
+	case haveIdle && idle < hostSaturatedIdle:
+		d.Limit = LimitServerCPU
+		d.Verdict = fmt.Sprintf("CPU — the host is %.0f%% idle; dbprobe uses %.0f%% of a core of it", idle, cpu)
+		if classes["cpu"] > 0 {
+			d.Verdict += fmt.Sprintf(", %s of sampled dbprobe sessions run on CPU in the server", pct(classes["cpu"]))
+		}
+		if haveLag {
+			d.Verdict += fmt.Sprintf(", goroutines wait %.1f ms (p99) for a thread", lag)
+		}
+	case haveActive && threads > 0 && active/float64(threads) < sessionsIdleRatio:
+		d.Limit = LimitRoundTrip
+		d.Verdict = fmt.Sprintf("round trips — on average %.1f of %d sessions are busy in the server; the rest wait for the next request: latency between client and server, or the client's pace", active, threads)
+	default:
+		d.Limit = LimitNone
+		d.Verdict = "none saturated — no wait class holds most sessions and the host has CPU left: more threads may go faster"
+		if haveIdle {
+			d.Verdict += fmt.Sprintf(" (host %.0f%% idle)", idle)
+		}
+	}
+	return d
+}
+
+// topWaits lists dbprobe's three most sampled waits over the intervals.
+func topWaits(intervals []Interval) string {
+	sums := map[string]float64{}
+	for _, iv := range intervals {
+		active := iv.Metrics["db.sessions.active"]
+		for name, share := range iv.Metrics {
+			if event, ok := strings.CutPrefix(name, "db.wait."); ok && !strings.HasPrefix(event, "other.") {
+				sums[event] += share * active
+			}
+		}
+	}
+	var total float64
+	names := make([]string, 0, len(sums))
+	for n, v := range sums {
+		total += v
+		names = append(names, n)
+	}
+	sort.Slice(names, func(a, b int) bool {
+		if sums[names[a]] != sums[names[b]] {
+			return sums[names[a]] > sums[names[b]]
+		}
+		return names[a] < names[b]
+	})
+	var parts []string
+	for _, n := range names[:min(3, len(names))] {
+		if total > 0 && sums[n] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f%%", n, 100*sums[n]/total))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

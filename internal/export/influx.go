@@ -1,0 +1,192 @@
+package export
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"dbprobe/internal/measure"
+	"dbprobe/internal/monitor"
+)
+
+// Influx writes a run's figures as InfluxDB line protocol, one line per
+// measurement and interval, with nanosecond timestamps. Lines come out in a
+// fixed order (tags and fields sorted by key, series in the order given) so
+// that the same figures always give the same bytes.
+type Influx struct {
+	mu   sync.Mutex // Tick and Monitor come from different goroutines
+	w    io.Writer
+	tags map[string]string
+	err  error
+	buf  bytes.Buffer
+}
+
+// NewInflux returns an Influx writing to w. Every line carries tags (a run
+// id, the driver…) besides its own; a tag with an empty key or value is
+// left out, since line protocol has no way to write it. Tags named phase
+// or op are replaced by the ones each line sets itself.
+func NewInflux(w io.Writer, tags map[string]string) *Influx {
+	kept := make(map[string]string, len(tags))
+	for k, v := range tags {
+		if k != "" && v != "" {
+			kept[k] = v
+		}
+	}
+	return &Influx{w: w, tags: kept}
+}
+
+// Err returns the first error writing to the writer; once there is one,
+// nothing more is written.
+func (x *Influx) Err() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// Tick writes one interval of the runner's series: measurement dbprobe_ops
+// with fields ops and ops_per_sec, and one dbprobe_latency line per series
+// (tag op) with its count, mean, percentiles (p99.9 is field p999_us) and
+// maximum in microseconds. A series with nothing recorded in the interval
+// has only its count, since a latency of 0 would be a figure nobody
+// measured.
+func (x *Influx) Tick(phase string, end time.Time, ops int64, opsPerSec float64, series []measure.Summary) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		return
+	}
+	x.buf.Reset()
+	ts := end.UnixNano()
+	x.line("dbprobe_ops", phase, "", []field{{"ops", float64(ops)}, {"ops_per_sec", opsPerSec}}, ts)
+	for _, s := range series {
+		fields := []field{{"count", float64(s.Count)}}
+		if s.Count > 0 {
+			fields = append(fields, field{"mean_us", s.MeanMicros})
+			for _, p := range s.Percentiles {
+				fields = append(fields, field{percentileField(p.Percentile), float64(p.Micros)})
+			}
+			fields = append(fields, field{"max_us", float64(s.MaxMicros)})
+		}
+		x.line("dbprobe_latency", phase, s.Name, fields, ts)
+	}
+	x.flush()
+}
+
+// Monitor writes one interval of the monitor's figures: a name is split at
+// its first dot into the measurement (dbprobe_ and the part before it:
+// dbprobe_db, dbprobe_host, dbprobe_client) and the field key (the rest,
+// "xact_commit/s"). A name without a dot goes to measurement dbprobe.
+func (x *Influx) Monitor(phase string, iv monitor.Interval) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		return
+	}
+	x.buf.Reset()
+	byMeasurement := map[string][]field{}
+	for name, v := range iv.Metrics {
+		source, key, ok := strings.Cut(name, ".")
+		measurement := "dbprobe_" + source
+		if !ok {
+			measurement, key = "dbprobe", name
+		}
+		byMeasurement[measurement] = append(byMeasurement[measurement], field{key, v})
+	}
+	ts := iv.End.UnixNano()
+	for _, m := range slices.Sorted(maps.Keys(byMeasurement)) {
+		fields := byMeasurement[m]
+		slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
+		x.line(m, phase, "", fields, ts)
+	}
+	x.flush()
+}
+
+type field struct {
+	key   string
+	value float64
+}
+
+// line appends one line to the buffer. Fields line protocol cannot hold
+// (an empty key, NaN, ±Inf) are left out, and so is a line left with none.
+func (x *Influx) line(measurement, phase, op string, fields []field, ts int64) {
+	var fs []field
+	for _, f := range fields {
+		if f.key != "" && !math.IsNaN(f.value) && !math.IsInf(f.value, 0) {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) == 0 {
+		return
+	}
+	tags := make(map[string]string, len(x.tags)+2)
+	for k, v := range x.tags {
+		tags[k] = v
+	}
+	delete(tags, "phase")
+	delete(tags, "op")
+	if phase != "" {
+		tags["phase"] = phase
+	}
+	if op != "" {
+		tags["op"] = op
+	}
+	b := &x.buf
+	b.WriteString(escapeMeasurement(measurement))
+	// Sorted tags are what InfluxDB recommends: it sorts them itself
+	// otherwise, and the output is reproducible.
+	for _, k := range slices.Sorted(maps.Keys(tags)) {
+		b.WriteByte(',')
+		b.WriteString(escapeKey(k))
+		b.WriteByte('=')
+		b.WriteString(escapeKey(tags[k]))
+	}
+	for i, f := range fs {
+		if i == 0 {
+			b.WriteByte(' ')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(escapeKey(f.key))
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatFloat(f.value, 'g', -1, 64))
+	}
+	b.WriteByte(' ')
+	b.WriteString(strconv.FormatInt(ts, 10))
+	b.WriteByte('\n')
+}
+
+// flush writes the buffer in one call, so that a file never holds half of
+// one call's lines interleaved with another's.
+func (x *Influx) flush() {
+	if x.buf.Len() == 0 {
+		return
+	}
+	if _, err := x.w.Write(x.buf.Bytes()); err != nil {
+		x.err = fmt.Errorf("writing InfluxDB line protocol: %w", err)
+	}
+}
+
+// percentileField names a percentile's field: 99.9 → p999_us.
+func percentileField(p float64) string {
+	return "p" + strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "") + "_us"
+}
+
+// Line protocol escapes with a backslash: commas and spaces everywhere,
+// equals signs in tag keys, tag values and field keys, and the backslash
+// itself so that a name ending in one cannot escape the separator after
+// it. A newline cannot be escaped at all (it ends the line), so line
+// breaks become spaces.
+var (
+	measurementEscaper = strings.NewReplacer(`\`, `\\`, ",", `\,`, " ", `\ `, "\n", `\ `, "\r", `\ `)
+	keyEscaper         = strings.NewReplacer(`\`, `\\`, ",", `\,`, " ", `\ `, "=", `\=`, "\n", `\ `, "\r", `\ `)
+)
+
+func escapeMeasurement(s string) string { return measurementEscaper.Replace(s) }
+func escapeKey(s string) string         { return keyEscaper.Replace(s) }

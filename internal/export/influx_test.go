@@ -1,0 +1,264 @@
+package export
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"dbprobe/internal/measure"
+	"dbprobe/internal/monitor"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+var (
+	t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	t1 = t0.Add(time.Second)
+)
+
+// sampleSeries is one interval of a run: a busy READ, an UPDATE with a
+// name that needs escaping, and a series with nothing in the interval.
+func sampleSeries() []measure.Summary {
+	return []measure.Summary{
+		{Name: "READ", Count: 1200, MeanMicros: 250.5, MinMicros: 80, MaxMicros: 9100,
+			Percentiles: []measure.Percentile{{Percentile: 50, Micros: 210}, {Percentile: 95, Micros: 600}, {Percentile: 99, Micros: 1500}, {Percentile: 99.9, Micros: 7000}}},
+		{Name: "UPDATE x,y=z", Count: 300, MeanMicros: 900, MinMicros: 400, MaxMicros: 12000,
+			Percentiles: []measure.Percentile{{Percentile: 99, Micros: 4000}}},
+		{Name: "SCAN", Count: 0},
+	}
+}
+
+func sampleInterval() monitor.Interval {
+	return monitor.Interval{Start: t0, End: t1, Metrics: map[string]float64{
+		"db.xact_commit/s":            1480,
+		"db.wal_bytes/s":              2.5e6,
+		"db.wait.IO:WALSync":          0.4,
+		"db.wait.CPU":                 0.35,
+		"db.wait.other.Lock:relation": 0.1,
+		"db.sessions.active":          7.5,
+		"host.cpu.user%":              41.25,
+		"host.cpu.iowait%":            3,
+		"host.disk.nvme0n1.util%":     55,
+		"client.cpu%":                 120,
+		"client.sched.latency_p99_ms": 0.8,
+		"orphan":                      1,
+	}}
+}
+
+func TestInfluxGolden(t *testing.T) {
+	var buf bytes.Buffer
+	x := NewInflux(&buf, map[string]string{"driver": "postgres", "run id": "r=1,a", "empty": "", "phase": "ignored"})
+	x.Tick("run", t1, 1500, 1500, sampleSeries())
+	x.Monitor("run", sampleInterval())
+	if err := x.Err(); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "influx.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got := buf.String(); got != string(want) {
+		t.Errorf("line protocol differs from %s (-update to accept):\ngot:\n%s\nwant:\n%s", golden, got, want)
+	}
+	// Every line must parse back into what went in.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := splitLine(strings.TrimSuffix(line, "\n")); err != nil {
+			t.Errorf("line %q: %v", line, err)
+		}
+	}
+}
+
+func TestInfluxSkipsWhatLineProtocolCannotHold(t *testing.T) {
+	tests := []struct {
+		name    string
+		metrics map[string]float64
+		want    string
+	}{
+		{"NaN and Inf are dropped", map[string]float64{"db.a": nanValue(), "db.b": infValue(), "db.c": 2}, "dbprobe_db,phase=run c=2 "},
+		{"a line with no field is dropped", map[string]float64{"db.a": nanValue()}, ""},
+		{"an empty field key is dropped", map[string]float64{"db.": 1}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			NewInflux(&buf, nil).Monitor("run", monitor.Interval{End: t1, Metrics: tt.metrics})
+			got := buf.String()
+			if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want prefix %q", got, tt.want)
+			}
+		})
+	}
+}
+
+type failingWriter struct{ calls int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.calls++
+	return 0, errors.New("disk full")
+}
+
+func TestInfluxRemembersTheFirstError(t *testing.T) {
+	w := &failingWriter{}
+	x := NewInflux(w, nil)
+	x.Tick("run", t1, 1, 1, nil)
+	x.Monitor("run", sampleInterval())
+	if err := x.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Err() = %v, want the write error", err)
+	}
+	if w.calls != 1 {
+		t.Errorf("%d writes after an error, want none after the first", w.calls-1)
+	}
+}
+
+func TestPercentileField(t *testing.T) {
+	for p, want := range map[float64]string{50: "p50_us", 99: "p99_us", 99.9: "p999_us", 99.99: "p9999_us"} {
+		if got := percentileField(p); got != want {
+			t.Errorf("percentileField(%v) = %q, want %q", p, got, want)
+		}
+	}
+}
+
+// FuzzInfluxEscaping checks that whatever the names, every line splits
+// back into the measurement, tags and fields that went in.
+func FuzzInfluxEscaping(f *testing.F) {
+	f.Add("driver", "post gres", "READ,x=1", "db.wait.IO:WAL Sync", `a\`)
+	f.Add(`\`, `\\`, `\ `, `=,`, "x\ny")
+	f.Add("k", "v", "op", "db.", "host.a=b,c")
+	f.Fuzz(func(t *testing.T, tagKey, tagValue, op, metric, phase string) {
+		if !utf8.ValidString(tagKey + tagValue + op + metric + phase) {
+			t.Skip()
+		}
+		var buf bytes.Buffer
+		x := NewInflux(&buf, map[string]string{tagKey: tagValue})
+		x.Tick(phase, t1, 3, 3, []measure.Summary{{Name: op, Count: 1, MaxMicros: 5}})
+		x.Monitor(phase, monitor.Interval{End: t1, Metrics: map[string]float64{metric: 1.5}})
+		clean := func(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+		wantTags := map[string]string{}
+		if tagKey != "" && tagValue != "" && tagKey != "phase" && tagKey != "op" {
+			wantTags[clean(tagKey)] = clean(tagValue)
+		}
+		if phase != "" {
+			wantTags["phase"] = clean(phase)
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		for _, line := range lines {
+			p, err := splitLine(line)
+			if err != nil {
+				t.Fatalf("line %q: %v", line, err)
+			}
+			for k, v := range wantTags {
+				if p.tags[k] != v {
+					t.Errorf("line %q: tag %q = %q, want %q", line, k, p.tags[k], v)
+				}
+			}
+			if p.ts != "1740830401000000000" {
+				t.Errorf("line %q: timestamp %q", line, p.ts)
+			}
+			switch p.measurement {
+			case "dbprobe_latency":
+				if op != "" && p.tags["op"] != clean(op) {
+					t.Errorf("line %q: op %q, want %q", line, p.tags["op"], clean(op))
+				}
+			case "dbprobe_ops":
+			default:
+				source, key, ok := strings.Cut(metric, ".")
+				want := "dbprobe_" + source
+				if !ok {
+					want, key = "dbprobe", metric
+				}
+				if p.measurement != clean(want) || p.fields[clean(key)] != "1.5" {
+					t.Errorf("line %q: measurement %q fields %v, want %q with %q=1.5", line, p.measurement, p.fields, clean(want), clean(key))
+				}
+			}
+		}
+	})
+}
+
+// parsedLine is one line of line protocol, unescaped.
+type parsedLine struct {
+	measurement string
+	tags        map[string]string
+	fields      map[string]string
+	ts          string
+}
+
+// splitLine is a test-only reading of line protocol: measurement and tags
+// up to the first unescaped space, fields up to the next, then the
+// timestamp; a backslash escapes the character after it.
+func splitLine(line string) (parsedLine, error) {
+	sections, err := splitUnescaped(line, ' ')
+	if err != nil {
+		return parsedLine{}, err
+	}
+	if len(sections) != 3 {
+		return parsedLine{}, errors.New("want 3 space-separated sections")
+	}
+	p := parsedLine{tags: map[string]string{}, fields: map[string]string{}, ts: sections[2]}
+	head, _ := splitUnescaped(sections[0], ',')
+	p.measurement = unescape(head[0])
+	if p.measurement == "" {
+		return p, errors.New("empty measurement")
+	}
+	for _, tag := range head[1:] {
+		kv, _ := splitUnescaped(tag, '=')
+		if len(kv) != 2 || kv[0] == "" || kv[1] == "" {
+			return p, errors.New("malformed tag " + tag)
+		}
+		p.tags[unescape(kv[0])] = unescape(kv[1])
+	}
+	fields, _ := splitUnescaped(sections[1], ',')
+	for _, f := range fields {
+		kv, _ := splitUnescaped(f, '=')
+		if len(kv) != 2 || kv[0] == "" || kv[1] == "" {
+			return p, errors.New("malformed field " + f)
+		}
+		p.fields[unescape(kv[0])] = kv[1]
+	}
+	return p, nil
+}
+
+func splitUnescaped(s string, sep byte) ([]string, error) {
+	var parts []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			if i+1 == len(s) {
+				return nil, errors.New("trailing backslash")
+			}
+			i++
+		case sep:
+			parts = append(parts, s[start:i])
+			start = i + 1
+		case '\n':
+			return nil, errors.New("newline inside a line")
+		}
+	}
+	return append(parts, s[start:]), nil
+}
+
+func unescape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func nanValue() float64 { var z float64; return z / z }
+func infValue() float64 { var z float64; return 1 / z }

@@ -314,6 +314,27 @@ func TestDefaultYCSBRunsOnTemporarySQLite(t *testing.T) {
 	}
 }
 
+// --influx-out writes the per-second figures and the monitor's samples as
+// InfluxDB line protocol.
+func TestInfluxOut(t *testing.T) {
+	dir := t.TempDir()
+	dbURL := "sqlite://" + filepath.Join(dir, "influx.db")
+	influx := filepath.Join(dir, "run.influx")
+	if _, stderr, err := run(t, "ycsb", "--db", dbURL, "-p", "recordcount=500", "-p", "operationcount=0", "--duration", "1500ms", "--influx-out", influx); err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	data, err := os.ReadFile(influx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{"dbprobe_ops,", "dbprobe_latency,", "op=READ", "dbprobe_client,", "dbprobe_db,"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("--influx-out lacks %q:\n%.2000s", want, text)
+		}
+	}
+}
+
 // With --retries every operation gets a Retries line, even when nothing
 // was retried, so that a zero is visible.
 func TestRetriesLineWithARetryPolicy(t *testing.T) {
@@ -441,6 +462,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"unknown durability", []string{"run", "--db", loaded, "--durability", "lazy"}, "unknown durability"},
 		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
 		{"monitor too often", []string{"run", "--db", loaded, "--monitor-interval", "1ms"}, "--monitor-interval 1ms is too short"},
+		{"metrics beyond loopback", []string{"run", "--db", loaded, "--metrics-addr", "0.0.0.0:9464"}, "loopback"},
 		{"sqlite procedures", []string{"run", "--db", loaded, "--op-path", "procedure"}, "SQLite has no stored procedures"},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/config"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/export"
 	"dbprobe/internal/monitor"
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
@@ -36,6 +37,8 @@ type job struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	out     *result.Writer
+	influx  *export.Influx     // --influx-out
+	prom    *export.Prometheus // --metrics-addr
 	log     *slog.Logger
 	seed    uint64
 	tempDir string // the default SQLite database's directory, when used
@@ -73,6 +76,30 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) (err error) 
 				err = fmt.Errorf("writing %s: %w", o.out, cerr)
 			}
 		}()
+	}
+	if o.influxOut != "" {
+		f, cerr := os.Create(o.influxOut)
+		if cerr != nil {
+			return badinput.New("cannot write --influx-out %s: %v", o.influxOut, shortError(errors.Unwrap(cerr)))
+		}
+		j.influx = export.NewInflux(f, map[string]string{"driver": j.db.Info().Driver})
+		defer func() {
+			cerr := f.Close()
+			if ierr := j.influx.Err(); ierr != nil {
+				cerr = ierr
+			}
+			if cerr != nil && err == nil {
+				err = fmt.Errorf("writing %s: %w", o.influxOut, cerr)
+			}
+		}()
+	}
+	if o.metricsAddr != "" {
+		j.prom = export.NewPrometheus(map[string]string{"driver": j.db.Info().Driver})
+		addr, serr := j.prom.Serve(ctx, o.metricsAddr)
+		if serr != nil {
+			return serr
+		}
+		fmt.Fprintf(j.stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
 	}
 	for _, ph := range phases {
 		interrupted, err := j.phase(ctx, ph)
@@ -236,14 +263,22 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		}
 	}
 	var writeErr error
-	if j.out != nil {
+	if j.out != nil || j.influx != nil || j.prom != nil {
 		ropts.OnTick = func(t runner.Tick) {
 			iv := result.Interval{Phase: ph.String(), Start: t.Start, End: t.End, Elapsed: t.Elapsed, Ops: t.Ops, Warmup: t.Warmup, Series: t.Series}
 			if d := t.End.Sub(t.Start).Seconds(); d > 0 {
 				iv.OpsPerSec = float64(t.Ops) / d
 			}
-			if err := j.out.WriteInterval(iv); err != nil && writeErr == nil {
-				writeErr = err
+			if j.out != nil {
+				if err := j.out.WriteInterval(iv); err != nil && writeErr == nil {
+					writeErr = err
+				}
+			}
+			if j.influx != nil {
+				j.influx.Tick(iv.Phase, iv.End, iv.Ops, iv.OpsPerSec, iv.Series)
+			}
+			if j.prom != nil {
+				j.prom.Tick(iv.Phase, iv.End, iv.Ops, iv.OpsPerSec, iv.Series)
 			}
 		}
 	}

@@ -45,6 +45,8 @@ type options struct {
 
 	monitorInterval time.Duration
 	noMonitor       bool
+	metricsAddr     string
+	influxOut       string
 }
 
 // addCommonFlags adds the flags every YCSB command takes.
@@ -75,6 +77,8 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
+	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
 }
 
 func addWarmupFlag(cmd *cobra.Command, o *options) {

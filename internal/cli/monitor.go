@@ -28,6 +28,12 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 			// A failed write shows when the summary is written.
 			_ = j.out.WriteMonitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
 		}
+		if j.influx != nil {
+			j.influx.Monitor(ph.String(), iv)
+		}
+		if j.prom != nil {
+			j.prom.Monitor(ph.String(), iv)
+		}
 	})
 	if err != nil {
 		return nil, []string{"monitor: not started: " + j.target.Scrub(err.Error())}

@@ -34,9 +34,10 @@ import (
 )
 
 type measurement struct {
-	opsPerSec float64
-	cpuPerOp  float64 // µs of client CPU per operation
-	p         map[string][3]float64
+	opsPerSec  float64
+	runSeconds float64
+	cpuPerOp   float64 // µs of client CPU per operation
+	p          map[string][3]float64
 }
 
 func main() {
@@ -52,7 +53,9 @@ func main() {
 	kvOps := flag.Int("kv-ops", 200000, "operations per MariaDB and Redis run")
 	kvThreads := flag.Int("kv-threads", 32, "threads (clients) of the MariaDB and Redis comparisons")
 	bulkRecords := flag.Int("bulk-records", 100000, "rows per bulk-load run")
-	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk")
+	monitorReps := flag.Int("monitor-reps", 5, "runs with and without the monitor in the monitoring-cost part (medians)")
+	monitorDuration := flag.Duration("monitor-duration", 10*time.Second, "length of each run of the monitoring-cost part")
+	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor")
 	only := flag.String("only", "", "comma-separated parts to run (default: all)")
 	flag.Parse()
 	want := func(part string) bool {
@@ -94,6 +97,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "no --redis URL: skipping the Redis comparison (run through scripts/with-databases)")
 		} else {
 			compareRedis(bin, *redisURL, *records, *kvOps, *kvThreads, *reps)
+		}
+	}
+	if want("monitor") {
+		if *pg == "" {
+			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the monitoring cost (run through scripts/with-databases)")
+		} else {
+			monitorCost(bin, *pg, *records, *monitorReps, *monitorDuration)
 		}
 	}
 	if want("bulk") {
@@ -139,6 +149,49 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 		fmt.Printf("| %d | dbprobe / pgbench | %.2f× | | | %.2f× |\n", threads, md.opsPerSec/mp.opsPerSec, md.cpuPerOp/mp.cpuPerOp)
 	}
 	fmt.Println()
+}
+
+// monitorCost runs PostgreSQL workload A at 32 threads with and without the
+// monitor, interleaved, and compares median throughput and client CPU.
+func monitorCost(bin, pg string, records, reps int, d time.Duration) {
+	common := []string{"--db", pg, "--workload", "a", "-p", "recordcount=" + strconv.Itoa(records), "-p", "table=monitorcost"}
+	run(bin, append([]string{"load", "--drop-existing", "--threads", "4"}, common...)...)
+	args := append([]string{"run", "--threads", "32", "-p", "operationcount=0", "--duration", d.String()}, common...)
+	var on, off []measurement
+	for rep := range reps {
+		withMonitor := func() { on = append(on, dbprobeFor(bin, args)) }
+		without := func() { off = append(off, dbprobeFor(bin, append(slices.Clone(args), "--no-monitor"))) }
+		if rep%2 == 1 {
+			withMonitor, without = without, withMonitor
+		}
+		withMonitor()
+		without()
+	}
+	mOn, mOff := median(on), median(off)
+	fmt.Printf("## Monitoring cost: PostgreSQL workload A, 32 threads, %s runs, median of %d each, interleaved\n\n", d, reps)
+	spread := func(ms []measurement) string {
+		lo, hi := ms[0].opsPerSec, ms[0].opsPerSec
+		for _, m := range ms {
+			lo, hi = min(lo, m.opsPerSec), max(hi, m.opsPerSec)
+		}
+		return fmt.Sprintf("%.0f–%.0f", lo, hi)
+	}
+	fmt.Println("| monitor | ops/s (median) | ops/s (min–max) | client CPU µs/op |")
+	fmt.Println("|---|---|---|---|")
+	fmt.Printf("| on (1 s interval, 10 wait samples per interval) | %.0f | %s | %.2f |\n", mOn.opsPerSec, spread(on), mOn.cpuPerOp)
+	fmt.Printf("| off (--no-monitor) | %.0f | %s | %.2f |\n", mOff.opsPerSec, spread(off), mOff.cpuPerOp)
+	fmt.Printf("\nThroughput with the monitor: %.3f× without (%+.1f%%).\n\n", mOn.opsPerSec/mOff.opsPerSec, 100*(mOn.opsPerSec/mOff.opsPerSec-1))
+}
+
+// dbprobeFor runs a time-bounded dbprobe run; its operation count comes
+// from its own output.
+func dbprobeFor(bin string, args []string) measurement {
+	m := dbprobe(bin, args, 1)
+	ops := m.opsPerSec * m.runSeconds
+	if ops > 0 {
+		m.cpuPerOp /= ops
+	}
+	return m
 }
 
 func row(threads int, tool string, m measurement) {
@@ -240,6 +293,7 @@ func dbprobe(bin string, args []string, ops int) measurement {
 		vals[sec][parts[1]] = v
 	}
 	m.opsPerSec = vals["OVERALL"]["Throughput(ops/sec)"]
+	m.runSeconds = vals["OVERALL"]["RunTime(ms)"] / 1000
 	for _, op := range []string{"READ", "UPDATE"} {
 		if s := vals[op]; s != nil {
 			m.p[op] = [3]float64{s["50thPercentileLatency(us)"], s["95thPercentileLatency(us)"], s["99thPercentileLatency(us)"]}

@@ -72,13 +72,7 @@ const (
 )
 
 // newTable returns a YCSB-shaped table description.
-func newTable(name string) driver.Table {
-	fields := make([]string, fieldCount)
-	for i := range fields {
-		fields[i] = fmt.Sprintf("FIELD%d", i)
-	}
-	return driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: keyLength, Fields: fields, FieldLength: fieldLength}
-}
+func newTable(name string) driver.Table { return Table(name, fieldCount) }
 
 // Run runs the whole suite against the driver cfg opens.
 func Run(t *testing.T, cfg Config) {

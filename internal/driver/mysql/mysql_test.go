@@ -22,42 +22,6 @@ import (
 	"dbprobe/internal/testdb"
 )
 
-// ycsbTable returns the YCSB table shape with n fields.
-func ycsbTable(name string, n int) driver.Table {
-	t := driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
-	for i := 0; i < n; i++ {
-		t.Fields = append(t.Fields, "FIELD"+strconv.Itoa(i))
-	}
-	return t
-}
-
-// openURL opens rawURL through the registry, as the command does.
-func openURL(t testing.TB, rawURL, password string, opts driver.Options) (driver.DB, error) {
-	t.Helper()
-	target, err := driver.ParseTarget(rawURL, password)
-	if err != nil {
-		t.Fatalf("ParseTarget: %v", err)
-	}
-	d, _, err := driver.Lookup(target.Driver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return d.Open(ctx, target, opts)
-}
-
-// mustOpen opens rawURL and closes it when the test ends.
-func mustOpen(t testing.TB, rawURL string, opts driver.Options) driver.DB {
-	t.Helper()
-	db, err := openURL(t, rawURL, "", opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 // withParams returns rawURL with extra query parameters.
 func withParams(t testing.TB, rawURL string, kv ...string) string {
 	t.Helper()
@@ -139,7 +103,7 @@ func conformance(t *testing.T, opts driver.Options) {
 	drivertest.Run(t, drivertest.Config{
 		Options: opts,
 		Open: func(t *testing.T, opts driver.Options) driver.DB {
-			db, err := openURL(t, locked, "", opts)
+			db, err := drivertest.OpenURL(t, locked, "", opts)
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
@@ -177,30 +141,12 @@ func setup(t testing.TB, n int, opts driver.Options) (string, *sql.DB, driver.DB
 	t.Helper()
 	u := testdb.FreshMySQLDatabase(t)
 	admin := testdb.OpenMySQL(t, u)
-	db := mustOpen(t, u, opts)
-	tbl := ycsbTable("usertable", n)
+	db := drivertest.MustOpen(t, u, opts)
+	tbl := drivertest.Table("usertable", n)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
 	return u, admin, db, tbl
-}
-
-func session(t testing.TB, db driver.DB, tbl driver.Table) driver.Session {
-	t.Helper()
-	s, err := db.Session(context.Background(), tbl)
-	if err != nil {
-		t.Fatalf("Session: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func record(key string, n int) [][]byte {
-	v := make([][]byte, n)
-	for i := range v {
-		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
-	}
-	return v
 }
 
 // globalVar reads a global variable through the admin pool.
@@ -260,7 +206,7 @@ func TestOpenWrongPassword(t *testing.T) {
 		"DBPROBE_PASSWORD": {noPW.String(), wrong},
 	} {
 		t.Run(name, func(t *testing.T) {
-			db, err := openURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open with a wrong password succeeded")
@@ -286,7 +232,7 @@ func TestOpenPasswordFromEnvironment(t *testing.T) {
 	u, _ := url.Parse(testdb.MySQLURL(t))
 	pw, _ := u.User.Password()
 	u.User = url.User(u.User.Username())
-	db, err := openURL(t, u.String(), pw, driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, u.String(), pw, driver.Options{Sessions: 1})
 	if err != nil {
 		t.Fatalf("Open with the password given apart: %v", err)
 	}
@@ -296,7 +242,7 @@ func TestOpenPasswordFromEnvironment(t *testing.T) {
 func TestOpenUnknownDatabase(t *testing.T) {
 	u, _ := url.Parse(testdb.MySQLURL(t))
 	u.Path = "/no_such_db"
-	db, err := openURL(t, u.String(), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, u.String(), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a missing database succeeded")
@@ -320,7 +266,7 @@ func closedPort(t *testing.T) int {
 
 func TestOpenUnreachable(t *testing.T) {
 	port := closedPort(t)
-	db, err := openURL(t, fmt.Sprintf("mysql://dbprobe:secret@127.0.0.1:%d/dbprobe", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("mysql://dbprobe:secret@127.0.0.1:%d/dbprobe", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a closed port succeeded")
@@ -359,7 +305,7 @@ func TestOpenSilentServer(t *testing.T) {
 		}
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
-	db, err := openURL(t, fmt.Sprintf("mysql://dbprobe:secret@127.0.0.1:%d/dbprobe?timeout=1s", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("mysql://dbprobe:secret@127.0.0.1:%d/dbprobe?timeout=1s", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a silent server succeeded")
@@ -382,7 +328,7 @@ func TestOpenRefusesOptions(t *testing.T) {
 		"TLS the server lacks":      {withParams(t, base, "tls", "true"), "TLS"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			db, err := openURL(t, tc.url, "", driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, tc.url, "", driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")
@@ -411,7 +357,7 @@ func TestOpenRefusesKnobsMySQLLacks(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := globalVar(t, testdb.OpenMySQL(t, base), "innodb_flush_log_at_trx_commit")
-			db, err := openURL(t, base, "", tc.opts)
+			db, err := drivertest.OpenURL(t, base, "", tc.opts)
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")
@@ -428,7 +374,7 @@ func TestOpenRefusesKnobsMySQLLacks(t *testing.T) {
 
 func TestInfoReadsSettingsBack(t *testing.T) {
 	base := testdb.MySQLURL(t)
-	db := mustOpen(t, withParams(t, base, "innodb_lock_wait_timeout", "7"), driver.Options{Sessions: 1, BulkLoad: true})
+	db := drivertest.MustOpen(t, withParams(t, base, "innodb_lock_wait_timeout", "7"), driver.Options{Sessions: 1, BulkLoad: true})
 	info := db.Info()
 	t.Logf("%+v", info)
 	if info.Driver != "mysql" {
@@ -468,9 +414,9 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 func TestTableLifecycle(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
 	admin := testdb.OpenMySQL(t, u)
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 3)
+	tbl := drivertest.Table("usertable", 3)
 
 	st, err := db.Inspect(ctx, tbl)
 	if err != nil || st.Exists || st.CreatedByDbprobe || st.HasRows || st.Columns != nil {
@@ -490,8 +436,8 @@ func TestTableLifecycle(t *testing.T) {
 	if err := db.CreateTable(ctx, tbl); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("CreateTable of an existing table: %v, want bad input", err)
 	}
-	s := session(t, db, tbl)
-	if err := s.Insert(ctx, []byte("k"), record("k", 3)); err != nil {
+	s := drivertest.Session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), drivertest.Values("k", 3)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -519,7 +465,7 @@ func TestTableLifecycle(t *testing.T) {
 func TestDropRefusesForeignTable(t *testing.T) {
 	_, admin, db, _ := setup(t, 1, driver.Options{Sessions: 1}) // the marker table exists
 	ctx := context.Background()
-	foreign := ycsbTable("theirs", 1)
+	foreign := drivertest.Table("theirs", 1)
 	createForeignTable(t, admin, foreign.Name)
 	st, err := db.Inspect(ctx, foreign)
 	if err != nil || !st.Exists || st.CreatedByDbprobe || !st.HasRows {
@@ -537,9 +483,9 @@ func TestDropRefusesForeignTable(t *testing.T) {
 	// Without any marker table too.
 	u2 := testdb.FreshMySQLDatabase(t)
 	admin2 := testdb.OpenMySQL(t, u2)
-	db2 := mustOpen(t, u2, driver.Options{Sessions: 1})
+	db2 := drivertest.MustOpen(t, u2, driver.Options{Sessions: 1})
 	createForeignTable(t, admin2, "usertable")
-	if err := db2.DropTable(ctx, ycsbTable("usertable", 1)); err == nil || !badinput.Is(err) {
+	if err := db2.DropTable(ctx, drivertest.Table("usertable", 1)); err == nil || !badinput.Is(err) {
 		t.Fatalf("DropTable without a marker table: %v", err)
 	}
 	if err := admin2.QueryRow("SELECT COUNT(*) FROM usertable").Scan(&n); err != nil || n != 1 {
@@ -578,7 +524,7 @@ func TestEveryByteValueRoundTrips(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/bulk=%v", path, bulk), func(t *testing.T) {
 				_, _, db, tbl := setup(t, 4, driver.Options{Sessions: 1, BulkLoad: bulk, OpPath: path})
 				ctx := context.Background()
-				s := session(t, db, tbl)
+				s := drivertest.Session(t, db, tbl)
 				// Half through InsertBatch, half through Insert.
 				var batchKeys [][]byte
 				var batchValues [][][]byte
@@ -637,8 +583,8 @@ func TestUpdateToTheSameValue(t *testing.T) {
 		t.Run(path.String(), func(t *testing.T) {
 			_, _, db, tbl := setup(t, 2, driver.Options{Sessions: 1, OpPath: path})
 			ctx := context.Background()
-			s := session(t, db, tbl)
-			v := record("k", 2)
+			s := drivertest.Session(t, db, tbl)
+			v := drivertest.Values("k", 2)
 			if err := s.Insert(ctx, []byte("k"), v); err != nil {
 				t.Fatal(err)
 			}
@@ -660,8 +606,8 @@ func TestUpdateToTheSameValue(t *testing.T) {
 func TestLoadDataFailsWholeBatch(t *testing.T) {
 	_, admin, db, tbl := setup(t, 2, driver.Options{Sessions: 1, BulkLoad: true})
 	ctx := context.Background()
-	s := session(t, db, tbl)
-	if err := s.Insert(ctx, []byte("existing"), record("existing", 2)); err != nil {
+	s := drivertest.Session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("existing"), drivertest.Values("existing", 2)); err != nil {
 		t.Fatal(err)
 	}
 	for name, tc := range map[string]struct {
@@ -670,9 +616,9 @@ func TestLoadDataFailsWholeBatch(t *testing.T) {
 		code   string
 	}{
 		"duplicate key": {[][]byte{[]byte("new1"), []byte("existing"), []byte("new2")},
-			[][][]byte{record("new1", 2), record("other", 2), record("new2", 2)}, "1062"},
+			[][][]byte{drivertest.Values("new1", 2), drivertest.Values("other", 2), drivertest.Values("new2", 2)}, "1062"},
 		"value too long": {[][]byte{[]byte("new1"), []byte("new2")},
-			[][][]byte{record("new1", 2), {bytes.Repeat([]byte("x"), 101), []byte("y")}}, "1265"},
+			[][][]byte{drivertest.Values("new1", 2), {bytes.Repeat([]byte("x"), 101), []byte("y")}}, "1265"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := s.InsertBatch(ctx, tc.keys, tc.values)
@@ -703,18 +649,18 @@ func TestLoadDataRefused(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
 	admin := testdb.OpenMySQL(t, u)
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 2)
+	tbl := drivertest.Table("usertable", 2)
 	batch := func(prefix string) ([][]byte, [][][]byte) {
 		var keys [][]byte
 		var values [][][]byte
 		for i := 0; i < 20; i++ {
 			k := fmt.Sprintf("%s%02d", prefix, i)
-			keys, values = append(keys, []byte(k)), append(values, record(k, 2))
+			keys, values = append(keys, []byte(k)), append(values, drivertest.Values(k, 2))
 		}
 		return keys, values
 	}
 
-	later := mustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
+	later := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
 	if got := setting(later.Info(), "load path"); got != "LOAD DATA LOCAL INFILE" {
 		t.Fatalf("load path with local_infile=ON: %q", got)
 	}
@@ -724,19 +670,19 @@ func TestLoadDataRefused(t *testing.T) {
 	setGlobal(t, admin, "local_infile", "0")
 
 	t.Run("off at Open", func(t *testing.T) {
-		db := mustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
+		db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
 		want := "multi-row INSERT: the server has local_infile=OFF, which refuses LOAD DATA LOCAL"
 		if got := setting(db.Info(), "load path"); got != want {
 			t.Errorf("load path = %q, want %q", got, want)
 		}
 		keys, values := batch("open")
-		if err := session(t, db, tbl).InsertBatch(ctx, keys, values); err != nil {
+		if err := drivertest.Session(t, db, tbl).InsertBatch(ctx, keys, values); err != nil {
 			t.Fatal(err)
 		}
 	})
 	t.Run("refused later", func(t *testing.T) {
 		keys, values := batch("later")
-		if err := session(t, later, tbl).InsertBatch(ctx, keys, values); err != nil {
+		if err := drivertest.Session(t, later, tbl).InsertBatch(ctx, keys, values); err != nil {
 			t.Fatalf("InsertBatch after the server turned local_infile off: %v", err)
 		}
 		got := setting(later.Info(), "load path")
@@ -757,7 +703,7 @@ func TestDurability(t *testing.T) {
 	setGlobal(t, admin, flush, "1")
 
 	t.Run("delayed, then put back", func(t *testing.T) {
-		db, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+		db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -772,7 +718,7 @@ func TestDurability(t *testing.T) {
 			t.Errorf("global %s = %s while open, want 2", flush, got)
 		}
 		// A second DB finds it set already, changes nothing and puts nothing back.
-		other := mustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+		other := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		if got := setting(other.Info(), "durability"); !strings.Contains(got, "already 2") {
 			t.Errorf("second DB: durability setting %q", got)
 		}
@@ -795,14 +741,14 @@ func TestDurability(t *testing.T) {
 	})
 
 	t.Run("full when it is full already", func(t *testing.T) {
-		db := mustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+		db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 		if got := setting(db.Info(), "durability"); !strings.Contains(got, "already 1") {
 			t.Errorf("durability setting %q", got)
 		}
 	})
 
 	t.Run("someone else's change stands", func(t *testing.T) {
-		db, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+		db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -821,7 +767,7 @@ func TestDurability(t *testing.T) {
 	t.Run("without the privilege", func(t *testing.T) {
 		limited := limitedUser(t, admin, u)
 		before := globalVar(t, admin, flush)
-		db, err := openURL(t, limited, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+		db, err := drivertest.OpenURL(t, limited, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		if err == nil {
 			db.Close()
 			t.Fatal("Open with durability delayed by a user without SUPER succeeded")
@@ -834,7 +780,7 @@ func TestDurability(t *testing.T) {
 			t.Errorf("global %s changed from %s to %s", flush, before, after)
 		}
 		// The user can run with the server's setting.
-		db = mustOpen(t, limited, driver.Options{Sessions: 1})
+		db = drivertest.MustOpen(t, limited, driver.Options{Sessions: 1})
 		if got := setting(db.Info(), flush); got != before {
 			t.Errorf("Info reports %s = %q, want %s", flush, got, before)
 		}
@@ -865,9 +811,9 @@ func limitedUser(t *testing.T, admin *sql.DB, base string) string {
 func TestMemoryTable(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 10)
+	tbl := drivertest.Table("usertable", 10)
 
-	db := mustOpen(t, u, driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, TableType: driver.TableMemory})
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -883,8 +829,8 @@ func TestMemoryTable(t *testing.T) {
 	}
 
 	// A limit from the URL.
-	small := ycsbTable("small", 10)
-	db2 := mustOpen(t, withParams(t, u, "max_heap_table_size", "1M"), driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	small := drivertest.Table("small", 10)
+	db2 := drivertest.MustOpen(t, withParams(t, u, "max_heap_table_size", "1M"), driver.Options{Sessions: 1, TableType: driver.TableMemory})
 	if err := db2.CreateTable(ctx, small); err != nil {
 		t.Fatal(err)
 	}
@@ -893,7 +839,7 @@ func TestMemoryTable(t *testing.T) {
 	}
 
 	// Too wide for MEMORY: refused before anything is created.
-	wide := ycsbTable("wide", 10)
+	wide := drivertest.Table("wide", 10)
 	wide.FieldLength = 10000
 	if err := db.CreateTable(ctx, wide); !badinput.Is(err) {
 		t.Errorf("CreateTable of a MEMORY table with 100 kB rows: %v, want bad input", err)
@@ -909,14 +855,14 @@ func TestLargeRows(t *testing.T) {
 	for _, bulk := range []bool{true, false} {
 		t.Run(fmt.Sprintf("bulk=%v", bulk), func(t *testing.T) {
 			u := testdb.FreshMySQLDatabase(t)
-			db := mustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: bulk})
+			db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: bulk})
 			ctx := context.Background()
-			tbl := ycsbTable("usertable", 4)
+			tbl := drivertest.Table("usertable", 4)
 			tbl.FieldLength = 20000
 			if err := db.CreateTable(ctx, tbl); err != nil {
 				t.Fatal(err)
 			}
-			s := session(t, db, tbl)
+			s := drivertest.Session(t, db, tbl)
 			big := func(key string, f int) []byte {
 				unit := fmt.Sprintf("%s.%d\t\\|", key, f)
 				return bytes.Repeat([]byte(unit), 15000/len(unit)+1)[:15000]
@@ -949,7 +895,7 @@ func TestProcedures(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
 	admin := testdb.OpenMySQL(t, u)
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 3)
+	tbl := drivertest.Table("usertable", 3)
 	procs := func() []string {
 		t.Helper()
 		rows, err := admin.Query("SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() ORDER BY ROUTINE_NAME")
@@ -968,20 +914,20 @@ func TestProcedures(t *testing.T) {
 	all := "[dbprobe_usertable_delete dbprobe_usertable_insert dbprobe_usertable_read dbprobe_usertable_scan dbprobe_usertable_update]"
 
 	// Created on the statement path: no procedures.
-	plain := mustOpen(t, u, driver.Options{Sessions: 1})
+	plain := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	if err := plain.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
 	if got := procs(); len(got) != 0 {
 		t.Fatalf("procedures after CreateTable on the statement path: %v", got)
 	}
-	ps := session(t, plain, tbl)
-	if err := ps.Insert(ctx, []byte("k1"), record("k1", 3)); err != nil {
+	ps := drivertest.Session(t, plain, tbl)
+	if err := ps.Insert(ctx, []byte("k1"), drivertest.Values("k1", 3)); err != nil {
 		t.Fatal(err)
 	}
 
 	// A procedure-path session creates them, once even when many start together.
-	db := mustOpen(t, u, driver.Options{Sessions: 4, OpPath: driver.PathProcedure})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 4, OpPath: driver.PathProcedure})
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for i := 0; i < 4; i++ {
@@ -1005,7 +951,7 @@ func TestProcedures(t *testing.T) {
 	if got := fmt.Sprint(procs()); got != all {
 		t.Fatalf("procedures after Session on the procedure path: %s, want %s", got, all)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	got := make([][]byte, 2)
 	if err := s.Read(ctx, []byte("k1"), []int{2, 0}, got); err != nil || string(got[0]) != "k1-f2" || string(got[1]) != "k1-f0" {
 		t.Fatalf("Read through the procedure: %q, %v", got, err)
@@ -1046,9 +992,9 @@ func TestProcedures(t *testing.T) {
 func TestLockWaitTimeoutRollsBackBatch(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
 	admin := testdb.OpenMySQL(t, u)
-	db := mustOpen(t, withParams(t, u, "innodb_lock_wait_timeout", "1"), driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, withParams(t, u, "innodb_lock_wait_timeout", "1"), driver.Options{Sessions: 1})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 1)
+	tbl := drivertest.Table("usertable", 1)
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -1069,7 +1015,7 @@ func TestLockWaitTimeoutRollsBackBatch(t *testing.T) {
 	if _, err := tx.Exec("INSERT INTO usertable VALUES (?, 'theirs')", keys[n-1]); err != nil {
 		t.Fatal(err)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	err = s.InsertBatch(ctx, keys, values)
 	if !driver.IsRetryable(err) || driver.Code(err) != "1205" {
 		t.Fatalf("InsertBatch against a held lock: %v, class %v, code %q; want a retryable 1205", err, driver.ClassOf(err), driver.Code(err))
@@ -1088,7 +1034,7 @@ func TestLockWaitTimeoutRollsBackBatch(t *testing.T) {
 func TestTimeoutsAndCancellation(t *testing.T) {
 	u, admin, db, tbl := setup(t, 1, driver.Options{Sessions: 2})
 	ctx := context.Background()
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	for _, k := range []string{"k", "k2"} {
 		if err := s.Insert(ctx, []byte(k), [][]byte{[]byte("v")}); err != nil {
 			t.Fatal(err)
@@ -1151,8 +1097,8 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 	t.Run("max_statement_time", func(t *testing.T) {
 		release := lock(t, "k")
 		defer release()
-		db2 := mustOpen(t, withParams(t, u, "max_statement_time", "0.3"), driver.Options{Sessions: 1})
-		s2 := session(t, db2, tbl)
+		db2 := drivertest.MustOpen(t, withParams(t, u, "max_statement_time", "0.3"), driver.Options{Sessions: 1})
+		s2 := drivertest.Session(t, db2, tbl)
 		err := s2.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte("w")})
 		if !driver.IsTimeout(err) || driver.Code(err) != "1969" {
 			t.Fatalf("update past max_statement_time: %v, class %v, code %q; want a timeout, 1969", err, driver.ClassOf(err), driver.Code(err))
@@ -1206,11 +1152,11 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 // Closing a DB closes the sessions left open rather than waiting for them.
 func TestCloseWithOpenSession(t *testing.T) {
 	u := testdb.FreshMySQLDatabase(t)
-	db, err := openURL(t, u, "", driver.Options{Sessions: 2})
+	db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := ycsbTable("usertable", 1)
+	tbl := drivertest.Table("usertable", 1)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatal(err)
 	}

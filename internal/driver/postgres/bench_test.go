@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
 )
 
 // benchRecords is how many rows BenchmarkReadUpdate reads and updates.
@@ -62,13 +63,13 @@ func benchmarkReadUpdate(b *testing.B, cancelable bool) {
 			values[i][f] = []byte(fmt.Sprintf("%0100d", i*fields+f))
 		}
 	}
-	loader := session(b, db, tbl)
+	loader := drivertest.Session(b, db, tbl)
 	if err := loader.InsertBatch(ctx, keys, values); err != nil {
 		b.Fatal(err)
 	}
 	sessions := make([]driver.Session, workers)
 	for i := range sessions {
-		sessions[i] = session(b, db, tbl)
+		sessions[i] = drivertest.Session(b, db, tbl)
 	}
 	var next atomic.Int32
 

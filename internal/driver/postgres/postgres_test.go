@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,42 +20,6 @@ import (
 	_ "dbprobe/internal/driver/postgres"
 	"dbprobe/internal/testdb"
 )
-
-// ycsbTable returns the YCSB table shape with n fields.
-func ycsbTable(name string, n int) driver.Table {
-	t := driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
-	for i := 0; i < n; i++ {
-		t.Fields = append(t.Fields, "FIELD"+strconv.Itoa(i))
-	}
-	return t
-}
-
-// openURL opens rawURL through the registry, as the command does.
-func openURL(t testing.TB, rawURL, password string, opts driver.Options) (driver.DB, error) {
-	t.Helper()
-	target, err := driver.ParseTarget(rawURL, password)
-	if err != nil {
-		t.Fatalf("ParseTarget: %v", err)
-	}
-	d, _, err := driver.Lookup(target.Driver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return d.Open(ctx, target, opts)
-}
-
-// mustOpen opens rawURL and closes it when the test ends.
-func mustOpen(t testing.TB, rawURL string, opts driver.Options) driver.DB {
-	t.Helper()
-	db, err := openURL(t, rawURL, "", opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // withParams returns rawURL with extra query parameters.
 func withParams(t testing.TB, rawURL string, kv ...string) string {
@@ -92,30 +55,12 @@ func admin(t testing.TB, rawURL string) *pgx.Conn {
 func setup(t testing.TB, n int, opts driver.Options) (string, driver.DB, driver.Table) {
 	t.Helper()
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, u, opts)
-	tbl := ycsbTable("usertable", n)
+	db := drivertest.MustOpen(t, u, opts)
+	tbl := drivertest.Table("usertable", n)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
 	return u, db, tbl
-}
-
-func session(t testing.TB, db driver.DB, tbl driver.Table) driver.Session {
-	t.Helper()
-	s, err := db.Session(context.Background(), tbl)
-	if err != nil {
-		t.Fatalf("Session: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func record(key string, n int) [][]byte {
-	v := make([][]byte, n)
-	for i := range v {
-		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
-	}
-	return v
 }
 
 func TestRegistered(t *testing.T) {
@@ -140,7 +85,7 @@ func TestOpenWrongPassword(t *testing.T) {
 		"DBPROBE_PASSWORD": {noPW.String(), wrong},
 	} {
 		t.Run(name, func(t *testing.T) {
-			db, err := openURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open with a wrong password succeeded")
@@ -167,7 +112,7 @@ func TestOpenPasswordFromEnvironment(t *testing.T) {
 	u, _ := url.Parse(base)
 	pw, _ := u.User.Password()
 	u.User = url.User(u.User.Username())
-	db, err := openURL(t, u.String(), pw, driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, u.String(), pw, driver.Options{Sessions: 1})
 	if err != nil {
 		t.Fatalf("Open with the password given apart: %v", err)
 	}
@@ -188,7 +133,7 @@ func closedPort(t *testing.T) int {
 func TestOpenUnreachable(t *testing.T) {
 	port := closedPort(t)
 	start := time.Now()
-	db, err := openURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a closed port succeeded")
@@ -232,7 +177,7 @@ func TestOpenSilentServer(t *testing.T) {
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
 	start := time.Now()
-	db, err := openURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable&connect_timeout=1", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("postgres://dbprobe:secret@127.0.0.1:%d/dbprobe?sslmode=disable&connect_timeout=1", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a silent server succeeded")
@@ -249,7 +194,7 @@ func TestOpenSilentServer(t *testing.T) {
 func TestOpenMissingDatabase(t *testing.T) {
 	u, _ := url.Parse(testdb.PostgresURL(t))
 	u.Path = "/no_such_db"
-	db, err := openURL(t, u.String(), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, u.String(), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a missing database succeeded")
@@ -270,7 +215,7 @@ func TestOpenMalformedOptions(t *testing.T) {
 		"unknown setting":     withParams(t, base, "no_such_setting", "1"),
 	} {
 		t.Run(name, func(t *testing.T) {
-			db, err := openURL(t, raw, "", driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, raw, "", driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")
@@ -289,7 +234,7 @@ func TestOpenMalformedOptions(t *testing.T) {
 func TestInfoReadsSettingsBack(t *testing.T) {
 	base := testdb.PostgresURL(t)
 	// A setting in the URL applies to every connection and shows in Info.
-	db := mustOpen(t, withParams(t, base, "synchronous_commit", "off"), driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, withParams(t, base, "synchronous_commit", "off"), driver.Options{Sessions: 1})
 	info := db.Info()
 	t.Logf("%+v", info)
 	if info.Driver != "postgres" {
@@ -328,9 +273,9 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 
 func TestTableLifecycle(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 3)
+	tbl := drivertest.Table("usertable", 3)
 
 	st, err := db.Inspect(ctx, tbl)
 	if err != nil || st.Exists || st.CreatedByDbprobe || st.HasRows || st.Columns != nil {
@@ -347,8 +292,8 @@ func TestTableLifecycle(t *testing.T) {
 	if err := db.CreateTable(ctx, tbl); err == nil || !badinput.Is(err) {
 		t.Errorf("CreateTable of an existing table: %v, want bad input", err)
 	}
-	s := session(t, db, tbl)
-	if err := s.Insert(ctx, []byte("k"), record("k", 3)); err != nil {
+	s := drivertest.Session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), drivertest.Values("k", 3)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -388,7 +333,7 @@ func createForeignTable(t testing.TB, rawURL, name string) {
 func TestDropRefusesForeignTable(t *testing.T) {
 	u, db, _ := setup(t, 1, driver.Options{Sessions: 1}) // the marker table exists
 	ctx := context.Background()
-	foreign := ycsbTable("theirs", 1)
+	foreign := drivertest.Table("theirs", 1)
 	createForeignTable(t, u, foreign.Name)
 
 	st, err := db.Inspect(ctx, foreign)
@@ -406,9 +351,9 @@ func TestDropRefusesForeignTable(t *testing.T) {
 
 	// Without any marker table too.
 	u2 := testdb.FreshPostgresDatabase(t)
-	db2 := mustOpen(t, u2, driver.Options{Sessions: 1})
+	db2 := drivertest.MustOpen(t, u2, driver.Options{Sessions: 1})
 	createForeignTable(t, u2, "usertable")
-	if err := db2.DropTable(ctx, ycsbTable("usertable", 1)); err == nil || !badinput.Is(err) {
+	if err := db2.DropTable(ctx, drivertest.Table("usertable", 1)); err == nil || !badinput.Is(err) {
 		t.Fatalf("DropTable without a marker table: %v", err)
 	}
 }
@@ -416,7 +361,7 @@ func TestDropRefusesForeignTable(t *testing.T) {
 func TestSessionOperations(t *testing.T) {
 	_, db, tbl := setup(t, 4, driver.Options{Sessions: 2})
 	ctx := context.Background()
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 
 	// Values that need escaping somewhere, and the caller's reused buffers.
 	special := [][]byte{[]byte("tab\there"), []byte("new\nline\r\\back"), []byte(`quote'"é€`), []byte("")}
@@ -425,10 +370,10 @@ func TestSessionOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	key[4] = '2'
-	if err := s.Insert(ctx, key, record("user2", 4)); err != nil {
+	if err := s.Insert(ctx, key, drivertest.Values("user2", 4)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Insert(ctx, []byte("user3"), record("user3", 4)); err != nil {
+	if err := s.Insert(ctx, []byte("user3"), drivertest.Values("user3", 4)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -474,7 +419,7 @@ func TestSessionOperations(t *testing.T) {
 	if err := s.Update(ctx, []byte("nobody"), []int{1}, [][]byte{[]byte("x")}); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("Update of a missing key: %v", err)
 	}
-	if err := s.Update(ctx, []byte("user3"), nil, record("again", 4)); err != nil {
+	if err := s.Update(ctx, []byte("user3"), nil, drivertest.Values("again", 4)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -528,13 +473,13 @@ func TestInsertBatch(t *testing.T) {
 		t.Run(fmt.Sprintf("BulkLoad=%v", bulk), func(t *testing.T) {
 			u, db, tbl := setup(t, 10, driver.Options{Sessions: 1, BulkLoad: bulk})
 			ctx := context.Background()
-			s := session(t, db, tbl)
+			s := drivertest.Session(t, db, tbl)
 			keys := make([][]byte, records)
 			values := make([][][]byte, records)
 			var want int
 			for i := range keys {
 				keys[i] = []byte(fmt.Sprintf("user%06d", i))
-				values[i] = record(string(keys[i]), 10)
+				values[i] = drivertest.Values(string(keys[i]), 10)
 				if i%1000 == 0 {
 					values[i][3] = []byte("a\tb\\c\nd\re'\"é")
 				}
@@ -566,7 +511,7 @@ func TestInsertBatch(t *testing.T) {
 			// A batch that fails loads nothing, and a duplicate key is not
 			// retryable.
 			dup := [][]byte{[]byte("new1"), []byte("new2"), keys[7]}
-			err = s.InsertBatch(ctx, dup, [][][]byte{record("a", 10), record("b", 10), record("c", 10)})
+			err = s.InsertBatch(ctx, dup, [][][]byte{drivertest.Values("a", 10), drivertest.Values("b", 10), drivertest.Values("c", 10)})
 			if driver.Code(err) != "23505" || driver.IsRetryable(err) {
 				t.Fatalf("duplicate in batch: %v (code %q)", err, driver.Code(err))
 			}
@@ -583,11 +528,11 @@ func TestInsertBatch(t *testing.T) {
 func TestUniqueViolationIsNotRetryable(t *testing.T) {
 	_, db, tbl := setup(t, 2, driver.Options{Sessions: 1})
 	ctx := context.Background()
-	s := session(t, db, tbl)
-	if err := s.Insert(ctx, []byte("k"), record("k", 2)); err != nil {
+	s := drivertest.Session(t, db, tbl)
+	if err := s.Insert(ctx, []byte("k"), drivertest.Values("k", 2)); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Insert(ctx, []byte("k"), record("k", 2))
+	err := s.Insert(ctx, []byte("k"), drivertest.Values("k", 2))
 	if driver.ClassOf(err) != driver.ClassOther || driver.Code(err) != "23505" || driver.IsRetryable(err) {
 		t.Fatalf("duplicate insert: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
 	}
@@ -620,13 +565,13 @@ func waitForLockWait(t *testing.T, c *pgx.Conn) {
 // commit fails with 40001.
 func TestSerializationFailureIsConflict(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, withParams(t, u, "default_transaction_isolation", "repeatable read"), driver.Options{Sessions: 1})
-	tbl := ycsbTable("usertable", 1)
+	db := drivertest.MustOpen(t, withParams(t, u, "default_transaction_isolation", "repeatable read"), driver.Options{Sessions: 1})
+	tbl := drivertest.Table("usertable", 1)
 	ctx := context.Background()
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v0")}); err != nil {
 		t.Fatal(err)
 	}
@@ -660,13 +605,13 @@ func TestSerializationFailureIsConflict(t *testing.T) {
 // it and fails.
 func TestDeadlockIsConflict(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, withParams(t, u, "deadlock_timeout", "100ms"), driver.Options{Sessions: 1})
-	tbl := ycsbTable("usertable", 1)
+	db := drivertest.MustOpen(t, withParams(t, u, "deadlock_timeout", "100ms"), driver.Options{Sessions: 1})
+	tbl := drivertest.Table("usertable", 1)
 	ctx := context.Background()
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	other := admin(t, u)
 	if _, err := other.Exec(ctx, "SET deadlock_timeout = '10s'"); err != nil {
 		t.Fatal(err)
@@ -701,7 +646,7 @@ func TestDeadlockIsConflict(t *testing.T) {
 func TestTerminatedBackendIsConnLost(t *testing.T) {
 	u, db, tbl := setup(t, 1, driver.Options{Sessions: 1})
 	ctx := context.Background()
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
 		t.Fatal(err)
 	}
@@ -723,7 +668,7 @@ func TestTerminatedBackendIsConnLost(t *testing.T) {
 		t.Errorf("second read on the broken session: %v, class %v", err, driver.ClassOf(err))
 	}
 	s.Close()
-	s2 := session(t, db, tbl)
+	s2 := drivertest.Session(t, db, tbl)
 	if err := s2.Read(ctx, []byte("k"), nil, vals); err != nil {
 		t.Fatalf("new session after the loss: %v", err)
 	}
@@ -732,7 +677,7 @@ func TestTerminatedBackendIsConnLost(t *testing.T) {
 func TestTimeouts(t *testing.T) {
 	u, db, tbl := setup(t, 1, driver.Options{Sessions: 2})
 	ctx := context.Background()
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	for _, k := range []string{"k", "k2"} {
 		if err := s.Insert(ctx, []byte(k), [][]byte{[]byte("v")}); err != nil {
 			t.Fatal(err)
@@ -818,8 +763,8 @@ func TestTimeouts(t *testing.T) {
 	})
 
 	t.Run("statement_timeout", func(t *testing.T) {
-		db2 := mustOpen(t, withParams(t, u, "statement_timeout", "200"), driver.Options{Sessions: 1})
-		s2 := session(t, db2, tbl)
+		db2 := drivertest.MustOpen(t, withParams(t, u, "statement_timeout", "200"), driver.Options{Sessions: 1})
+		s2 := drivertest.Session(t, db2, tbl)
 		err := s2.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte("w")})
 		if !driver.IsTimeout(err) || driver.Code(err) != "57014" {
 			t.Fatalf("update past statement_timeout: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
@@ -830,14 +775,14 @@ func TestTimeouts(t *testing.T) {
 // Rows larger than the session's read buffer go through whole.
 func TestLargeRows(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 4)
+	tbl := drivertest.Table("usertable", 4)
 	tbl.FieldLength = 20000
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	big := func(key string, f int) []byte {
 		unit := fmt.Sprintf("%s.%d|", key, f)
 		return bytes.Repeat([]byte(unit), 15000/len(unit)+1)[:15000]
@@ -876,11 +821,11 @@ func TestLargeRows(t *testing.T) {
 // Closing a DB closes the sessions left open rather than waiting for them.
 func TestCloseWithOpenSession(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db, err := openURL(t, u, "", driver.Options{Sessions: 2})
+	db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl := ycsbTable("usertable", 1)
+	tbl := drivertest.Table("usertable", 1)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -923,7 +868,7 @@ func TestConformance(t *testing.T) {
 			drivertest.Run(t, drivertest.Config{
 				Options: tc.opts,
 				Open: func(t *testing.T, opts driver.Options) driver.DB {
-					db, err := openURL(t, u, "", opts)
+					db, err := drivertest.OpenURL(t, u, "", opts)
 					if err != nil {
 						t.Fatalf("Open: %v", err)
 					}
@@ -949,8 +894,8 @@ func provokeSerializationFailure(t *testing.T, rawURL string, opts driver.Option
 	t.Helper()
 	ctx := context.Background()
 	opts.Sessions = 1
-	db := mustOpen(t, withParams(t, rawURL, "default_transaction_isolation", "repeatable read"), opts)
-	s := session(t, db, tbl)
+	db := drivertest.MustOpen(t, withParams(t, rawURL, "default_transaction_isolation", "repeatable read"), opts)
+	s := drivertest.Session(t, db, tbl)
 	key := []byte("conflict-0001")
 	values := make([][]byte, len(tbl.Fields))
 	for i := range values {
@@ -987,7 +932,7 @@ func provokeSerializationFailure(t *testing.T, rawURL string, opts driver.Option
 // nothing on the server.
 func TestUnsupportedKnobs(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	_, err := openURL(t, u, "", driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	_, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, TableType: driver.TableMemory})
 	if err == nil {
 		t.Fatal("Open with --table-type memory succeeded")
 	}
@@ -1043,7 +988,7 @@ func TestDurability(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Sessions = 1
-			db := mustOpen(t, tc.url, tc.opts)
+			db := drivertest.MustOpen(t, tc.url, tc.opts)
 			if got := setting(db, "synchronous_commit"); got != tc.value {
 				t.Errorf("synchronous_commit = %q, want %q", got, tc.value)
 			}
@@ -1061,7 +1006,7 @@ func TestDurability(t *testing.T) {
 		{"delayed against options", withParams(t, base, "options", "-c synchronous_commit=on"), driver.DurabilityDelayed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, err := openURL(t, tc.url, "", driver.Options{Sessions: 1, Durability: tc.d})
+			db, err := drivertest.OpenURL(t, tc.url, "", driver.Options{Sessions: 1, Durability: tc.d})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")
@@ -1090,7 +1035,7 @@ func TestNondurableTable(t *testing.T) {
 		t.Errorf("Inspect = %+v, %v", st, err)
 	}
 	// A DB opened with the default knobs still reports the table as it is.
-	other := mustOpen(t, u, driver.Options{Sessions: 1})
+	other := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	if st, err := other.Inspect(ctx, tbl); err != nil || st.Type != driver.TableNondurable {
 		t.Errorf("Inspect through a default DB = %+v, %v", st, err)
 	}
@@ -1118,13 +1063,13 @@ func functions(t *testing.T, rawURL string) []string {
 func TestProcedurePath(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
 	ctx := context.Background()
-	stmt := mustOpen(t, u, driver.Options{Sessions: 1})
+	stmt := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	// track_functions counts the calls of PL/pgSQL functions (the writes);
 	// read and scan are inlined SQL functions, which are never called as
 	// such.
 	tracked := withParams(t, u, "track_functions", "all")
-	proc := mustOpen(t, tracked, driver.Options{Sessions: 2, OpPath: driver.PathProcedure})
-	tbl := ycsbTable("UserTable", 2)
+	proc := drivertest.MustOpen(t, tracked, driver.Options{Sessions: 2, OpPath: driver.PathProcedure})
+	tbl := drivertest.Table("UserTable", 2)
 	all := "[dbprobe_usertable_delete(character varying) dbprobe_usertable_insert(character varying,character varying,character varying) " +
 		"dbprobe_usertable_read(character varying) dbprobe_usertable_scan(character varying,integer) " +
 		"dbprobe_usertable_update(character varying,character varying,character varying)]"
@@ -1136,13 +1081,13 @@ func TestProcedurePath(t *testing.T) {
 	if got := functions(t, u); len(got) != 0 {
 		t.Fatalf("functions after CreateTable on the statement path: %v", got)
 	}
-	s0 := session(t, stmt, tbl)
-	if err := s0.Insert(ctx, []byte("k1"), record("k1", 2)); err != nil {
+	s0 := drivertest.Session(t, stmt, tbl)
+	if err := s0.Insert(ctx, []byte("k1"), drivertest.Values("k1", 2)); err != nil {
 		t.Fatal(err)
 	}
 
 	// A session on the procedure path creates them, once.
-	s := session(t, proc, tbl)
+	s := drivertest.Session(t, proc, tbl)
 	if got := fmt.Sprint(functions(t, u)); got != all {
 		t.Fatalf("functions after a procedure session:\n got %s\nwant %s", got, all)
 	}
@@ -1151,10 +1096,10 @@ func TestProcedurePath(t *testing.T) {
 	if err := c.QueryRow(ctx, "SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'dbprobe_usertable_read'").Scan(&xmin); err != nil {
 		t.Fatal(err)
 	}
-	s2 := session(t, proc, tbl)
+	s2 := drivertest.Session(t, proc, tbl)
 	// A second DB on the procedure path finds them rather than making them again.
-	proc2 := mustOpen(t, tracked, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
-	s3 := session(t, proc2, tbl)
+	proc2 := drivertest.MustOpen(t, tracked, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
+	s3 := drivertest.Session(t, proc2, tbl)
 	var xmin2 int64
 	if err := c.QueryRow(ctx, "SELECT xmin::text::bigint FROM pg_proc WHERE proname = 'dbprobe_usertable_read'").Scan(&xmin2); err != nil {
 		t.Fatal(err)
@@ -1169,7 +1114,7 @@ func TestProcedurePath(t *testing.T) {
 	if err := s.Read(ctx, []byte("k1"), nil, got); err != nil || fmt.Sprintf("%s", got) != "[k1-f0 k1-f1]" {
 		t.Fatalf("Read through the function = %s, %v", got, err)
 	}
-	if err := s2.Insert(ctx, []byte("k2"), record("k2", 2)); err != nil {
+	if err := s2.Insert(ctx, []byte("k2"), drivertest.Values("k2", 2)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s3.Update(ctx, []byte("k2"), []int{1}, [][]byte{[]byte("new")}); err != nil {
@@ -1187,7 +1132,7 @@ func TestProcedurePath(t *testing.T) {
 	if err := s.Delete(ctx, []byte("k1")); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("second delete through the function: %v", err)
 	}
-	if err := s.Insert(ctx, []byte("k2"), record("k2", 2)); driver.Code(err) != "23505" || driver.IsRetryable(err) {
+	if err := s.Insert(ctx, []byte("k2"), drivertest.Values("k2", 2)); driver.Code(err) != "23505" || driver.IsRetryable(err) {
 		t.Errorf("duplicate insert through the function: %v (code %q)", err, driver.Code(err))
 	}
 	for _, x := range []driver.Session{s0, s, s2, s3} {
@@ -1241,7 +1186,7 @@ func TestProcedurePath(t *testing.T) {
 	if err := stmt.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
-	session(t, proc, tbl).Close()
+	drivertest.Session(t, proc, tbl).Close()
 	if got := fmt.Sprint(functions(t, u)); got != all {
 		t.Fatalf("functions after a session following DropTable: %s", got)
 	}
@@ -1251,8 +1196,8 @@ func TestProcedurePath(t *testing.T) {
 // procedure path, before anything is created.
 func TestProcedurePathLongName(t *testing.T) {
 	u := testdb.FreshPostgresDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
-	tbl := ycsbTable(strings.Repeat("t", 49), 1)
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, OpPath: driver.PathProcedure})
+	tbl := drivertest.Table(strings.Repeat("t", 49), 1)
 	if err := db.CreateTable(context.Background(), tbl); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "--op-path statement") {
 		t.Fatalf("CreateTable of a 49-byte name on the procedure path: %v", err)
 	}

@@ -56,7 +56,7 @@ func BenchmarkInsertBatch(b *testing.B) {
 		b.Run(fmt.Sprintf("BulkLoad=%v", bulk), func(b *testing.B) {
 			_, db, tbl := setup(b, fields, driver.Options{Sessions: 1, BulkLoad: bulk})
 			ctx := context.Background()
-			s := session(b, db, tbl)
+			s := drivertest.Session(b, db, tbl)
 			_, values := benchValues(batch, fields)
 			keys := make([][]byte, batch)
 			b.ReportAllocs()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,42 +19,6 @@ import (
 	_ "dbprobe/internal/driver/redis"
 	"dbprobe/internal/testdb"
 )
-
-// ycsbTable returns the YCSB table shape with n fields.
-func ycsbTable(name string, n int) driver.Table {
-	t := driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
-	for i := 0; i < n; i++ {
-		t.Fields = append(t.Fields, "FIELD"+strconv.Itoa(i))
-	}
-	return t
-}
-
-// openURL opens rawURL through the registry, as the command does.
-func openURL(t testing.TB, rawURL, password string, opts driver.Options) (driver.DB, error) {
-	t.Helper()
-	target, err := driver.ParseTarget(rawURL, password)
-	if err != nil {
-		t.Fatalf("ParseTarget: %v", err)
-	}
-	d, _, err := driver.Lookup(target.Driver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return d.Open(ctx, target, opts)
-}
-
-// mustOpen opens rawURL and closes it when the test ends.
-func mustOpen(t testing.TB, rawURL string, opts driver.Options) driver.DB {
-	t.Helper()
-	db, err := openURL(t, rawURL, "", opts)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
 
 // admin connects to rawURL with go-redis, outside the driver.
 func admin(t testing.TB, rawURL string) *redis.Client {
@@ -75,30 +38,12 @@ func admin(t testing.TB, rawURL string) *redis.Client {
 func setup(t testing.TB, n int, opts driver.Options) (string, driver.DB, driver.Table) {
 	t.Helper()
 	u := testdb.FreshRedisDatabase(t)
-	db := mustOpen(t, u, opts)
-	tbl := ycsbTable("usertable", n)
+	db := drivertest.MustOpen(t, u, opts)
+	tbl := drivertest.Table("usertable", n)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatalf("CreateTable: %v", err)
 	}
 	return u, db, tbl
-}
-
-func session(t testing.TB, db driver.DB, tbl driver.Table) driver.Session {
-	t.Helper()
-	s, err := db.Session(context.Background(), tbl)
-	if err != nil {
-		t.Fatalf("Session: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-func record(key string, n int) [][]byte {
-	v := make([][]byte, n)
-	for i := range v {
-		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
-	}
-	return v
 }
 
 // withPassword returns rawURL with another password.
@@ -151,7 +96,7 @@ func TestOpenWrongPassword(t *testing.T) {
 		"DBPROBE_PASSWORD": {withPassword(t, base, ""), wrong},
 	} {
 		t.Run(name, func(t *testing.T) {
-			db, err := openURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, tc.url, tc.password, driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open with a wrong password succeeded")
@@ -173,7 +118,7 @@ func TestOpenWrongPassword(t *testing.T) {
 	t.Run("unknown user", func(t *testing.T) {
 		u, _ := url.Parse(base)
 		u.User = url.UserPassword("mallory", realPW)
-		_, err := openURL(t, u.String(), "", driver.Options{Sessions: 1})
+		_, err := drivertest.OpenURL(t, u.String(), "", driver.Options{Sessions: 1})
 		if !badinput.Is(err) || !strings.Contains(fmt.Sprint(err), `refused user "mallory": WRONGPASS`) || strings.Contains(fmt.Sprint(err), realPW) {
 			t.Errorf("Open as an unknown user: %v", err)
 		}
@@ -182,7 +127,7 @@ func TestOpenWrongPassword(t *testing.T) {
 
 func TestOpenWithoutPassword(t *testing.T) {
 	base := testdb.RedisURL(t)
-	_, err := openURL(t, withPassword(t, base, ""), "", driver.Options{Sessions: 1})
+	_, err := drivertest.OpenURL(t, withPassword(t, base, ""), "", driver.Options{Sessions: 1})
 	want := fmt.Sprintf("Redis at %[1]s wants a password: NOAUTH; give it in the URL (redis://:PASSWORD@%[1]s/0) or DBPROBE_PASSWORD", hostOf(t, base))
 	if !badinput.Is(err) || fmt.Sprint(err) != want {
 		t.Errorf("Open without a password: %v (bad input %v), want %q", err, badinput.Is(err), want)
@@ -191,7 +136,7 @@ func TestOpenWithoutPassword(t *testing.T) {
 
 func TestOpenPasswordFromEnvironment(t *testing.T) {
 	base := testdb.RedisURL(t)
-	db, err := openURL(t, withPassword(t, base, ""), passwordOf(t, base), driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, withPassword(t, base, ""), passwordOf(t, base), driver.Options{Sessions: 1})
 	if err != nil {
 		t.Fatalf("Open with the password given apart: %v", err)
 	}
@@ -212,7 +157,7 @@ func closedPort(t *testing.T) int {
 func TestOpenUnreachable(t *testing.T) {
 	port := closedPort(t)
 	start := time.Now()
-	db, err := openURL(t, fmt.Sprintf("redis://:secret@127.0.0.1:%d/0", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("redis://:secret@127.0.0.1:%d/0", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a closed port succeeded")
@@ -256,7 +201,7 @@ func TestOpenSilentServer(t *testing.T) {
 	}()
 	port := l.Addr().(*net.TCPAddr).Port
 	start := time.Now()
-	db, err := openURL(t, fmt.Sprintf("redis://:secret@127.0.0.1:%d/0?dial_timeout=1s&read_timeout=1s", port), "", driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, fmt.Sprintf("redis://:secret@127.0.0.1:%d/0?dial_timeout=1s&read_timeout=1s", port), "", driver.Options{Sessions: 1})
 	if err == nil {
 		db.Close()
 		t.Fatal("Open of a silent server succeeded")
@@ -274,7 +219,7 @@ func TestOpenMissingDatabase(t *testing.T) {
 	base := testdb.RedisURL(t)
 	u, _ := url.Parse(base)
 	u.Path = "/999"
-	_, err := openURL(t, u.String(), "", driver.Options{Sessions: 1})
+	_, err := drivertest.OpenURL(t, u.String(), "", driver.Options{Sessions: 1})
 	if !badinput.Is(err) || !strings.Contains(fmt.Sprint(err), "has no database 999") || strings.Contains(fmt.Sprint(err), passwordOf(t, base)) {
 		t.Errorf("Open of database 999: %v (bad input %v)", err, badinput.Is(err))
 	}
@@ -298,7 +243,7 @@ func TestUnsupportedKnobs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Sessions = 1
-			_, err := openURL(t, u, "", tc.opts)
+			_, err := drivertest.OpenURL(t, u, "", tc.opts)
 			if !badinput.Is(err) || fmt.Sprint(err) != tc.want {
 				t.Errorf("Open = %v (bad input %v), want %q", err, badinput.Is(err), tc.want)
 			}
@@ -317,7 +262,7 @@ func settings(db driver.DB) map[string]string {
 
 func TestInfoReadsSettingsBack(t *testing.T) {
 	u := testdb.FreshRedisDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	info := db.Info()
 	t.Logf("%+v", info)
 	if info.Driver != "redis" || info.Library != "go-redis "+redis.Version() {
@@ -367,7 +312,7 @@ func TestDurability(t *testing.T) {
 	}
 
 	t.Run("full sets always and Close puts everysec back", func(t *testing.T) {
-		db, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+		db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -390,7 +335,7 @@ func TestDurability(t *testing.T) {
 	})
 
 	t.Run("delayed on everysec changes nothing", func(t *testing.T) {
-		db := mustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+		db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		s := settings(db)
 		if s["appendfsync"] != "everysec" || s["durability"] != "" {
 			t.Errorf("Settings = %v", s)
@@ -398,17 +343,17 @@ func TestDurability(t *testing.T) {
 	})
 
 	t.Run("the last of several DBs puts it back", func(t *testing.T) {
-		a, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+		a, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+		b, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 		if err != nil {
 			t.Fatal(err)
 		}
 		// A third that wants the opposite is refused: the setting is
 		// server-wide.
-		if other, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed}); !badinput.Is(err) {
+		if other, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed}); !badinput.Is(err) {
 			if other != nil {
 				other.Close()
 			}
@@ -429,7 +374,7 @@ func TestDurability(t *testing.T) {
 	})
 
 	t.Run("a change by someone else is left alone", func(t *testing.T) {
-		db, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+		db, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -453,7 +398,7 @@ func TestDurabilityNeedsAppendonly(t *testing.T) {
 	c := admin(t, u)
 	for _, d := range []driver.Durability{driver.DurabilityFull, driver.DurabilityDelayed} {
 		t.Run(d.String(), func(t *testing.T) {
-			_, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: d})
+			_, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: d})
 			want := fmt.Sprintf("Redis at %s: no write is durable: appendonly=no; CONFIG SET appendonly yes or run with --durability server", hostOf(t, u))
 			if !badinput.Is(err) || fmt.Sprint(err) != want {
 				t.Errorf("Open = %v (bad input %v), want %q", err, badinput.Is(err), want)
@@ -463,7 +408,7 @@ func TestDurabilityNeedsAppendonly(t *testing.T) {
 			}
 		})
 	}
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	if s := settings(db); s["appendonly"] != "no" {
 		t.Errorf("Settings with durability server = %v, want appendonly no reported", s)
 	}
@@ -479,11 +424,11 @@ func TestConfigDeniedByACL(t *testing.T) {
 	parsed, _ := url.Parse(u)
 	parsed.User = url.UserPassword("bench", "bench-pw")
 	bench := parsed.String()
-	_, err := openURL(t, bench, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
+	_, err := drivertest.OpenURL(t, bench, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 	if !badinput.Is(err) || !strings.Contains(fmt.Sprint(err), "refused CONFIG GET: NOPERM") || strings.Contains(fmt.Sprint(err), "bench-pw") {
 		t.Errorf("Open with durability delayed: %v (bad input %v)", err, badinput.Is(err))
 	}
-	db := mustOpen(t, bench, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, bench, driver.Options{Sessions: 1})
 	if s := settings(db); !strings.HasPrefix(s["config"], "CONFIG GET refused (NOPERM") || s["appendonly"] != "yes (INFO persistence aof_enabled)" {
 		t.Errorf("Settings = %v", s)
 	}
@@ -492,18 +437,18 @@ func TestConfigDeniedByACL(t *testing.T) {
 // A server where CONFIG is renamed away, as managed services do.
 func TestConfigRefused(t *testing.T) {
 	u := testdb.StartRedis(t, "--rename-command", "CONFIG", "")
-	_, err := openURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
+	_, err := drivertest.OpenURL(t, u, "", driver.Options{Sessions: 1, Durability: driver.DurabilityFull})
 	if !badinput.Is(err) || !strings.Contains(fmt.Sprint(err), "refused CONFIG GET: ERR unknown command") ||
 		!strings.Contains(fmt.Sprint(err), "or run with --durability server") {
 		t.Errorf("Open with durability full: %v (bad input %v)", err, badinput.Is(err))
 	}
 
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	s := settings(db)
 	if !strings.HasPrefix(s["config"], "CONFIG GET refused (ERR unknown command") || s["appendonly"] != "yes (INFO persistence aof_enabled)" {
 		t.Errorf("Settings = %v: want CONFIG's refusal said, and appendonly from INFO", s)
 	}
-	tbl := ycsbTable("usertable", 2)
+	tbl := drivertest.Table("usertable", 2)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -515,9 +460,9 @@ func TestConfigRefused(t *testing.T) {
 
 func TestTableLifecycle(t *testing.T) {
 	u := testdb.FreshRedisDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 3)
+	tbl := drivertest.Table("usertable", 3)
 	c := admin(t, u)
 
 	st, err := db.Inspect(ctx, tbl)
@@ -542,19 +487,19 @@ func TestTableLifecycle(t *testing.T) {
 	if err := db.CreateTable(ctx, tbl); !badinput.Is(err) || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("CreateTable of an existing table: %v, want bad input", err)
 	}
-	if _, err := db.Session(ctx, ycsbTable("usertable", 10)); !badinput.Is(err) ||
+	if _, err := db.Session(ctx, drivertest.Table("usertable", 10)); !badinput.Is(err) ||
 		!strings.Contains(err.Error(), "has the columns YCSB_KEY,FIELD0,FIELD1,FIELD2 and the workload wants YCSB_KEY,FIELD0") {
 		t.Errorf("Session with another field count: %v", err)
 	}
 
 	// Enough records for several drop chunks.
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	const n = 2500
 	keys := make([][]byte, n)
 	values := make([][][]byte, n)
 	for i := range keys {
 		keys[i] = []byte(fmt.Sprintf("user%05d", i))
-		values[i] = record(string(keys[i]), 3)
+		values[i] = drivertest.Values(string(keys[i]), 3)
 	}
 	if err := s.InsertBatch(ctx, keys, values); err != nil {
 		t.Fatal(err)
@@ -572,7 +517,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatalf("keys left after the drop: %v (%v)", left, err)
 	}
 	// Created again, it is dbprobe's again, of the type asked for.
-	mem := mustOpen(t, u, driver.Options{Sessions: 1, TableType: driver.TableMemory})
+	mem := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, TableType: driver.TableMemory})
 	if err := mem.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -587,10 +532,10 @@ func TestTableLifecycle(t *testing.T) {
 // keep CreateTable and Insert from taking them over.
 func TestForeignKeys(t *testing.T) {
 	u := testdb.FreshRedisDatabase(t)
-	db := mustOpen(t, u, driver.Options{Sessions: 1})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	ctx := context.Background()
 	c := admin(t, u)
-	tbl := ycsbTable("usertable", 1)
+	tbl := drivertest.Table("usertable", 1)
 
 	if err := c.HSet(ctx, "usertable:precious", "FIELD0", "theirs").Err(); err != nil {
 		t.Fatal(err)
@@ -608,7 +553,7 @@ func TestForeignKeys(t *testing.T) {
 	}
 
 	// A dbprobe table beside a key someone wrote with its prefix later.
-	other := ycsbTable("mine", 1)
+	other := drivertest.Table("mine", 1)
 	if err := db.CreateTable(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -618,7 +563,7 @@ func TestForeignKeys(t *testing.T) {
 	if st, err := db.Inspect(ctx, other); err != nil || !st.CreatedByDbprobe || !st.HasRows {
 		t.Errorf("Inspect of a dbprobe table holding someone else's key = %+v, %v; want HasRows", st, err)
 	}
-	s := session(t, db, other)
+	s := drivertest.Session(t, db, other)
 	if err := s.Update(ctx, []byte("theirs"), []int{0}, [][]byte{[]byte("ours")}); !errors.Is(err, driver.ErrNotFound) {
 		t.Errorf("Update of a key dbprobe did not write: %v, want ErrNotFound", err)
 	}
@@ -648,7 +593,7 @@ func TestForeignKeys(t *testing.T) {
 func TestSessionOperations(t *testing.T) {
 	u, db, tbl := setup(t, 4, driver.Options{Sessions: 2})
 	ctx := context.Background()
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 
 	// Values that need escaping somewhere, binary ones, and the caller's
 	// reused buffers.
@@ -658,10 +603,10 @@ func TestSessionOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	key[4] = '2'
-	if err := s.Insert(ctx, key, record("user2", 4)); err != nil {
+	if err := s.Insert(ctx, key, drivertest.Values("user2", 4)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Insert(ctx, []byte("user3"), record("user3", 4)); err != nil {
+	if err := s.Insert(ctx, []byte("user3"), drivertest.Values("user3", 4)); err != nil {
 		t.Fatal(err)
 	}
 	vals := make([][]byte, 4)
@@ -690,7 +635,7 @@ func TestSessionOperations(t *testing.T) {
 	if err := s.Update(ctx, []byte("user2"), []int{3, 0}, [][]byte{[]byte("three"), []byte("zero")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(ctx, []byte("user3"), nil, record("again", 4)); err != nil {
+	if err := s.Update(ctx, []byte("user3"), nil, drivertest.Values("again", 4)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Read(ctx, []byte("user2"), nil, vals); err != nil || fmt.Sprintf("%s", vals) != "[zero user2-f1 user2-f2 three]" {
@@ -706,7 +651,7 @@ func TestSessionOperations(t *testing.T) {
 		t.Errorf("Scan = %d, %v, keys %v, values %v", n, err, keys, firsts)
 	}
 	// Keys compare as bytes: 0xff sorts after every ASCII key.
-	if err := s.Insert(ctx, []byte{0xff}, record("ff", 4)); err != nil {
+	if err := s.Insert(ctx, []byte{0xff}, drivertest.Values("ff", 4)); err != nil {
 		t.Fatal(err)
 	}
 	keys = nil
@@ -740,14 +685,14 @@ func TestInsertBatchAllOrNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("BulkLoad=%v", bulk), func(t *testing.T) {
 			u, db, tbl := setup(t, 10, driver.Options{Sessions: 1, BulkLoad: bulk})
 			ctx := context.Background()
-			s := session(t, db, tbl)
+			s := drivertest.Session(t, db, tbl)
 			c := admin(t, u)
 			const n = 3000
 			keys := make([][]byte, n)
 			values := make([][][]byte, n)
 			for i := range keys {
 				keys[i] = []byte(fmt.Sprintf("user%06d", i))
-				values[i] = record(string(keys[i]), 10)
+				values[i] = drivertest.Values(string(keys[i]), 10)
 			}
 			values[17][3] = []byte{0, 1, 2, 0xfe, 0xff, '\r', '\n'}
 			if err := s.InsertBatch(ctx, keys, values); err != nil {
@@ -770,13 +715,13 @@ func TestInsertBatchAllOrNothing(t *testing.T) {
 
 			// A batch holding an existing key writes nothing, and names it.
 			fresh := [][]byte{[]byte("new1"), keys[1234], []byte("new2")}
-			err := s.InsertBatch(ctx, fresh, [][][]byte{record("a", 10), record("b", 10), record("c", 10)})
+			err := s.InsertBatch(ctx, fresh, [][][]byte{drivertest.Values("a", 10), drivertest.Values("b", 10), drivertest.Values("c", 10)})
 			if driver.Code(err) != "EXISTS" || driver.IsRetryable(err) || !strings.Contains(fmt.Sprint(err), `key "user001234" of table usertable already exists`) {
 				t.Errorf("batch with an existing key: %v (code %q, class %v)", err, driver.Code(err), driver.ClassOf(err))
 			}
 			// So does one holding a key twice.
 			twice := [][]byte{[]byte("new3"), []byte("new3")}
-			if err := s.InsertBatch(ctx, twice, [][][]byte{record("a", 10), record("b", 10)}); driver.Code(err) != "EXISTS" {
+			if err := s.InsertBatch(ctx, twice, [][][]byte{drivertest.Values("a", 10), drivertest.Values("b", 10)}); driver.Code(err) != "EXISTS" {
 				t.Errorf("batch with a key twice: %v (code %q)", err, driver.Code(err))
 			}
 			if k, err := c.Exists(ctx, "usertable:new1", "usertable:new2", "usertable:new3").Result(); err != nil || k != 0 {
@@ -785,7 +730,7 @@ func TestInsertBatchAllOrNothing(t *testing.T) {
 			if card, err := c.ZCard(ctx, "usertable#index").Result(); err != nil || card != n {
 				t.Errorf("index holds %d keys after the failed batches (%v), want %d", card, err, n)
 			}
-			if err := s.InsertBatch(ctx, [][]byte{[]byte("x")}, [][][]byte{record("x", 9)}); err == nil {
+			if err := s.InsertBatch(ctx, [][]byte{[]byte("x")}, [][][]byte{drivertest.Values("x", 9)}); err == nil {
 				t.Error("a record of 9 values for 10 fields was accepted")
 			}
 		})
@@ -799,16 +744,16 @@ func TestWrongTypeWritesNothing(t *testing.T) {
 		t.Run(fmt.Sprintf("BulkLoad=%v", bulk), func(t *testing.T) {
 			u, db, tbl := setup(t, 2, driver.Options{Sessions: 1, BulkLoad: bulk})
 			ctx := context.Background()
-			s := session(t, db, tbl)
+			s := drivertest.Session(t, db, tbl)
 			c := admin(t, u)
 			if err := c.Set(ctx, "usertable#index", "not a sorted set", 0).Err(); err != nil {
 				t.Fatal(err)
 			}
-			err := s.Insert(ctx, []byte("k1"), record("k1", 2))
+			err := s.Insert(ctx, []byte("k1"), drivertest.Values("k1", 2))
 			if driver.Code(err) != "WRONGTYPE" || driver.ClassOf(err) != driver.ClassOther {
 				t.Errorf("Insert: %v (code %q, class %v), want WRONGTYPE", err, driver.Code(err), driver.ClassOf(err))
 			}
-			err = s.InsertBatch(ctx, [][]byte{[]byte("k2"), []byte("k3")}, [][][]byte{record("k2", 2), record("k3", 2)})
+			err = s.InsertBatch(ctx, [][]byte{[]byte("k2"), []byte("k3")}, [][][]byte{drivertest.Values("k2", 2), drivertest.Values("k3", 2)})
 			if err == nil {
 				t.Error("InsertBatch with a string as the index succeeded")
 			}
@@ -821,13 +766,13 @@ func TestWrongTypeWritesNothing(t *testing.T) {
 
 func TestTimeoutsAndClosedDB(t *testing.T) {
 	u := testdb.StartRedis(t, "--enable-debug-command", "yes")
-	db := mustOpen(t, u, driver.Options{Sessions: 2})
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 2})
 	ctx := context.Background()
-	tbl := ycsbTable("usertable", 1)
+	tbl := drivertest.Table("usertable", 1)
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
-	s := session(t, db, tbl)
+	s := drivertest.Session(t, db, tbl)
 	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
 		t.Fatal(err)
 	}
@@ -887,8 +832,8 @@ func provokeBusy(rawURL string) func(t *testing.T, db driver.DB, tbl driver.Tabl
 			t.Fatal(err)
 		}
 		defer c.ConfigSet(ctx, "lua-time-limit", "5000")
-		s := session(t, db, tbl)
-		if err := s.Insert(ctx, []byte("busy-0001"), record("busy", len(tbl.Fields))); err != nil {
+		s := drivertest.Session(t, db, tbl)
+		if err := s.Insert(ctx, []byte("busy-0001"), drivertest.Values("busy", len(tbl.Fields))); err != nil {
 			t.Fatal(err)
 		}
 		opts, err := redis.ParseURL(rawURL)
@@ -945,7 +890,7 @@ func createForeignTable(t *testing.T, rawURL, name string) {
 
 func conformance(t *testing.T, rawURL string, cfg drivertest.Config) {
 	cfg.Open = func(t *testing.T, opts driver.Options) driver.DB {
-		db, err := openURL(t, rawURL, "", opts)
+		db, err := drivertest.OpenURL(t, rawURL, "", opts)
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}

@@ -20,6 +20,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 )
 
@@ -77,7 +78,7 @@ func TestTLS(t *testing.T) {
 	t.Run("trusted by skip_verify", func(t *testing.T) {
 		v := tlsURL
 		v.RawQuery = "skip_verify=true"
-		db, err := openURL(t, v.String(), "", driver.Options{Sessions: 1})
+		db, err := drivertest.OpenURL(t, v.String(), "", driver.Options{Sessions: 1})
 		if err != nil {
 			t.Fatalf("Open over TLS: %v", err)
 		}
@@ -98,7 +99,7 @@ func TestTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			db, err := openURL(t, tc.url, "", driver.Options{Sessions: 1})
+			db, err := drivertest.OpenURL(t, tc.url, "", driver.Options{Sessions: 1})
 			if err == nil {
 				db.Close()
 				t.Fatal("Open succeeded")

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,15 +21,6 @@ import (
 	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 )
-
-// ycsbTable returns the YCSB table shape with n fields.
-func ycsbTable(name string, n int) driver.Table {
-	t := driver.Table{Name: name, KeyColumn: "YCSB_KEY", KeyLength: 255, FieldLength: 100}
-	for i := 0; i < n; i++ {
-		t.Fields = append(t.Fields, "FIELD"+strconv.Itoa(i))
-	}
-	return t
-}
 
 // mustOpen opens rawURL with opts and closes it when the test ends.
 func mustOpen(t testing.TB, rawURL string, opts driver.Options) driver.DB {
@@ -174,15 +164,6 @@ func createForeignTable(t *testing.T, a *sql.DB, name string) {
 	})
 }
 
-// record builds n field values for a key.
-func record(key string, n int) [][]byte {
-	v := make([][]byte, n)
-	for i := range v {
-		v[i] = []byte(fmt.Sprintf("%s-f%d", key, i))
-	}
-	return v
-}
-
 // provokeWriteConflict makes a memory-optimized table refuse an update
 // with 41302: another transaction has updated the row and not committed.
 // In-Memory OLTP does not wait for it: the second writer fails at once.
@@ -194,7 +175,7 @@ func provokeWriteConflict(t *testing.T, a *sql.DB, db driver.DB, tbl driver.Tabl
 	}
 	defer s.Close()
 	key := []byte("conflict-0001")
-	if err := s.Insert(ctx, key, record(string(key), len(tbl.Fields))); err != nil {
+	if err := s.Insert(ctx, key, drivertest.Values(string(key), len(tbl.Fields))); err != nil {
 		t.Fatal(err)
 	}
 	c, err := a.Conn(ctx)
@@ -252,7 +233,7 @@ func provokeDeadlock(t *testing.T, a *sql.DB, db driver.DB, tbl driver.Table) er
 	batch := make(chan error, 1)
 	go func() {
 		batch <- s.InsertBatch(ctx, [][]byte{keyA, keyB},
-			[][][]byte{record(string(keyA), len(tbl.Fields)), record(string(keyB), len(tbl.Fields))})
+			[][][]byte{drivertest.Values(string(keyA), len(tbl.Fields)), drivertest.Values(string(keyB), len(tbl.Fields))})
 	}()
 	// Wait until the batch waits for key b, holding key a.
 	deadline := time.Now().Add(30 * time.Second)
@@ -417,7 +398,7 @@ func TestSessionCreatesMissingProcedures(t *testing.T) {
 	base := testdb.SQLServerURL(t)
 	a := admin(t, base)
 	ctx := context.Background()
-	tbl := ycsbTable(fmt.Sprintf("dbprobe_test_procs_%d", time.Now().UnixNano()%1e9), 3)
+	tbl := drivertest.Table(fmt.Sprintf("dbprobe_test_procs_%d", time.Now().UnixNano()%1e9), 3)
 	plain := mustOpen(t, base, driver.Options{Sessions: 2})
 	if err := plain.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
@@ -444,7 +425,7 @@ func TestSessionCreatesMissingProcedures(t *testing.T) {
 		t.Fatalf("%d procedures after a procedure-path Session, want 5", n)
 	}
 	key := []byte("k1")
-	if err := s.Insert(ctx, key, record("k1", 3)); err != nil {
+	if err := s.Insert(ctx, key, drivertest.Values("k1", 3)); err != nil {
 		t.Fatal(err)
 	}
 	got := [][]byte{nil}

@@ -16,7 +16,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -24,13 +23,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"dbprobe/bench/internal/benchtext"
 )
 
 type measurement struct {
@@ -278,20 +278,7 @@ func dbprobe(bin string, args []string, ops int) measurement {
 		fatalf("dbprobe %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	m := measurement{p: map[string][3]float64{}}
-	vals := map[string]map[string]float64{}
-	sc := bufio.NewScanner(&out)
-	for sc.Scan() {
-		parts := strings.Split(sc.Text(), ", ")
-		if len(parts) != 3 || !strings.HasPrefix(parts[0], "[") {
-			continue
-		}
-		v, _ := strconv.ParseFloat(parts[2], 64)
-		sec := strings.Trim(parts[0], "[]")
-		if vals[sec] == nil {
-			vals[sec] = map[string]float64{}
-		}
-		vals[sec][parts[1]] = v
-	}
+	vals := benchtext.Parse(out.Bytes())
 	m.opsPerSec = vals["OVERALL"]["Throughput(ops/sec)"]
 	m.runSeconds = vals["OVERALL"]["RunTime(ms)"] / 1000
 	for _, op := range []string{"READ", "UPDATE"} {
@@ -381,14 +368,6 @@ func check(err error) {
 
 func fatalf(format string, args ...any) {
 	// The commands hold database URLs and passwords: never print those.
-	msg := fmt.Sprintf(format, args...)
-	msg = urlPassword.ReplaceAllString(msg, "://$1:xxxxx@")
-	msg = flagPassword.ReplaceAllString(msg, "${1}xxxxx")
-	fmt.Fprintln(os.Stderr, "compare: "+msg)
+	fmt.Fprintln(os.Stderr, "compare: "+benchtext.Redact(fmt.Sprintf(format, args...)))
 	os.Exit(1)
 }
-
-var (
-	urlPassword  = regexp.MustCompile(`://([^:@/\s]*):[^@\s]*@`)
-	flagPassword = regexp.MustCompile(`(--mysql-password=|-a )\S+`)
-)

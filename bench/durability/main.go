@@ -13,19 +13,19 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"dbprobe/bench/internal/benchtext"
 )
 
 type database struct {
@@ -92,7 +92,7 @@ func main() {
 			fmt.Fprintf(os.Stderr, "durability: rep %d: %s %s %s %s\n", rep+1, v.db.name, v.tableType, v.durability, v.path)
 			// The warm-up runs inside the duration: give it its share.
 			out := output(bin, withURL(replace(args, "--duration", (*duration+*warmup).String()), v.db.url)...)
-			figs := parse(out)
+			figs := benchtext.Parse(out)
 			v.opsPerSec = append(v.opsPerSec, figs["OVERALL"]["Throughput(ops/sec)"])
 			v.read = append(v.read, figs["READ"]["AverageLatency(us)"]/1000)
 			v.write = append(v.write, figs["UPDATE"]["AverageLatency(us)"]/1000)
@@ -140,25 +140,6 @@ func replace(args []string, flag, value string) []string {
 	return out
 }
 
-// parse reads YCSB text output into section → metric → value.
-func parse(out []byte) map[string]map[string]float64 {
-	vals := map[string]map[string]float64{}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		parts := strings.Split(sc.Text(), ", ")
-		if len(parts) != 3 || !strings.HasPrefix(parts[0], "[") {
-			continue
-		}
-		v, _ := strconv.ParseFloat(parts[2], 64)
-		sec := strings.Trim(parts[0], "[]")
-		if vals[sec] == nil {
-			vals[sec] = map[string]float64{}
-		}
-		vals[sec][parts[1]] = v
-	}
-	return vals
-}
-
 func median(vs []float64) float64 {
 	s := slices.Clone(vs)
 	slices.Sort(s)
@@ -185,14 +166,6 @@ func check(err error) {
 
 func fatalf(format string, args ...any) {
 	// The commands hold database URLs and passwords: never print those.
-	msg := fmt.Sprintf(format, args...)
-	msg = urlPassword.ReplaceAllString(msg, "://$1:xxxxx@")
-	msg = flagPassword.ReplaceAllString(msg, "${1}xxxxx")
-	fmt.Fprintln(os.Stderr, "durability: "+msg)
+	fmt.Fprintln(os.Stderr, "durability: "+benchtext.Redact(fmt.Sprintf(format, args...)))
 	os.Exit(1)
 }
-
-var (
-	urlPassword  = regexp.MustCompile(`://([^:@/\s]*):[^@\s]*@`)
-	flagPassword = regexp.MustCompile(`(--mysql-password=|-a )\S+`)
-)

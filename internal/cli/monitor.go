@@ -38,7 +38,11 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 	if err != nil {
 		return nil, []string{"monitor: not started: " + j.target.Scrub(err.Error())}
 	}
-	notes := []string{fmt.Sprintf("monitor: every %s (the database's counters and waits%s, and dbprobe itself); the samples are in the JSON result (--out)", opts.Interval, map[bool]string{true: ", the host", false: ""}[opts.Host])}
+	host := ""
+	if opts.Host {
+		host = ", the host"
+	}
+	notes := []string{fmt.Sprintf("monitor: every %s (the database's counters and waits%s, and dbprobe itself); the samples are in the JSON result (--out)", opts.Interval, host)}
 	for _, n := range m.Notes() {
 		notes = append(notes, "monitor: "+j.target.Scrub(n))
 	}

@@ -28,21 +28,11 @@ const (
 var tableTypeNames = [...]string{"disk", "memory", "nondurable"}
 
 // String returns the name used on the command line and in results.
-func (t TableType) String() string {
-	if int(t) >= 0 && int(t) < len(tableTypeNames) {
-		return tableTypeNames[t]
-	}
-	return fmt.Sprintf("tabletype(%d)", int(t))
-}
+func (t TableType) String() string { return nameOf(tableTypeNames[:], int(t), "tabletype") }
 
 // ParseTableType parses disk, memory or nondurable.
 func ParseTableType(s string) (TableType, error) {
-	for i, n := range tableTypeNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return TableType(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown table type %q; known: %s", s, strings.Join(tableTypeNames[:], ", "))
+	return parseName[TableType](tableTypeNames[:], s, "table type")
 }
 
 // Durability is when a commit is acknowledged: after its log record is on
@@ -64,21 +54,11 @@ const (
 var durabilityNames = [...]string{"server", "full", "delayed"}
 
 // String returns the name used on the command line and in results.
-func (d Durability) String() string {
-	if int(d) >= 0 && int(d) < len(durabilityNames) {
-		return durabilityNames[d]
-	}
-	return fmt.Sprintf("durability(%d)", int(d))
-}
+func (d Durability) String() string { return nameOf(durabilityNames[:], int(d), "durability") }
 
 // ParseDurability parses server, full or delayed.
 func ParseDurability(s string) (Durability, error) {
-	for i, n := range durabilityNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return Durability(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown durability %q; known: %s", s, strings.Join(durabilityNames[:], ", "))
+	return parseName[Durability](durabilityNames[:], s, "durability")
 }
 
 // DurabilityScope is where delayed durability is switched on.
@@ -98,21 +78,11 @@ const (
 var scopeNames = [...]string{"database", "transaction"}
 
 // String returns the name used on the command line and in results.
-func (s DurabilityScope) String() string {
-	if int(s) >= 0 && int(s) < len(scopeNames) {
-		return scopeNames[s]
-	}
-	return fmt.Sprintf("scope(%d)", int(s))
-}
+func (s DurabilityScope) String() string { return nameOf(scopeNames[:], int(s), "scope") }
 
 // ParseDurabilityScope parses database or transaction.
 func ParseDurabilityScope(s string) (DurabilityScope, error) {
-	for i, n := range scopeNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return DurabilityScope(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown durability scope %q; known: %s", s, strings.Join(scopeNames[:], ", "))
+	return parseName[DurabilityScope](scopeNames[:], s, "durability scope")
 }
 
 // OpPath is how a session sends operations: as SQL statements, or as
@@ -131,21 +101,30 @@ const (
 var pathNames = [...]string{"statement", "procedure"}
 
 // String returns the name used on the command line and in results.
-func (p OpPath) String() string {
-	if int(p) >= 0 && int(p) < len(pathNames) {
-		return pathNames[p]
-	}
-	return fmt.Sprintf("oppath(%d)", int(p))
-}
+func (p OpPath) String() string { return nameOf(pathNames[:], int(p), "oppath") }
 
 // ParseOpPath parses statement or procedure.
 func ParseOpPath(s string) (OpPath, error) {
-	for i, n := range pathNames {
+	return parseName[OpPath](pathNames[:], s, "operation path")
+}
+
+// nameOf returns names[i], or kind(i) for a value outside the names.
+func nameOf(names []string, i int, kind string) string {
+	if i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("%s(%d)", kind, i)
+}
+
+// parseName finds s among names, without case or surrounding spaces; the
+// error names what was being parsed and every choice.
+func parseName[T ~int](names []string, s, kind string) (T, error) {
+	for i, n := range names {
 		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return OpPath(i), nil
+			return T(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown operation path %q; known: %s", s, strings.Join(pathNames[:], ", "))
+	return 0, fmt.Errorf("unknown %s %q; known: %s", kind, s, strings.Join(names, ", "))
 }
 
 // ProcedureNames are the stored procedures the procedure path creates for a

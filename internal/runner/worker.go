@@ -119,13 +119,18 @@ func (w *worker) do(ctx context.Context, intended int64) {
 	}
 }
 
-// attempt runs one operation of w.op, repeating it under the retry policy
-// while it fails with a retryable error. Each repeat is counted on the
-// operation's series.
+// attempt runs one operation of w.op under the retry policy.
 func (w *worker) attempt(ctx context.Context, kind workload.Operation, vals [][]byte) error {
+	return w.retrying(ctx, kind, func() error { return w.once(ctx, kind, vals) })
+}
+
+// retrying calls call, repeating it while it fails with a retryable error
+// and the policy allows; each repeat is counted on kind's series. call
+// does not escape, so the closures passed here stay on the stack.
+func (w *worker) retrying(ctx context.Context, kind workload.Operation, call func() error) error {
 	policy := w.phase.opts.Retry
 	for n := 0; ; n++ {
-		err := w.once(ctx, kind, vals)
+		err := call()
 		if err == nil || n >= policy.Max || !driver.IsRetryable(err) || !w.backoff(ctx, n) {
 			return err
 		}
@@ -288,17 +293,10 @@ func (w *worker) load(ctx context.Context) {
 // insertBatch inserts one load batch, repeating the whole batch under the
 // retry policy while it fails with a retryable error.
 func (w *worker) insertBatch(ctx context.Context, keys [][]byte, rows [][][]byte) error {
-	policy := w.phase.opts.Retry
-	for n := 0; ; n++ {
-		var err error
+	return w.retrying(ctx, workload.Insert, func() error {
 		if len(keys) == 1 {
-			err = w.sess.Insert(ctx, keys[0], rows[0])
-		} else {
-			err = w.sess.InsertBatch(ctx, keys, rows)
+			return w.sess.Insert(ctx, keys[0], rows[0])
 		}
-		if err == nil || n >= policy.Max || !driver.IsRetryable(err) || !w.backoff(ctx, n) {
-			return err
-		}
-		w.rec.Retry(w.phase.layout.ops[workload.Insert].ok)
-	}
+		return w.sess.InsertBatch(ctx, keys, rows)
+	})
 }

@@ -52,10 +52,18 @@ type Monitor struct {
 	notes   []string // the monitor's own: failures, host, client
 }
 
-// finalSampleTimeout bounds the last reading Stop waits for: the run is
-// over, and a database that does not answer within this must not hold up
-// its result.
-const finalSampleTimeout = 5 * time.Second
+// queryTimeout bounds each reading of the database. Stop does not cancel a
+// reading in progress: drivers such as go-sql-driver/mysql close the
+// connection under a cancelled query, which would lose the final reading.
+// A database that does not answer within this must not hold up the run's
+// result either.
+const queryTimeout = 5 * time.Second
+
+// databaseContext is what a reading of the database runs under: the loop's
+// values without its cancellation, and bounded by queryTimeout.
+func databaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
+}
 
 // Start takes a first reading of everything it samples and starts the loop
 // that calls onInterval (from the loop's goroutine) at the end of every
@@ -218,11 +226,9 @@ func (l *loop) run(ctx context.Context, started time.Time) {
 	}
 
 	// The run is over: report the interval in progress with a reading of
-	// its own, on a context Stop did not cancel.
-	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalSampleTimeout)
-	defer cancel()
+	// its own.
 	if end := l.clock.Now(); end.After(ivStart) {
-		l.emit(final, ivStart, end)
+		l.emit(ctx, ivStart, end)
 	}
 	if l.dbOpen != nil {
 		l.copyUnavailable()
@@ -269,12 +275,11 @@ func (l *loop) sampleDatabase(ctx context.Context, metrics map[string]float64) {
 	if l.db == nil {
 		return
 	}
-	s, err := l.db.Sample(ctx)
+	dctx, cancel := databaseContext(ctx)
+	s, err := l.db.Sample(dctx)
+	cancel()
 	if err != nil {
-		if ctx.Err() == nil {
-			l.databaseFailed(err)
-		}
-		// Stopped while reading: the final reading follows.
+		l.databaseFailed(err)
 		return
 	}
 	t := l.sampleTime(s)
@@ -306,11 +311,11 @@ func (l *loop) sampleTime(s driver.Sample) time.Time {
 }
 
 func (l *loop) sampleWaits(ctx context.Context) {
-	ws, err := l.db.Waits(ctx)
+	dctx, cancel := databaseContext(ctx)
+	ws, err := l.db.Waits(dctx)
+	cancel()
 	if err != nil {
-		if ctx.Err() == nil {
-			l.databaseFailed(err)
-		}
+		l.databaseFailed(err)
 		return
 	}
 	l.waits.add(ws)

@@ -464,3 +464,80 @@ func TestWaitsNoView(t *testing.T) {
 		t.Errorf("metrics from nil answers: %v", m)
 	}
 }
+
+// cancelFragileMonitor behaves like go-sql-driver/mysql: a query whose
+// context is cancelled takes the connection down with it, and every later
+// query fails. Its Waits blocks until the test releases it.
+type cancelFragileMonitor struct {
+	entered chan struct{}
+	release chan struct{}
+
+	mu      sync.Mutex
+	samples int
+	broken  bool
+}
+
+func (m *cancelFragileMonitor) Sample(context.Context) (driver.Sample, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.broken {
+		return driver.Sample{}, errors.New("invalid connection")
+	}
+	m.samples++
+	return driver.Sample{Counters: map[string]float64{"xact_commit": float64(100 * m.samples)}}, nil
+}
+
+func (m *cancelFragileMonitor) Waits(ctx context.Context) ([]driver.Wait, error) {
+	select {
+	case m.entered <- struct{}{}:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		m.mu.Lock()
+		m.broken = true
+		m.mu.Unlock()
+		return nil, ctx.Err()
+	case <-m.release:
+		return nil, nil
+	}
+}
+
+func (m *cancelFragileMonitor) Unavailable() []string { return nil }
+func (m *cancelFragileMonitor) Close() error          { return nil }
+
+type cancelFragileDB struct {
+	driver.DB
+	mon *cancelFragileMonitor
+}
+
+func (d *cancelFragileDB) Monitor(context.Context) (driver.Monitor, error) { return d.mon, nil }
+
+// TestStopDuringWaits stops the monitor while a wait sample is being read:
+// the reading must finish rather than be cancelled, so that the final
+// interval still has the database's rates (a short run has no other).
+func TestStopDuringWaits(t *testing.T) {
+	fm := &cancelFragileMonitor{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	c := &collector{}
+	m, err := Start(context.Background(), &cancelFragileDB{mon: fm}, Options{Interval: time.Hour, WaitSamples: 1000000}, c.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-fm.entered
+	stopped := make(chan struct{})
+	go func() { m.Stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Stop returned while a wait sample was still being read")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(fm.release)
+	<-stopped
+	got := c.all()
+	if len(got) != 1 {
+		t.Fatalf("got %d intervals, want the one in progress", len(got))
+	}
+	if _, ok := got[0].Metrics["db.xact_commit/s"]; !ok {
+		t.Errorf("the final interval has no database rate: %v; notes %q", got[0].Metrics, m.Notes())
+	}
+}

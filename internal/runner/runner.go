@@ -66,6 +66,11 @@ type Options struct {
 	OnFirstError func(op string, code string, err error)
 	// Retry is what to do when an operation fails with a retryable error.
 	Retry RetryPolicy
+	// OpTimeout bounds each operation (a load batch counts as one); 0
+	// leaves them unbounded. An operation that outlives it fails with the
+	// code "timeout", and its worker reconnects, since most drivers cannot
+	// tell whether the connection survived the cancellation.
+	OpTimeout time.Duration
 }
 
 // RetryPolicy repeats operations that failed with a retryable error (a
@@ -144,6 +149,12 @@ type Outcome struct {
 	Warmup      time.Duration
 	// WarmupUnfinished is set when the phase ended before its warm-up did.
 	WarmupUnfinished bool
+	// Outages are the spans in which the database served nothing, warm-up
+	// included.
+	Outages []Outage
+	// Reconnects counts the sessions workers opened again after their
+	// connection broke or an operation timed out.
+	Reconnects int64
 }
 
 // retrySeedStream separates the retry jitter's random stream from the
@@ -221,7 +232,7 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	}
 
 	l := newLayout()
-	p := &phase{opts: opts, spec: spec, layout: l, firstErrors: map[string]bool{}}
+	p := &phase{opts: opts, spec: spec, layout: l, db: db, table: table, firstErrors: map[string]bool{}}
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
@@ -283,6 +294,8 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 
 	total := p.set.Total()
 	out := &Outcome{
+		Outages:          p.avail.finish(measure.FromTime(end)),
+		Reconnects:       p.reconnects.Load(),
 		Phase:            opts.Phase,
 		Start:            total.Start,
 		End:              end,
@@ -366,6 +379,12 @@ type phase struct {
 	set      *measure.Set
 	stop     atomic.Bool
 	loadNext atomic.Int64
+
+	// db and table open the sessions of workers that reconnect.
+	db         driver.DB
+	table      driver.Table
+	avail      availability
+	reconnects atomic.Int64
 
 	errMu       sync.Mutex
 	firstErrors map[string]bool

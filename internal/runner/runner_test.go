@@ -24,6 +24,10 @@ type memDB struct {
 	failKey func(key string) error
 	stall   chan struct{} // when set, operations wait for it to close
 	calls   atomic.Int64
+	// down makes every operation fail with a lost connection and every
+	// new session fail to open, as a stopped server does.
+	down     atomic.Bool
+	sessions atomic.Int64
 }
 
 func newMemDB() *memDB { return &memDB{rows: map[string][][]byte{}} }
@@ -36,13 +40,25 @@ func (m *memDB) CreateTable(context.Context, driver.Table) error { return nil }
 func (m *memDB) DropTable(context.Context, driver.Table) error   { return nil }
 func (m *memDB) Close() error                                    { return nil }
 func (m *memDB) Session(context.Context, driver.Table) (driver.Session, error) {
+	if m.down.Load() {
+		return nil, errRefused
+	}
+	m.sessions.Add(1)
 	return &memSession{m}, nil
 }
+
+var (
+	errRefused  = driver.Classify(errors.New("connection refused"), "connection-lost", driver.ClassConnLost)
+	errShutdown = driver.Classify(errors.New("terminating connection due to administrator command"), "57P01", driver.ClassConnLost)
+)
 
 type memSession struct{ m *memDB }
 
 func (s *memSession) enter(ctx context.Context, key []byte) error {
 	s.m.calls.Add(1)
+	if s.m.down.Load() {
+		return errShutdown
+	}
 	if s.m.stall != nil {
 		select {
 		case <-s.m.stall:

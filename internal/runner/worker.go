@@ -23,7 +23,10 @@ type worker struct {
 	values  [][]byte
 	opQuota int64
 	op      workload.Op
-	rng     *rand.Rand // retry jitter
+	rng     *rand.Rand // retry and reconnection jitter
+	// broken is set when an operation lost the connection or timed out:
+	// the session is replaced before the next operation.
+	broken bool
 
 	// open loop: the intended start of the next operation (measure.Now)
 	period int64
@@ -41,6 +44,9 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 		w.load(ctx)
 	} else {
 		w.transactions(ctx)
+	}
+	if w.sess == nil {
+		return // the phase stopped while the worker was reconnecting
 	}
 	t0 := measure.Now()
 	err := w.sess.Close()
@@ -69,7 +75,7 @@ func (w *worker) pace(ctx context.Context, n int) int64 {
 func (w *worker) transactions(ctx context.Context) {
 	p := w.phase
 	for done := int64(0); w.opQuota < 0 || done < w.opQuota; done++ {
-		if p.stop.Load() {
+		if p.stop.Load() || (w.broken && !w.reconnect(ctx)) {
 			return
 		}
 		intended := w.pace(ctx, 1)
@@ -158,8 +164,22 @@ func (w *worker) backoff(ctx context.Context, n int) bool {
 	}
 }
 
-// once sends one attempt of an operation to the session.
+// once sends one attempt of an operation to the session, under the
+// operation timeout. A failure that leaves the connection in doubt marks
+// the session broken.
 func (w *worker) once(ctx context.Context, kind workload.Operation, vals [][]byte) error {
+	if w.broken {
+		return errSessionLost
+	}
+	err := w.withTimeout(ctx, func(ctx context.Context) error { return w.send(ctx, kind, vals) })
+	if err != nil && unavailable(err) {
+		w.broken = true
+	}
+	return err
+}
+
+// send sends one attempt of an operation to the session.
+func (w *worker) send(ctx context.Context, kind workload.Operation, vals [][]byte) error {
 	op := &w.op
 	switch kind {
 	case workload.Read:
@@ -188,12 +208,23 @@ func (w *worker) readValues(fields []int) [][]byte {
 func (w *worker) finish(o workload.Operation, err error, start, end, intended int64) {
 	s := w.phase.layout.ops[o]
 	w.record(s.ok, s.failed, o.String(), err, start, end, 1)
+	w.available(err, start, end, 1)
 	if intended != 0 {
 		id := s.intendedOK
 		if err != nil {
 			id = s.intendedFailed
 		}
 		w.rec.Record(id, (end-intended)/1000)
+	}
+}
+
+// available tells the phase's availability what an operation of n rows
+// found between start and end.
+func (w *worker) available(err error, start, end, n int64) {
+	if err == nil {
+		w.phase.avail.succeed(start, end)
+	} else if unavailable(err) {
+		w.phase.avail.fail(start, end, n)
 	}
 }
 
@@ -260,6 +291,9 @@ func (w *worker) load(ctx context.Context) {
 	}
 	ins := p.layout.ops[workload.Insert]
 	for !p.stop.Load() {
+		if w.broken && !w.reconnect(ctx) {
+			return
+		}
 		first := p.loadNext.Add(batch) - batch
 		if first >= end {
 			return
@@ -279,6 +313,7 @@ func (w *worker) load(ctx context.Context) {
 		// Every row of a batch is acknowledged when the batch commits, so
 		// each row's latency is the batch's.
 		w.record(ins.ok, ins.failed, workload.Insert.String(), err, start, end, n)
+		w.available(err, start, end, n)
 		if intended != 0 {
 			id := ins.intendedOK
 			if err != nil {
@@ -294,9 +329,15 @@ func (w *worker) load(ctx context.Context) {
 // retry policy while it fails with a retryable error.
 func (w *worker) insertBatch(ctx context.Context, keys [][]byte, rows [][][]byte) error {
 	return w.retrying(ctx, workload.Insert, func() error {
-		if len(keys) == 1 {
-			return w.sess.Insert(ctx, keys[0], rows[0])
+		err := w.withTimeout(ctx, func(ctx context.Context) error {
+			if len(keys) == 1 {
+				return w.sess.Insert(ctx, keys[0], rows[0])
+			}
+			return w.sess.InsertBatch(ctx, keys, rows)
+		})
+		if err != nil && unavailable(err) {
+			w.broken = true
 		}
-		return w.sess.InsertBatch(ctx, keys, rows)
+		return err
 	})
 }

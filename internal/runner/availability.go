@@ -1,0 +1,181 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/measure"
+)
+
+// Outage is a span in which the database served no operation: it began
+// with an operation that lost its connection or timed out, and ended with
+// the first operation that started after that failure and succeeded.
+type Outage struct {
+	Start, End time.Time
+	// Failed counts the operations (load rows) that failed in it with a
+	// lost connection or a timeout.
+	Failed int64
+	// Ongoing is set when the phase ended before the database came back;
+	// End is then the end of the phase.
+	Ongoing bool
+}
+
+// Duration is how long the outage lasted.
+func (o Outage) Duration() time.Duration { return o.End.Sub(o.Start) }
+
+// MinOutage is the shortest span without service reported as an outage.
+// A single connection killed while the others go on serving (a backend
+// terminated by an administrator) is replaced within milliseconds: it
+// counts as a reconnection, not as an outage.
+const MinOutage = 100 * time.Millisecond
+
+// Reconnection: a worker whose connection broke opens a new session,
+// waiting between attempts from reconnectBackoff doubling up to
+// reconnectMaxBackoff, so that an outage's end is seen within half a
+// second without hammering a database that is starting up.
+const (
+	reconnectBackoff    = 10 * time.Millisecond
+	reconnectMaxBackoff = 500 * time.Millisecond
+	// sessionTimeout bounds one attempt to open a session when no
+	// operation timeout is set: a frozen server accepts connections into
+	// its backlog and never answers them.
+	sessionTimeout = 10 * time.Second
+)
+
+// codeTimeout is the code of an operation that outlived --op-timeout,
+// whatever the driver made of the cancellation.
+const codeTimeout = "timeout"
+
+// errSessionLost fails the operations a worker would send on a session
+// that broke under an earlier one (the write of a read-modify-write whose
+// read lost the connection); the worker reconnects before its next one.
+var errSessionLost = driver.Classify(errors.New("the connection was lost under the previous operation"), "connection-lost", driver.ClassConnLost)
+
+// availability follows whether the database is serving, from the outcomes
+// of operations: it opens an outage at a failure that says the database
+// is unreachable and closes it at the first later success.
+type availability struct {
+	open atomic.Bool // read on every success; the rest under mu
+
+	mu        sync.Mutex
+	begin     int64 // measure.Now start of the outage's first failure
+	knownDown int64 // when that failure ended: later successes prove recovery
+	failed    int64
+	outages   []Outage
+}
+
+// failed records n operations (load rows) that failed for want of the
+// database between start and end; n is 0 for a failed reconnection.
+func (a *availability) fail(start, end, n int64) {
+	a.mu.Lock()
+	if !a.open.Load() {
+		a.begin, a.knownDown, a.failed = start, end, 0
+		a.open.Store(true)
+	}
+	a.failed += n
+	a.mu.Unlock()
+}
+
+// succeed records an operation that succeeded; it ends an outage when it
+// started after the outage's first failure was seen. An operation sent
+// before that (a slow one on another connection) proves nothing.
+func (a *availability) succeed(start, end int64) {
+	if !a.open.Load() {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.open.Load() || start < a.knownDown {
+		return
+	}
+	a.open.Store(false)
+	a.record(end, false)
+}
+
+func (a *availability) record(end int64, ongoing bool) {
+	if time.Duration(end-a.begin) < MinOutage {
+		return
+	}
+	a.outages = append(a.outages, Outage{Start: measure.Wall(a.begin), End: measure.Wall(end), Failed: a.failed, Ongoing: ongoing})
+}
+
+// finish closes an outage still open at the end of the phase and returns
+// them all.
+func (a *availability) finish(end int64) []Outage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.open.Load() {
+		a.open.Store(false)
+		a.record(end, true)
+	}
+	return a.outages
+}
+
+// unavailable reports whether err says the database could not be reached
+// in time: the connection broke, or the operation timed out.
+func unavailable(err error) bool {
+	c := driver.ClassOf(err)
+	return c == driver.ClassConnLost || c == driver.ClassTimeout
+}
+
+// withTimeout runs call under the phase's operation timeout, when there is
+// one, and names a failure it caused a timeout whatever the driver made of
+// the cancellation.
+func (w *worker) withTimeout(ctx context.Context, call func(context.Context) error) error {
+	d := w.phase.opts.OpTimeout
+	if d <= 0 {
+		return call(ctx)
+	}
+	opCtx, cancel := context.WithTimeout(ctx, d)
+	err := call(opCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil && errors.Is(opCtx.Err(), context.DeadlineExceeded) && driver.Code(err) != codeTimeout {
+		err = driver.Classify(err, codeTimeout, driver.ClassTimeout)
+	}
+	return err
+}
+
+// reconnect replaces the worker's broken session. It tries until a
+// session opens or the phase stops, and reports whether it has one.
+func (w *worker) reconnect(ctx context.Context) bool {
+	p := w.phase
+	if w.sess != nil {
+		// The connection is gone; closing only frees what is left of it.
+		_ = w.sess.Close()
+		w.sess = nil
+	}
+	timeout := sessionTimeout
+	if p.opts.OpTimeout > 0 {
+		timeout = max(p.opts.OpTimeout, time.Second)
+	}
+	wait := reconnectBackoff
+	for {
+		if p.stop.Load() || ctx.Err() != nil {
+			return false
+		}
+		sctx, cancel := context.WithTimeout(ctx, timeout)
+		t0 := measure.Now()
+		s, err := p.db.Session(sctx, p.table)
+		cancel()
+		if err == nil {
+			w.sess, w.broken = s, false
+			p.reconnects.Add(1)
+			return true
+		}
+		p.avail.fail(t0, measure.Now(), 0)
+		p.noteError("RECONNECT", "reconnect", err)
+		d := wait/2 + time.Duration(w.rng.Int64N(int64(wait/2)+1))
+		wait = min(2*wait, reconnectMaxBackoff)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false
+		}
+	}
+}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"dbprobe/internal/driver"
+)
+
+// TestOutageIsMeasuredAndWorkersReconnect takes the database away for
+// 400 ms in the middle of a run: the run goes on, every worker reconnects,
+// and the outage is reported once, no shorter than the downtime.
+func TestOutageIsMeasuredAndWorkersReconnect(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	db.delay = 200 * time.Microsecond
+	const threads = 4
+	var downAt, upAt time.Time
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		downAt = time.Now()
+		db.down.Store(true)
+		time.Sleep(400 * time.Millisecond)
+		upAt = time.Now()
+		db.down.Store(false)
+	}()
+	before := db.sessions.Load()
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: threads, MaxExecutionTime: 1200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Outages) != 1 {
+		t.Fatalf("outages %+v, want one", out.Outages)
+	}
+	o := out.Outages[0]
+	down := upAt.Sub(downAt)
+	// It cannot be shorter than the downtime (less one operation in flight
+	// when it began), and the workers retry within half a second.
+	if o.Duration() < down-50*time.Millisecond || o.Duration() > down+1500*time.Millisecond || o.Ongoing {
+		t.Fatalf("outage %v (%+v), the database was down %v", o.Duration(), o, down)
+	}
+	if o.Failed < threads || o.Failed != out.Errors["ERROR(57P01)"] {
+		t.Fatalf("outage counted %d failed operations, errors %v; want one per worker at least", o.Failed, out.Errors)
+	}
+	if out.Reconnects < threads || db.sessions.Load()-before != threads+out.Reconnects {
+		t.Fatalf("%d reconnects, %d sessions opened", out.Reconnects, db.sessions.Load()-before)
+	}
+	if summaryOf(out, "READ").Count+summaryOf(out, "UPDATE").Count <= out.Failed {
+		t.Fatalf("the run did not go on after the outage: %+v", out)
+	}
+}
+
+// TestOneLostConnectionIsNoOutage loses one connection while the others
+// go on serving, as pg_terminate_backend does: the worker reconnects and
+// no outage is reported.
+func TestOneLostConnectionIsNoOutage(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 4000)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int64
+	db.failKey = func(string) error {
+		if calls.Add(1) == 1000 {
+			return errShutdown
+		}
+		return nil
+	}
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Outages) != 0 || out.Reconnects != 1 || out.Failed != 1 || out.Ops != 4000 {
+		t.Fatalf("outages %+v, reconnects %d, failed %d, ops %d; want none, 1, 1, 4000", out.Outages, out.Reconnects, out.Failed, out.Ops)
+	}
+}
+
+// TestOpTimeoutCountsTimeoutsAndRecovers freezes the database: operations
+// fail with the code "timeout" after OpTimeout, workers reconnect, and
+// once it thaws the run goes on.
+func TestOpTimeoutCountsTimeoutsAndRecovers(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	db.stall = make(chan struct{})
+	time.AfterFunc(300*time.Millisecond, func() { close(db.stall) })
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 3, OpTimeout: 50 * time.Millisecond, MaxExecutionTime: 600 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	timeouts := out.Errors["ERROR(timeout)"]
+	if timeouts < 3 || timeouts != out.Failed {
+		t.Fatalf("errors %v, failed %d: want only timeouts, at least one per worker", out.Errors, out.Failed)
+	}
+	if out.Reconnects < timeouts {
+		t.Fatalf("%d reconnects after %d timeouts", out.Reconnects, timeouts)
+	}
+	if len(out.Outages) != 1 || out.Outages[0].Ongoing {
+		t.Fatalf("outages %+v, want one that ended", out.Outages)
+	}
+	if out.Ops <= out.Failed {
+		t.Fatalf("no operation succeeded after the freeze: %d ops, %d failed", out.Ops, out.Failed)
+	}
+}
+
+// TestOutageOngoingAtTheEnd ends the phase while the database is down:
+// the outage is reported as ongoing and the phase still ends on time.
+func TestOutageOngoingAtTheEnd(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	time.AfterFunc(100*time.Millisecond, func() { db.down.Store(true) })
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, MaxExecutionTime: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Outages) != 1 || !out.Outages[0].Ongoing {
+		t.Fatalf("outages %+v, want one ongoing", out.Outages)
+	}
+	if driver.ClassOf(errShutdown) != driver.ClassConnLost {
+		t.Fatal("test error is not a lost connection")
+	}
+}

@@ -249,6 +249,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Percentiles:      cfg.Percentiles,
 		Seed:             j.seed,
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
+		OpTimeout:        cfg.OpTimeout,
 		OnFirstError: func(op, code string, err error) {
 			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
 		},

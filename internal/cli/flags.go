@@ -42,6 +42,7 @@ type options struct {
 	retries         int
 	retryBackoff    time.Duration
 	retryMaxBackoff time.Duration
+	opTimeout       time.Duration
 
 	monitorInterval time.Duration
 	noMonitor       bool
@@ -75,6 +76,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.retries, "retries", 0, "repeat an operation that failed with a retryable error (deadlock, write conflict, serialization failure, busy) up to N times; 0 = never, as YCSB (property retries)")
 	f.DurationVar(&o.retryBackoff, "retry-backoff", time.Millisecond, "wait before the first retry; each later wait doubles, with jitter (property retry.backoff)")
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
+	f.DurationVar(&o.opTimeout, "op-timeout", 0, "fail an operation (a load batch counts as one) that takes longer than this, counted as Return=ERROR(timeout); its worker then reconnects; 0 = no limit, as YCSB (property op.timeout)")
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
@@ -132,6 +134,7 @@ func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
 	set("retries", "retries", strconv.Itoa(o.retries))
 	set("retry-backoff", "retry.backoff", o.retryBackoff.String())
 	set("retry-max-backoff", "retry.maxbackoff", o.retryMaxBackoff.String())
+	set("op-timeout", "op.timeout", o.opTimeout.String())
 	return p, nil
 }
 

@@ -43,6 +43,9 @@ type Config struct {
 	// RetryBackoff is the wait before the first retry; later waits double
 	// up to RetryMaxBackoff.
 	RetryBackoff, RetryMaxBackoff time.Duration
+	// OpTimeout bounds each operation (a load batch counts as one); 0
+	// leaves operations unbounded, as YCSB does.
+	OpTimeout time.Duration
 	// Settings lists every effective setting and where it came from.
 	Settings []Setting
 	// Notes are one-line remarks for the header: properties that were
@@ -111,6 +114,7 @@ var known = []property{
 	{key: "retries", def: "0"},
 	{key: "retry.backoff", def: "1ms"},
 	{key: "retry.maxbackoff", def: "100ms"},
+	{key: "op.timeout", def: "0s"},
 
 	{key: "db", ignored: "the database is chosen with --db"},
 	{key: "db.driver", ignored: "JDBC binding setting; the database is chosen with --db"},
@@ -225,6 +229,7 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 	c.Retries = r.int("retries")
 	c.RetryBackoff = r.duration("retry.backoff")
 	c.RetryMaxBackoff = r.duration("retry.maxbackoff")
+	c.OpTimeout = r.duration("op.timeout")
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -248,6 +253,8 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		return nil, badinput.New("retries=%d: give 0 (never repeat, as YCSB) up to 1000 (--retries N)", c.Retries)
 	case c.RetryBackoff <= 0 || c.RetryMaxBackoff < c.RetryBackoff:
 		return nil, badinput.New("retry.backoff=%s and retry.maxbackoff=%s: the first wait must be positive and at most the longest", c.RetryBackoff, c.RetryMaxBackoff)
+	case c.OpTimeout < 0:
+		return nil, badinput.New("op.timeout=%s must not be negative; give a duration such as 500ms, or 0 for no limit (--op-timeout)", c.OpTimeout)
 	case c.BatchSize < 1:
 		// YCSB's JDBC binding treats a batch size of 0 or less as no
 		// batching, which is a batch of one.

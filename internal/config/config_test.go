@@ -75,7 +75,7 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		"scanlengthdistribution=zipfian", "table=kv", "dataintegrity=false", "db.batchsize=64",
 		"status.interval=2", "hdrhistogram.percentiles=90,99.99",
 		"tabletype=memory", "durability=delayed", "durability.scope=transaction", "oppath=procedure",
-		"bucketcount=1024", "retries=5", "retry.backoff=2ms", "retry.maxbackoff=1s",
+		"bucketcount=1024", "retries=5", "retry.backoff=2ms", "retry.maxbackoff=1s", "op.timeout=750ms",
 	} {
 		if err := p.SetAssignment(kv); err != nil {
 			t.Fatal(err)
@@ -96,7 +96,7 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		c.StatusInterval.Seconds() != 2 || len(c.Percentiles) != 2 || c.Percentiles[1] != 99.99 ||
 		c.TableType != driver.TableMemory || c.Durability != driver.DurabilityDelayed ||
 		c.DurabilityScope != driver.ScopeTransaction || c.OpPath != driver.PathProcedure || c.BucketCount != 1024 ||
-		c.Retries != 5 || c.RetryBackoff != 2*time.Millisecond || c.RetryMaxBackoff != time.Second {
+		c.Retries != 5 || c.RetryBackoff != 2*time.Millisecond || c.RetryMaxBackoff != time.Second || c.OpTimeout != 750*time.Millisecond {
 		t.Fatalf("not every property applied: %+v %+v", c, s)
 	}
 	if len(c.Notes) != 0 {
@@ -112,7 +112,7 @@ func TestDefaultKnobsChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.TableType != driver.TableDisk || c.Durability != driver.DurabilityServer || c.OpPath != driver.PathStatement || c.Retries != 0 {
+	if c.TableType != driver.TableDisk || c.Durability != driver.DurabilityServer || c.OpPath != driver.PathStatement || c.Retries != 0 || c.OpTimeout != 0 {
 		t.Errorf("defaults %v %v %v retries %d: want disk, server, statement, 0", c.TableType, c.Durability, c.OpPath, c.Retries)
 	}
 	if c.BucketCount != 1024 {
@@ -167,6 +167,8 @@ func TestBadValuesAreBadInput(t *testing.T) {
 		{"retry.backoff=5", "retry.backoff=5"},
 		{"retry.maxbackoff=0s", "retry.maxbackoff=0s"},
 		{"bucketcount=0", "bucketcount=0"},
+		{"op.timeout=-1s", "op.timeout=-1s"},
+		{"op.timeout=fast", "op.timeout=fast"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kv, func(t *testing.T) {

@@ -115,6 +115,7 @@ func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Inte
 		if err != nil {
 			m.note(fmt.Sprintf("database monitor could not be opened, so only the host and the client are sampled: %v", err))
 		} else {
+			l.source = mon
 			l.db, l.dbOpen = dm, dm
 			l.baseDatabase(ctx)
 		}
@@ -167,6 +168,10 @@ type loop struct {
 	origin     time.Time
 
 	dbOpen   driver.Monitor // to close at the end, even after a failure
+	// source reopens the database monitor after its connection failed (a
+	// restart, a failover); nil when it never opened.
+	source driver.Monitorable
+	lost   time.Time // when the database monitor failed; zero while it works
 	db       driver.Monitor // nil once sampling the database stopped
 	prev     driver.Sample
 	prevTime time.Time
@@ -250,6 +255,9 @@ func (l *loop) nextWait(k int64, j int, now time.Time) int {
 // emit reads everything and reports the interval.
 func (l *loop) emit(ctx context.Context, start, end time.Time) {
 	metrics := make(map[string]float64, 32)
+	if l.db == nil && l.source != nil {
+		l.reopenDatabase(ctx)
+	}
 	l.sampleDatabase(ctx, metrics)
 	l.waits.report(metrics)
 	l.waits.reset()
@@ -321,13 +329,45 @@ func (l *loop) sampleWaits(ctx context.Context) {
 	l.waits.add(ws)
 }
 
-// databaseFailed stops sampling the database: its connection failed, and
-// retrying from the monitor would add load and noise to the run it is
-// watching.
+// reopenDatabase tries once, at an interval's end, to open the database
+// monitor again after it failed. Its first reading is a base: the interval
+// has no database rates.
+func (l *loop) reopenDatabase(ctx context.Context) {
+	dctx, cancel := databaseContext(ctx)
+	defer cancel()
+	dm, err := l.source.Monitor(dctx)
+	if err != nil {
+		return // still unreachable; the failure was noted once
+	}
+	l.db, l.dbOpen = dm, dm
+	s, err := dm.Sample(dctx)
+	if err != nil {
+		l.databaseFailed(err)
+		return
+	}
+	l.prev, l.prevTime = s, l.sampleTime(s)
+	now := l.clock.Now()
+	l.m.note(fmt.Sprintf("database monitor reconnected %v into the run, after %v without database samples",
+		now.Sub(l.origin).Round(time.Millisecond), now.Sub(l.lost).Round(time.Millisecond)))
+	l.lost = time.Time{}
+}
+
+// databaseFailed stops sampling the database until it can be reopened at
+// the end of an interval: retrying within the interval would add load and
+// noise to the run it is watching. The failure is noted once per loss.
 func (l *loop) databaseFailed(err error) {
 	l.db = nil
-	after := l.clock.Now().Sub(l.origin).Round(time.Millisecond)
-	l.m.note(fmt.Sprintf("database monitor stopped %v into the run, the host and the client are still sampled: %v", after, err))
+	if l.dbOpen != nil {
+		l.copyUnavailable()
+		_ = l.dbOpen.Close()
+		l.dbOpen = nil
+	}
+	if !l.lost.IsZero() {
+		return
+	}
+	l.lost = l.clock.Now()
+	after := l.lost.Sub(l.origin).Round(time.Millisecond)
+	l.m.note(fmt.Sprintf("database monitor lost its connection %v into the run (it reconnects at the next interval; the host and the client are still sampled): %v", after, err))
 }
 
 func (l *loop) copyUnavailable() {

@@ -146,11 +146,22 @@ type fakeDB struct {
 	driver.DB
 	mon     *fakeMonitor
 	openErr error
+	// reopen, when set, gives the monitor a reconnection gets once mon
+	// failed; without it the database stays unreachable.
+	reopen func() *fakeMonitor
+	opens  int
 }
 
 func (d *fakeDB) Monitor(context.Context) (driver.Monitor, error) {
+	d.opens++
 	if d.openErr != nil {
 		return nil, d.openErr
+	}
+	if d.mon.failed {
+		if d.reopen == nil {
+			return nil, errors.New("dial tcp 127.0.0.1:5432: connection refused")
+		}
+		d.mon = d.reopen()
 	}
 	return d.mon, nil
 }
@@ -306,16 +317,16 @@ func TestMonitorDatabaseFails(t *testing.T) {
 	}{
 		{
 			name: "sample fails", fm: &fakeMonitor{failSampleAt: 2, failWaitsAt: -1},
-			wantNote: "database monitor stopped 2s into the run, the host and the client are still sampled: connection reset by peer", dbUntil: 1,
+			wantNote: "database monitor lost its connection 2s into the run (it reconnects at the next interval; the host and the client are still sampled): connection reset by peer", dbUntil: 1,
 		},
 		{
 			// The sixth wait sample is due at 1.625 s; the clock steps reach it at 1.65 s.
 			name: "waits fail", fm: &fakeMonitor{failSampleAt: -1, failWaitsAt: 5},
-			wantNote: "database monitor stopped 1.65s into the run, the host and the client are still sampled: connection reset by peer", dbUntil: 1,
+			wantNote: "database monitor lost its connection 1.65s into the run (it reconnects at the next interval; the host and the client are still sampled): connection reset by peer", dbUntil: 1,
 		},
 		{
 			name: "base sample fails", fm: &fakeMonitor{failSampleAt: 0, failWaitsAt: -1},
-			wantNote: "database monitor stopped 300ms into the run, the host and the client are still sampled: connection reset by peer", dbUntil: 0,
+			wantNote: "database monitor lost its connection 300ms into the run (it reconnects at the next interval; the host and the client are still sampled): connection reset by peer", dbUntil: 0,
 		},
 		{
 			name: "open fails", db: &fakeDB{openErr: errors.New("dial tcp 127.0.0.1:5432: connection refused")},
@@ -373,6 +384,39 @@ func TestMonitorDatabaseFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMonitorReconnects loses the database monitor's connection in the
+// second interval and gets a new one at the end of the third: the fourth
+// has database rates again, and the notes say both.
+func TestMonitorReconnects(t *testing.T) {
+	fm := &fakeMonitor{failSampleAt: 2, failWaitsAt: -1}
+	var second *fakeMonitor
+	db := &fakeDB{mon: fm}
+	m, clk, c := startFake(t, db, fm)
+	clk.advanceTo(origin.Add(2500 * time.Millisecond))
+	db.reopen = func() *fakeMonitor {
+		second = &fakeMonitor{clock: clk, failSampleAt: -1, failWaitsAt: -1}
+		return second
+	}
+	clk.advanceTo(origin.Add(4200 * time.Millisecond))
+	m.Stop()
+	got := c.all()
+	if len(got) != 5 {
+		t.Fatalf("got %d intervals, want 5", len(got))
+	}
+	for i, want := range []bool{true, false, false, true, true} {
+		if _, ok := got[i].Metrics["db.xact_commit/s"]; ok != want {
+			t.Errorf("interval %d: database rates present: %v, want %v", i, ok, want)
+		}
+	}
+	if !fm.closed || second == nil {
+		t.Fatalf("the failed monitor closed: %v; reopened: %v", fm.closed, second != nil)
+	}
+	notes := strings.Join(m.Notes(), "\n")
+	if !strings.Contains(notes, "lost its connection 2s into the run") || !strings.Contains(notes, "database monitor reconnected 3s into the run, after 1s without database samples") {
+		t.Errorf("notes: %s", notes)
 	}
 }
 

@@ -167,11 +167,11 @@ type loop struct {
 	onInterval func(Interval)
 	origin     time.Time
 
-	dbOpen   driver.Monitor // to close at the end, even after a failure
+	dbOpen driver.Monitor // to close at the end, even after a failure
 	// source reopens the database monitor after its connection failed (a
 	// restart, a failover); nil when it never opened.
-	source driver.Monitorable
-	lost   time.Time // when the database monitor failed; zero while it works
+	source   driver.Monitorable
+	lost     time.Time      // when the database monitor failed; zero while it works
 	db       driver.Monitor // nil once sampling the database stopped
 	prev     driver.Sample
 	prevTime time.Time

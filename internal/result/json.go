@@ -93,18 +93,19 @@ func (w *Writer) WriteMonitor(m MonitorSample) error {
 // file.
 func (w *Writer) WriteSummary(s Summary) error {
 	return w.write(summaryRecord{
-		Type:        typeSummary,
-		Phase:       s.Phase,
-		RunTimeMS:   millis(s.RunTime),
-		Ops:         s.Ops,
-		Throughput:  jsonFloat(s.Throughput),
-		Interrupted: s.Interrupted,
-		WarmupMS:    millis(s.Warmup),
-		RetryLimit:  s.RetryLimit,
-		Series:      s.Series,
-		Errors:      s.Errors,
-		Notes:       s.Notes,
-		Diagnosis:   s.Diagnosis,
+		Type:         typeSummary,
+		Phase:        s.Phase,
+		RunTimeMS:    millis(s.RunTime),
+		Ops:          s.Ops,
+		Throughput:   jsonFloat(s.Throughput),
+		Interrupted:  s.Interrupted,
+		WarmupMS:     millis(s.Warmup),
+		RetryLimit:   s.RetryLimit,
+		Series:       s.Series,
+		Errors:       s.Errors,
+		Notes:        s.Notes,
+		Diagnosis:    s.Diagnosis,
+		Availability: s.Availability,
 	}, true)
 }
 
@@ -201,18 +202,19 @@ type monitorRecord struct {
 }
 
 type summaryRecord struct {
-	Type        string            `json:"type"`
-	Phase       string            `json:"phase"`
-	RunTimeMS   millis            `json:"runtime_ms"`
-	Ops         int64             `json:"ops"`
-	Throughput  jsonFloat         `json:"throughput_ops_per_sec"`
-	Interrupted bool              `json:"interrupted"`
-	WarmupMS    millis            `json:"warmup_ms"`
-	RetryLimit  int               `json:"retry_limit"`
-	Series      []measure.Summary `json:"series"`
-	Errors      map[string]int64  `json:"errors,omitempty"`
-	Notes       []string          `json:"notes,omitempty"`
-	Diagnosis   *Diagnosis        `json:"diagnosis,omitempty"`
+	Type         string            `json:"type"`
+	Phase        string            `json:"phase"`
+	RunTimeMS    millis            `json:"runtime_ms"`
+	Ops          int64             `json:"ops"`
+	Throughput   jsonFloat         `json:"throughput_ops_per_sec"`
+	Interrupted  bool              `json:"interrupted"`
+	WarmupMS     millis            `json:"warmup_ms"`
+	RetryLimit   int               `json:"retry_limit"`
+	Series       []measure.Summary `json:"series"`
+	Errors       map[string]int64  `json:"errors,omitempty"`
+	Notes        []string          `json:"notes,omitempty"`
+	Diagnosis    *Diagnosis        `json:"diagnosis,omitempty"`
+	Availability *Availability     `json:"availability,omitempty"`
 }
 
 // millis is a duration written as milliseconds with the nanoseconds as an

@@ -144,17 +144,18 @@ func (f *File) add(line []byte) error {
 			return fmt.Errorf("bad summary record: %w", err)
 		}
 		cur.Summary = &Summary{
-			Phase:       rec.Phase,
-			RunTime:     time.Duration(rec.RunTimeMS),
-			Ops:         rec.Ops,
-			Throughput:  float64(rec.Throughput),
-			Series:      rec.Series,
-			Errors:      rec.Errors,
-			Interrupted: rec.Interrupted,
-			Warmup:      time.Duration(rec.WarmupMS),
-			RetryLimit:  rec.RetryLimit,
-			Notes:       rec.Notes,
-			Diagnosis:   rec.Diagnosis,
+			Phase:        rec.Phase,
+			RunTime:      time.Duration(rec.RunTimeMS),
+			Ops:          rec.Ops,
+			Throughput:   float64(rec.Throughput),
+			Series:       rec.Series,
+			Errors:       rec.Errors,
+			Interrupted:  rec.Interrupted,
+			Warmup:       time.Duration(rec.WarmupMS),
+			RetryLimit:   rec.RetryLimit,
+			Notes:        rec.Notes,
+			Diagnosis:    rec.Diagnosis,
+			Availability: rec.Availability,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

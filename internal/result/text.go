@@ -107,6 +107,7 @@ func WriteText(w io.Writer, s Summary) error {
 	if s.Interrupted {
 		bw.WriteString("# interrupted: the figures cover only what finished before the stop\n")
 	}
+	writeAvailability(bw, s.Availability)
 	if s.Diagnosis != nil {
 		bw.WriteString("# bottleneck: " + oneLine(s.Diagnosis.Verdict) + "\n")
 	}

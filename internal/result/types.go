@@ -93,6 +93,9 @@ type Summary struct {
 	Warmup time.Duration
 	// Diagnosis names what limited the phase, when it was monitored.
 	Diagnosis *Diagnosis
+	// Availability holds the outages and reconnections; nil when every
+	// connection held.
+	Availability *Availability
 	// RetryLimit is how many times a failed operation could be repeated
 	// (--retries); when above 0 every operation series gets a Retries line.
 	RetryLimit int

@@ -301,7 +301,16 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Warmup:      out.Warmup,
 		RetryLimit:  cfg.Retries,
 	}
+	if len(out.Outages) > 0 || out.Reconnects > 0 {
+		sum.Availability = &result.Availability{Reconnects: out.Reconnects}
+		for _, o := range out.Outages {
+			sum.Availability.Outages = append(sum.Availability.Outages, result.Outage{Start: o.Start, End: o.End, Failed: o.Failed, Ongoing: o.Ongoing})
+		}
+	}
 	sum.Notes = append(sum.Notes, lateNotes...)
+	if out.Interrupted {
+		sum.Notes = append(sum.Notes, j.interruptNote())
+	}
 	sum.Diagnosis = diagnose(monitored, out, cfg.Threads)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {

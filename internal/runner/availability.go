@@ -50,6 +50,9 @@ const (
 // whatever the driver made of the cancellation.
 const codeTimeout = "timeout"
 
+// errLate is an operation that succeeded after its timeout.
+var errLate = driver.Classify(errors.New("the operation outlived --op-timeout: the database answered after the deadline"), codeTimeout, driver.ClassTimeout)
+
 // errSessionLost fails the operations a worker would send on a session
 // that broke under an earlier one (the write of a read-modify-write whose
 // read lost the connection); the worker reconnects before its next one.
@@ -132,8 +135,16 @@ func (w *worker) withTimeout(ctx context.Context, call func(context.Context) err
 	}
 	opCtx, cancel := context.WithTimeout(ctx, d)
 	err := call(opCtx)
+	expired := errors.Is(opCtx.Err(), context.DeadlineExceeded)
 	cancel()
-	if err != nil && ctx.Err() == nil && errors.Is(opCtx.Err(), context.DeadlineExceeded) && driver.Code(err) != codeTimeout {
+	switch {
+	case !expired || ctx.Err() != nil:
+	case err == nil:
+		// The driver could not abandon the operation in time (PostgreSQL
+		// waits for its cancel request to land) and the database finished
+		// it late: the caller had given up, so it counts as a timeout.
+		err = errLate
+	case driver.Code(err) != codeTimeout:
 		err = driver.Classify(err, codeTimeout, driver.ClassTimeout)
 	}
 	return err

@@ -68,7 +68,7 @@ func TestOneLostConnectionIsNoOutage(t *testing.T) {
 	}
 	var calls atomic.Int64
 	db.failKey = func(string) error {
-		if calls.Add(1) == 1000 {
+		if calls.Add(1) == 500 { // not a last operation: the worker goes on
 			return errShutdown
 		}
 		return nil
@@ -93,8 +93,8 @@ func TestOpTimeoutCountsTimeoutsAndRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.stall = make(chan struct{})
-	time.AfterFunc(300*time.Millisecond, func() { close(db.stall) })
-	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 3, OpTimeout: 50 * time.Millisecond, MaxExecutionTime: 600 * time.Millisecond})
+	time.AfterFunc(600*time.Millisecond, func() { close(db.stall) })
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 3, OpTimeout: 150 * time.Millisecond, MaxExecutionTime: 1200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,11 +102,15 @@ func TestOpTimeoutCountsTimeoutsAndRecovers(t *testing.T) {
 	if timeouts < 3 || timeouts != out.Failed {
 		t.Fatalf("errors %v, failed %d: want only timeouts, at least one per worker", out.Errors, out.Failed)
 	}
-	if out.Reconnects < timeouts {
+	// Every timeout but those that ended the phase (one per worker at
+	// most) is followed by a reconnection.
+	if out.Reconnects < timeouts-3 {
 		t.Fatalf("%d reconnects after %d timeouts", out.Reconnects, timeouts)
 	}
-	if len(out.Outages) != 1 || out.Outages[0].Ongoing {
-		t.Fatalf("outages %+v, want one that ended", out.Outages)
+	// The freeze is one outage; on a busy machine a worker descheduled
+	// past the timeout may add a short one later, which is a timeout too.
+	if len(out.Outages) == 0 || out.Outages[0].Duration() < 400*time.Millisecond || out.Outages[0].Ongoing {
+		t.Fatalf("outages %+v, want the freeze, ended", out.Outages)
 	}
 	if out.Ops <= out.Failed {
 		t.Fatalf("no operation succeeded after the freeze: %d ops, %d failed", out.Ops, out.Failed)

@@ -1,0 +1,218 @@
+package instance
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/testdb"
+)
+
+// startServer starts a server of kind, skipping (failing under CI=true)
+// when its binaries are missing; it is closed when the test ends.
+func startServer(t *testing.T, kind Kind, opts Options) *Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := Start(ctx, kind, opts)
+	if errors.Is(err, ErrNotInstalled) {
+		testdb.Unavailable(t, err.Error())
+	}
+	if err != nil {
+		t.Fatalf("Start(%s): %v", kind, err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+// openSQL opens a database/sql pool on the server's URL.
+func openSQL(t *testing.T, s *Server) *sql.DB {
+	t.Helper()
+	var db *sql.DB
+	if s.Kind() == Postgres {
+		cfg, err := pgx.ParseConfig(s.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = stdlib.OpenDB(*cfg)
+	} else {
+		cfg, err := testdb.MySQLConfig(s.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Logger = quietLogger{}
+		connector, err := mysql.NewConnector(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db = sql.OpenDB(connector)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestServerLifecycle(t *testing.T) {
+	for _, kind := range []Kind{Postgres, MariaDB} {
+		t.Run(kind.String(), func(t *testing.T) {
+			testLifecycle(t, kind)
+		})
+	}
+}
+
+// testLifecycle runs one server through a crash, a clean restart, a
+// freeze and its removal, checking a committed row survives each.
+func testLifecycle(t *testing.T, kind Kind) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := startServer(t, kind, Options{})
+	if s.Version() == "" {
+		t.Error("Version is empty")
+	}
+	if !strings.Contains(s.URL(), "@127.0.0.1:") || !strings.Contains(s.URL(), s.Password()) {
+		t.Errorf("URL %q does not name 127.0.0.1 with the password", strings.ReplaceAll(s.URL(), s.Password(), "xxxxx"))
+	}
+
+	db := openSQL(t, s)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE kept (id INT PRIMARY KEY, v VARCHAR(20))"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "INSERT INTO kept VALUES (1, 'committed')"); err != nil {
+		t.Fatal(err)
+	}
+	checkRow := func(when string) {
+		t.Helper()
+		var v string
+		if err := db.QueryRowContext(ctx, "SELECT v FROM kept WHERE id = 1").Scan(&v); err != nil {
+			t.Fatalf("%s: read the committed row: %v", when, err)
+		}
+		if v != "committed" {
+			t.Fatalf("%s: row holds %q", when, v)
+		}
+	}
+
+	if err := s.Kill(); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 2*time.Second)
+	err := db.PingContext(short)
+	cancelShort()
+	if err == nil {
+		t.Fatal("the server answers after Kill")
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatalf("Restart after Kill: %v", err)
+	}
+	db.SetMaxIdleConns(0) // drop connections to the killed server
+	db.SetMaxIdleConns(2)
+	checkRow("after Kill and Restart")
+
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatalf("Restart after Stop: %v", err)
+	}
+	db.SetMaxIdleConns(0)
+	db.SetMaxIdleConns(2)
+	checkRow("after Stop and Restart")
+
+	// A connection opened before the freeze: a new one would only show
+	// that logins hang.
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := s.Pause(); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	frozen, cancelFrozen := context.WithTimeout(ctx, 300*time.Millisecond)
+	var one int
+	err = conn.QueryRowContext(frozen, "SELECT 1").Scan(&one)
+	cancelFrozen()
+	if err == nil {
+		t.Error("a query on the paused server answered")
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	checkRow("after Resume")
+
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("%s still exists after Close (%v)", dir, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := s.Restart(ctx); err == nil {
+		t.Error("Restart after Close succeeded")
+	}
+}
+
+// TestSettingsApply checks that a setting reaches the server.
+func TestSettingsApply(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := startServer(t, Postgres, Options{Settings: map[string]string{"synchronous_commit": "off"}})
+	var v string
+	if err := openSQL(t, s).QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v != "off" {
+		t.Errorf("synchronous_commit = %q, want off", v)
+	}
+}
+
+func TestMissingBinaries(t *testing.T) {
+	empty := t.TempDir()
+	for _, kind := range []Kind{Postgres, MariaDB} {
+		_, err := Start(context.Background(), kind, Options{Bindir: empty})
+		if !errors.Is(err, ErrNotInstalled) || !badinput.Is(err) {
+			t.Errorf("%s in an empty bindir: %v, want bad input wrapping ErrNotInstalled", kind, err)
+			continue
+		}
+		pkg := map[Kind]string{Postgres: "postgresql", MariaDB: "mariadb-server"}[kind]
+		if !strings.Contains(err.Error(), "Debian package "+pkg) {
+			t.Errorf("%s: %q does not name the Debian package %s", kind, err, pkg)
+		}
+	}
+}
+
+func TestBadSettings(t *testing.T) {
+	for _, settings := range []map[string]string{
+		{"a b": "1"},
+		{"x": "1\ny = 2"},
+	} {
+		if _, err := Start(context.Background(), Postgres, Options{Settings: settings}); !badinput.Is(err) {
+			t.Errorf("Start with %q: %v, want bad input", settings, err)
+		}
+	}
+}
+
+func TestMariaDBVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)": "MariaDB 10.11.19",
+		"/usr/sbin/mysqld  Ver 8.0.36 for Linux on x86_64 (MySQL Community Server - GPL)":               "MySQL 8.0.36",
+	} {
+		if got := mariadbVersion(in); got != want {
+			t.Errorf("mariadbVersion(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -308,9 +308,6 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		}
 	}
 	sum.Notes = append(sum.Notes, lateNotes...)
-	if out.Interrupted {
-		sum.Notes = append(sum.Notes, j.interruptNote())
-	}
 	sum.Diagnosis = diagnose(monitored, out, cfg.Threads)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {

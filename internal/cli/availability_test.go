@@ -13,6 +13,7 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
 
 	"dbprobe/internal/instance"
 	"dbprobe/internal/result"
@@ -76,6 +77,29 @@ func readSummary(t *testing.T, path string) *result.Summary {
 	return nil
 }
 
+// idleSeconds counts the run phase's intervals that finished no operation.
+func idleSeconds(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := 0
+	for _, ph := range res.Phases {
+		for _, iv := range ph.Intervals {
+			if ph.Header.Phase == "run" && iv.Ops == 0 {
+				idle++
+			}
+		}
+	}
+	return idle
+}
+
 // assertNoSecret fails when the server's password shows anywhere dbprobe
 // wrote to.
 func assertNoSecret(t *testing.T, s *instance.Server, texts ...string) {
@@ -132,6 +156,11 @@ func TestRunSurvivesServerRestart(t *testing.T) {
 			}
 			if o.Failed < 1 || a.Reconnects < 4 {
 				t.Fatalf("outage %+v, %d reconnections: want failures and every worker back", o, a.Reconnects)
+			}
+			// The per-second series shows it: seconds without a finished
+			// operation, about as many as the server was down.
+			if idle := idleSeconds(t, out); idle < 3 {
+				t.Fatalf("%d intervals without operations in the per-second series, the server was down %v", idle, downtime)
 			}
 			if !strings.Contains(stdout, "# outage: 1, ") {
 				t.Fatalf("the text summary does not report the outage:\n%s", stdout)
@@ -232,4 +261,83 @@ func TestStallShowsInIntendedLatency(t *testing.T) {
 		t.Fatalf("Intended max %d µs, service max %d µs: the 3 s freeze does not show\n%s", intendedMax, serviceMax, stdout)
 	}
 	t.Log(fmt.Sprintf("timeouts %d, intended max %.2f s, service max %.2f s", timeouts, float64(intendedMax)/1e6, float64(serviceMax)/1e6))
+}
+
+// TestKilledConnectionsAreReplaced kills worker connections from the
+// server's side while a run goes: one MariaDB connection with KILL
+// CONNECTION, and every Redis client with CLIENT KILL (as a failover
+// does). The workers reconnect, the run ends on time, and a drop that the
+// others served through is no outage.
+func TestKilledConnectionsAreReplaced(t *testing.T) {
+	tests := []struct {
+		name       string
+		url        func(t *testing.T) string
+		kill       func(t *testing.T, url string) int
+		reconnects func(killed int) bool
+	}{
+		{
+			name: "mariadb", url: func(t *testing.T) string { return testdb.FreshMySQLDatabase(t) },
+			kill: func(t *testing.T, url string) int {
+				db := testdb.OpenMySQL(t, url)
+				var id int64
+				err := db.QueryRow(`SELECT ID FROM information_schema.PROCESSLIST
+					WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%YCSB_KEY%' LIMIT 1`).Scan(&id)
+				if err != nil {
+					t.Fatalf("finding a worker's connection: %v", err)
+				}
+				if _, err := db.Exec(fmt.Sprintf("KILL CONNECTION %d", id)); err != nil {
+					t.Fatalf("KILL CONNECTION: %v", err)
+				}
+				return 1
+			},
+			reconnects: func(killed int) bool { return killed == 1 },
+		},
+		{
+			name: "redis", url: func(t *testing.T) string { return testdb.FreshRedisDatabase(t) },
+			kill: func(t *testing.T, url string) int {
+				opts, err := redis.ParseURL(url)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := redis.NewClient(opts)
+				defer c.Close()
+				n, err := c.ClientKillByFilter(context.Background(), "TYPE", "normal", "SKIPME", "yes").Result()
+				if err != nil || n < 4 {
+					t.Fatalf("CLIENT KILL: %d killed, %v", n, err)
+				}
+				return int(n)
+			},
+			// The four workers' connections at least; idle pool
+			// connections killed beside them are not noticed.
+			reconnects: func(killed int) bool { return killed >= 4 },
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			url := tt.url(t)
+			if _, stderr, err := run(t, "load", "--db", url, "-p", "recordcount=500", "--threads", "2"); err != nil {
+				t.Fatalf("load: %v\n%s", err, stderr)
+			}
+			out := filepath.Join(t.TempDir(), "result.jsonl")
+			wait := runAsync(t, "run", "--db", url, "-p", "recordcount=500", "--operations", "0", "--threads", "4", "--duration", "3s", "--out", out)
+			time.Sleep(time.Second)
+			killed := tt.kill(t, url)
+			stdout, stderr, err := wait()
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr)
+			}
+			sum := readSummary(t, out)
+			a := sum.Availability
+			if a == nil || len(a.Outages) != 0 || a.Reconnects < 1 || a.Reconnects > 4 || !tt.reconnects(killed) {
+				t.Fatalf("availability %+v after killing %d connections, want reconnections and no outage:\n%s", a, killed, stdout)
+			}
+			var failed int64
+			for _, n := range sum.Errors {
+				failed += n
+			}
+			if failed != a.Reconnects {
+				t.Fatalf("errors %v: want one failed operation per reconnection (%d)", sum.Errors, a.Reconnects)
+			}
+		})
+	}
 }

@@ -1,6 +1,6 @@
 // Command dbprobe measures what a database really delivers. This file only
 // builds the command and maps its error to an exit code: 0 ok, 1 the run
-// failed, 2 bad input.
+// failed, 2 bad input, 128+N stopped by signal N (130 for Ctrl-C).
 package main
 
 import (
@@ -25,6 +25,9 @@ func exitCode(err error) int {
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	fmt.Fprintln(os.Stderr, "dbprobe: "+msg)
+	if code := cli.InterruptExitCode(err); code != 0 {
+		return code
+	}
 	if badinput.Is(err) || cli.IsUsageError(err) {
 		return 2
 	}

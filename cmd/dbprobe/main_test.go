@@ -83,8 +83,10 @@ func TestInterruptKeepsTheResult(t *testing.T) {
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after Ctrl-C: %v\n%s", err, stderr.String())
+	// 130, as a shell reports Ctrl-C, so that a script stops here.
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit after Ctrl-C: %v, want status 130\n%s", err, stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "[OVERALL], Throughput(ops/sec)") || !strings.Contains(stdout.String(), "# interrupted") {
 		t.Fatalf("no summary after Ctrl-C:\n%s", stdout.String())

@@ -40,6 +40,7 @@ type job struct {
 	influx  *export.Influx     // --influx-out
 	prom    *export.Prometheus // --metrics-addr
 	log     *slog.Logger
+	stops   *interrupts
 	seed    uint64
 	tempDir string // the default SQLite database's directory, when used
 	// removeTemp says whether tempDir goes at exit: ycsb removes it unless
@@ -52,17 +53,40 @@ type job struct {
 // such as a load with failed inserts: exit code 1.
 var ErrPhaseFailed = errors.New("phase failed")
 
-// execute runs the given phases in order with the command's flags.
-func execute(cmd *cobra.Command, o *options, phases []runner.Phase) (err error) {
-	ctx, stopSignals := signalContext(cmd.Context())
-	defer stopSignals()
+// execute runs the given phases in order with the command's flags. A
+// first Ctrl-C or SIGTERM drains the phase and ends the command with its
+// summary; a second one returns at once, leaving the phases' goroutine to
+// die with the process, which only cmd/dbprobe may end.
+func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
+	stops := watchInterrupts(cmd.Context())
+	defer stops.stop()
+	done := make(chan error, 1)
+	go func() { done <- runPhases(cmd, o, phases, stops) }()
+	select {
+	case err := <-done:
+		if sig := stops.signal(); sig != nil {
+			return &Interrupted{Signal: sig, Out: o.out, Err: err}
+		}
+		return err
+	case <-stops.abandoned:
+		return &Interrupted{Signal: stops.signal(), Abandoned: true, Out: o.out}
+	}
+}
 
-	j := &job{opts: o, cmd: cmd, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr()}
+// runPhases connects and runs the phases; stops.ctx is cancelled by the
+// first interrupt.
+func runPhases(cmd *cobra.Command, o *options, phases []runner.Phase, stops *interrupts) (err error) {
+	ctx := stops.ctx
+	j := &job{opts: o, cmd: cmd, stdout: cmd.OutOrStdout(), stderr: cmd.ErrOrStderr(), stops: stops}
 	j.log = slog.New(slog.NewTextHandler(j.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if err := j.resolve(phases); err != nil {
 		return err
 	}
 	defer j.cleanupTemp()
+	if j.removeTemp {
+		dir := j.tempDir
+		stops.atAbandon(func() { os.RemoveAll(dir) })
+	}
 	if err := j.connect(ctx); err != nil {
 		return err
 	}
@@ -71,6 +95,10 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) (err error) 
 		if j.out, err = result.Create(o.out); err != nil {
 			return badinput.New("cannot write --out %s: %v", o.out, shortError(errors.Unwrap(err)))
 		}
+		// On a second interrupt the file is closed between two records,
+		// so it ends with a whole one however the process then ends.
+		out := j.out
+		stops.atAbandon(func() { out.Close() })
 		defer func() {
 			if cerr := j.out.Close(); cerr != nil && err == nil {
 				err = fmt.Errorf("writing %s: %w", o.out, cerr)
@@ -127,6 +155,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 		if ph == runner.Run && j.cfg.Workload.OperationCount == 0 && j.cfg.MaxExecutionTime == 0 {
 			return badinput.New("operationcount=0 and no maxexecutiontime: the run would do nothing; set -p operationcount=N or --duration D")
 		}
+	}
+	if o.drainTimeout < 0 {
+		return badinput.New("--drain-timeout %s must not be negative (0 cancels operations in flight at once)", o.drainTimeout)
 	}
 	if o.warmup < 0 {
 		return badinput.New("--warmup %s must not be negative", o.warmup)
@@ -248,6 +279,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		BatchSize:        cfg.BatchSize,
 		Percentiles:      cfg.Percentiles,
 		Seed:             j.seed,
+		DrainTimeout:     max(j.opts.drainTimeout, time.Nanosecond), // the runner reads 0 as its default
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
 		OnFirstError: func(op, code string, err error) {
@@ -308,6 +340,9 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		}
 	}
 	sum.Notes = append(sum.Notes, lateNotes...)
+	if out.Interrupted {
+		sum.Notes = append(sum.Notes, j.interruptNote())
+	}
 	sum.Diagnosis = diagnose(monitored, out, cfg.Threads)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
@@ -542,3 +577,13 @@ type scrubbed struct {
 
 func (s scrubbed) Error() string { return s.target.Scrub(s.err.Error()) }
 func (s scrubbed) Unwrap() error { return s.err }
+
+// interruptNote says what stopped the phase and how long operations in
+// flight were given.
+func (j *job) interruptNote() string {
+	by := "stopped early"
+	if sig := j.stops.signal(); sig != nil {
+		by = "stopped by " + signalName(sig)
+	}
+	return fmt.Sprintf("%s: no operation started after it; those in flight had up to %s (--drain-timeout) to finish, and any still running then was cancelled and counted as failed", by, j.opts.drainTimeout)
+}

@@ -48,6 +48,7 @@ type options struct {
 	noMonitor       bool
 	metricsAddr     string
 	influxOut       string
+	drainTimeout    time.Duration
 }
 
 // addCommonFlags adds the flags every YCSB command takes.
@@ -81,6 +82,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
 }
 
 func addWarmupFlag(cmd *cobra.Command, o *options) {

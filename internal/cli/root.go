@@ -31,5 +31,7 @@ working; --out FILE also writes a JSON result as the run goes.`,
 		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
 	})
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
+	root.AddCommand(newRecoverCommand())
+	root.AddCommand(newDurabilityCommand())
 	return root
 }

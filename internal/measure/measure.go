@@ -314,6 +314,11 @@ type Summary struct {
 	// is nil for series that are not operations (Intended-, -FAILED,
 	// VERIFY, CLEANUP).
 	Retries *int64 `json:"retries,omitempty"`
+	// Histogram is the series' HDR histogram, encoded as HdrHistogram's
+	// compressed V2 in base64 (as in .hlog files); empty when nothing was
+	// recorded. It lets summaries of intervals be merged exactly later
+	// (Merger), e.g. by dbprobe recover after a killed run.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // Percentile is one percentile of a series.
@@ -357,13 +362,7 @@ func (s *Set) Summarize(v View, percentiles []float64) []Summary {
 			sum.Retries = &n
 		}
 		if h != nil && h.TotalCount() > 0 {
-			sum.Count = h.TotalCount()
-			sum.MeanMicros = h.Mean()
-			sum.MinMicros = h.Min()
-			sum.MaxMicros = h.Max()
-			for _, p := range percentiles {
-				sum.Percentiles = append(sum.Percentiles, Percentile{p, h.ValueAtPercentile(p)})
-			}
+			describe(&sum, h, percentiles)
 			if s.countsOK[i] {
 				sum.Statuses = append(sum.Statuses, StatusCount{"OK", sum.Count})
 			}

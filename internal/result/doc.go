@@ -13,7 +13,10 @@
 //     a summary record. It is appended to while the run goes, each record in
 //     a single write, so a run that is interrupted or killed still leaves
 //     every interval it measured on disk; Read accepts a file whose last line
-//     was cut and says so.
+//     was cut and says so. Every series of an interval carries its HDR
+//     histogram, so Repair (dbprobe recover) rebuilds the summary of a
+//     killed run exactly, as the run would have written it after its last
+//     complete interval, marked "recovered".
 //
 // The package formats and parses only: it knows no database and imports no
 // driver, so reports can be built from result files on any machine.

@@ -2,11 +2,14 @@ package result
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 )
 
 // FuzzRead feeds Read arbitrary bytes: it must return a File or an error,
-// never panic, and what it accepts must survive being written again.
+// never panic, and what it accepts must survive being written again. A cut
+// last line must be all it ignores, and Repair must turn whatever Read
+// accepts into a whole file with every phase summarized.
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -18,6 +21,10 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(`{"type":"header","schema_version":1}` + "\n" + `{"type":"summary","runtime_ms":-1.5e3,"throughput_ops_per_sec":null}`))
 	f.Add([]byte(`{"type":"interval","elapsed_ms":99999999999999999999}`))
 	f.Add([]byte("\n\n{}\n"))
+	run, _ := simulatedRun(&testing.T{})
+	killed := resultFile(&testing.T{}, []Phase{run})
+	f.Add(killed)
+	f.Add(append(bytes.Clone(killed), killed[:100]...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return // keep each run short: size adds nothing to the parser's paths
@@ -56,6 +63,35 @@ func FuzzRead(f *testing.F) {
 		}
 		if countRecords(again) != countRecords(file) {
 			t.Fatalf("rewritten file has %d records, want %d", countRecords(again), countRecords(file))
+		}
+
+		if file.Truncated {
+			whole, err := Read(bytes.NewReader(data[:bytes.LastIndexByte(data, '\n')+1]))
+			if err != nil || whole.Truncated || countRecords(whole) != countRecords(file) {
+				t.Fatalf("the complete lines alone read differently: %v", err)
+			}
+		}
+		repaired, recovered, _, err := Repair(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "result: phase ") {
+				t.Fatalf("Repair refused what Read accepted: %v", err)
+			}
+			return // intervals that cannot be added up (a bad histogram)
+		}
+		if len(recovered) == 0 {
+			if !bytes.Equal(repaired, data) {
+				t.Fatal("Repair changed a file with nothing to recover")
+			}
+			return
+		}
+		fixed, err := Read(bytes.NewReader(repaired))
+		if err != nil || fixed.Truncated || len(fixed.Phases) != len(file.Phases) {
+			t.Fatalf("repaired file: %v, truncated %v", err, fixed != nil && fixed.Truncated)
+		}
+		for i, p := range fixed.Phases {
+			if p.Summary == nil || len(p.Intervals) != len(file.Phases[i].Intervals) {
+				t.Fatalf("repaired phase %d: %d intervals, summary %v", i, len(p.Intervals), p.Summary != nil)
+			}
 		}
 	})
 }

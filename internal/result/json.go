@@ -99,6 +99,7 @@ func (w *Writer) WriteSummary(s Summary) error {
 		Ops:          s.Ops,
 		Throughput:   jsonFloat(s.Throughput),
 		Interrupted:  s.Interrupted,
+		Recovered:    s.Recovered,
 		WarmupMS:     millis(s.Warmup),
 		RetryLimit:   s.RetryLimit,
 		Series:       s.Series,
@@ -208,6 +209,7 @@ type summaryRecord struct {
 	Ops          int64             `json:"ops"`
 	Throughput   jsonFloat         `json:"throughput_ops_per_sec"`
 	Interrupted  bool              `json:"interrupted"`
+	Recovered    bool              `json:"recovered,omitempty"`
 	WarmupMS     millis            `json:"warmup_ms"`
 	RetryLimit   int               `json:"retry_limit"`
 	Series       []measure.Summary `json:"series"`

@@ -47,7 +47,7 @@ func Read(r io.Reader) (*File, error) {
 			return nil, fmt.Errorf("result: reading line %d: %w", n, err)
 		}
 		complete := err == nil // the writer ends every record with its newline
-		if !complete && !json.Valid(line) && len(bytes.TrimSpace(line)) > 0 {
+		if !complete && !json.Valid(line) && cutShort(line) {
 			// A record cut by a kill (or the zeros a crash can leave at the
 			// end of a file): keep what came before.
 			f.Truncated = true
@@ -151,6 +151,7 @@ func (f *File) add(line []byte) error {
 			Series:       rec.Series,
 			Errors:       rec.Errors,
 			Interrupted:  rec.Interrupted,
+			Recovered:    rec.Recovered,
 			Warmup:       time.Duration(rec.WarmupMS),
 			RetryLimit:   rec.RetryLimit,
 			Notes:        rec.Notes,
@@ -163,4 +164,12 @@ func (f *File) add(line []byte) error {
 		// A record type added by a newer writer: not ours to judge.
 	}
 	return nil
+}
+
+// cutShort reports whether a last line that is not JSON is what a kill or
+// a crash leaves: the start of a record, or the zeros a file system can
+// leave where the last write was going. Anything else is damage, which
+// Read reports rather than passes over.
+func cutShort(line []byte) bool {
+	return len(line) > 0 && (line[0] == '{' || line[0] == 0)
 }

@@ -129,6 +129,7 @@ func TestReadErrors(t *testing.T) {
 		{"bad duration", hdr + strings.Replace(sum, `"runtime_ms":1000`, `"runtime_ms":1e300`, 1), "line 2: bad summary record"},
 		{"newer schema, cut", strings.TrimSuffix(strings.Replace(hdr, `"schema_version":1`, `"schema_version":2`, 1), "\n"), "line 1: unsupported result schema version"},
 		{"misplaced, last line", strings.TrimSuffix(iv, "\n"), "line 1: record out of place"},
+		{"garbage last line", hdr + iv + "garbage", "line 3: not a JSON record"},
 		{"bad field, last line", hdr + strings.TrimSuffix(strings.Replace(iv, `"ops":5`, `"ops":"five"`, 1), "\n"), "line 2: bad interval record"},
 	}
 	for _, tt := range tests {

@@ -107,6 +107,9 @@ func WriteText(w io.Writer, s Summary) error {
 	if s.Interrupted {
 		bw.WriteString("# interrupted: the figures cover only what finished before the stop\n")
 	}
+	if s.Recovered {
+		bw.WriteString("# recovered: the run wrote no summary; this one is rebuilt from its intervals by dbprobe recover\n")
+	}
 	writeAvailability(bw, s.Availability)
 	if s.Diagnosis != nil {
 		bw.WriteString("# bottleneck: " + oneLine(s.Diagnosis.Verdict) + "\n")

@@ -89,6 +89,9 @@ type Summary struct {
 	// "NOT_FOUND": 1…
 	Errors      map[string]int64
 	Interrupted bool
+	// Recovered says the run wrote no summary (it was killed) and this one
+	// was rebuilt from its intervals by dbprobe recover; see RecoverSummary.
+	Recovered bool
 	// Warmup is the warm-up time excluded from the figures.
 	Warmup time.Duration
 	// Diagnosis names what limited the phase, when it was monitored.

@@ -1,0 +1,120 @@
+package cli_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/cli"
+	"dbprobe/internal/durability"
+)
+
+// TestMain lets this test binary be the SQLite writer that dbprobe
+// durability re-runs, through the same hidden command as dbprobe itself.
+func TestMain(m *testing.M) {
+	if durability.IsChild() {
+		err := cli.Execute(context.Background(), []string{"durability", "sqlite-writer"}, os.Stdout, os.Stderr)
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestDurabilityOnSQLite(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "durability.json")
+	stdout, stderr, err := run(t, "durability", "--database", "sqlite", "--cycles", "2", "--writers", "2",
+		"--crash-after", "200ms..300ms", "--seed", "3", "--out", out)
+	if err != nil {
+		t.Fatalf("durability: %v\nstdout:\n%s\nstderr:\n%s", err, stdout, stderr)
+	}
+	for _, want := range []string{"cycle 1:", "cycle 2:", "total:", "0 lost", "synchronous = FULL", "what a process kill proves here:"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep durability.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatalf("--out is not JSON: %v", err)
+	}
+	if rep.Database != "sqlite" || len(rep.Results) != 2 || rep.Acknowledged == 0 || rep.Lost != 0 || rep.Caveat == "" {
+		t.Errorf("--out report: %+v", rep)
+	}
+}
+
+func TestDurabilityBadInput(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"remote target", []string{"--db", "postgres://u@db.example.com/x"}, "starts itself"},
+		{"local target too", []string{"--database", "postgres", "--db", "postgres://u@127.0.0.1/x"}, "starts itself"},
+		{"unknown database", []string{"--database", "oracle"}, "known: postgres, mariadb"},
+		{"no cycles", []string{"--cycles", "0"}, "--cycles 0"},
+		{"no writers", []string{"--writers", "0"}, "--writers 0"},
+		{"crash-after", []string{"--crash-after", "soon"}, "--crash-after"},
+		{"crash-after reversed", []string{"--crash-after", "3s..1s"}, "--crash-after"},
+		{"durability", []string{"--durability", "sometimes"}, "--durability"},
+		{"no postgres binaries", []string{"--database", "postgres", "--bindir", empty}, "Debian package postgresql"},
+		{"no mariadb binaries", []string{"--database", "mariadb", "--bindir", empty}, "Debian package mariadb-server"},
+		{"bindir missing", []string{"--database", "postgres", "--bindir", filepath.Join(empty, "nope")}, "--bindir"},
+		{"out unwritable", []string{"--out", filepath.Join(empty, "nope", "r.json")}, "--out"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, _, err := run(t, append([]string{"durability"}, tc.args...)...)
+			if !badinput.Is(err) {
+				t.Fatalf("err = %v, want bad input", err)
+			}
+			if msg := err.Error(); !strings.Contains(msg, tc.want) || strings.Contains(msg, "\n") {
+				t.Errorf("message %q: want one line containing %q", msg, tc.want)
+			}
+			if stdout != "" {
+				t.Errorf("bad input printed a report:\n%s", stdout)
+			}
+		})
+	}
+}
+
+func TestDurabilityOutNotLeftOnBadInput(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, _, err := run(t, "durability", "--database", "postgres", "--bindir", t.TempDir(), "--out", out)
+	if !badinput.Is(err) {
+		t.Fatalf("err = %v, want bad input", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("--out %s was left behind (%v)", out, err)
+	}
+}
+
+func TestDurabilityWriterIsNotForUsers(t *testing.T) {
+	t.Setenv(durability.ChildEnv, "")
+	_, _, err := run(t, "durability", "sqlite-writer")
+	if !badinput.Is(err) {
+		t.Errorf("err = %v, want bad input", err)
+	}
+}
+
+func TestDurabilityHelpTeaches(t *testing.T) {
+	stdout, _, err := run(t, "durability", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"starts its own", "SIGKILL", "acknowledged", "innodb_flush_log_at_trx_commit=2",
+		"synchronous=OFF", "power loss", "cannot", "--crash-after", "--cycles"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+}

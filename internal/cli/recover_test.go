@@ -1,0 +1,144 @@
+package cli_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/cli"
+	"dbprobe/internal/result"
+)
+
+// withoutSummary writes the result at path again without its last
+// summary, as a run killed just before writing it leaves the file, and
+// returns that summary.
+func withoutSummary(t *testing.T, path string) *result.Summary {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := result.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := f.Phases[len(f.Phases)-1].Summary
+	if sum == nil {
+		t.Fatal("the run wrote no summary")
+	}
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var kept []byte
+	for _, l := range lines {
+		if !bytes.HasPrefix(l, []byte(`{"type":"summary","phase":"`+sum.Phase+`"`)) {
+			kept = append(kept, l...)
+		}
+	}
+	if err := os.WriteFile(path, kept, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// A recovered summary is the one the run wrote, down to the histograms,
+// for a run with failures, error codes and retries: SQLite's write lock
+// is held by the test, so every update fails BUSY after its retries.
+func TestRecoverRebuildsTheRunsSummary(t *testing.T) {
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "ycsb.db")
+	db := "sqlite://" + filepath.ToSlash(dbPath)
+	if _, stderr, err := run(t, "load", "--db", db, "-p", "recordcount=500", "--no-monitor"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	release := holdWriteLock(t, dbPath)
+	out := filepath.Join(dir, "result.jsonl")
+	_, stderr, err := run(t, "run", "--db", db+"?busy_timeout=1", "--operations", "600", "--threads", "2", "--retries", "2", "--no-monitor", "--out", out)
+	release()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	want := withoutSummary(t, out)
+	if len(want.Errors) == 0 || want.Series[0].Histogram == "" {
+		t.Fatalf("the run had no failures or no histograms to recover: %+v", want)
+	}
+	stdout, stderr, err := run(t, "recover", out)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "recovered the summary of phase run from") || !strings.Contains(stdout, "[UPDATE], Return=ERROR") || !strings.Contains(stdout, "[UPDATE], Retries, ") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	f := readResult(t, out)
+	got := f.Phases[0].Summary
+	if got == nil || !got.Recovered || !got.Interrupted {
+		t.Fatalf("summary after recover: %+v", got)
+	}
+	if got.Ops != want.Ops || got.RunTime != want.RunTime || got.Throughput != want.Throughput || got.RetryLimit != want.RetryLimit ||
+		!reflect.DeepEqual(got.Errors, want.Errors) || !reflect.DeepEqual(got.Series, want.Series) {
+		t.Errorf("recovered summary differs from the run's\n got %+v\nwant %+v", *got, *want)
+	}
+}
+
+func TestRecoverOut(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "result.jsonl")
+	if _, stderr, err := run(t, "run", "--db", "null", "--operations", "2000", "--no-monitor", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	want := withoutSummary(t, out)
+	killed, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repaired := filepath.Join(t.TempDir(), "repaired.jsonl")
+	if _, stderr, err := run(t, "recover", out, "--out", repaired); err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if now, _ := os.ReadFile(out); !bytes.Equal(now, killed) {
+		t.Error("recover --out changed the result it read")
+	}
+	got := readResult(t, repaired).Phases[0].Summary
+	if got == nil || got.Ops != want.Ops || !reflect.DeepEqual(got.Series, want.Series) {
+		t.Errorf("repaired summary %+v, want %+v", got, want)
+	}
+}
+
+func TestRecoverNothingToDo(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "result.jsonl")
+	if _, stderr, err := run(t, "run", "--db", "null", "--operations", "100", "--no-monitor", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	before, _ := os.ReadFile(out)
+	stdout, stderr, err := run(t, "recover", out)
+	if err != nil || stdout != "" || !strings.Contains(stderr, "nothing to recover") {
+		t.Fatalf("err %v\nstdout %q\nstderr %q", err, stdout, stderr)
+	}
+	if after, _ := os.ReadFile(out); !bytes.Equal(before, after) {
+		t.Error("recover changed a complete result")
+	}
+}
+
+func TestRecoverBadInput(t *testing.T) {
+	dir := t.TempDir()
+	corrupt := filepath.Join(dir, "corrupt.jsonl")
+	os.WriteFile(corrupt, []byte(`{"type":"header","schema_version":1,"phase":"run","started_at":"2024-01-01T12:00:00Z"}`+"\nnot json\n"), 0o644)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"recover", filepath.Join(dir, "nope.jsonl")}, "cannot read"},
+		{"damaged line", []string{"recover", corrupt}, "line 2: not a JSON record"},
+		{"no file named", []string{"recover"}, "accepts 1 arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := run(t, tt.args...)
+			if err == nil || !(badinput.Is(err) || cli.IsUsageError(err)) || !strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("err %v: want one line of bad input containing %q", err, tt.want)
+			}
+		})
+	}
+}

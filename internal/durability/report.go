@@ -1,0 +1,220 @@
+package durability
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"dbprobe/internal/driver"
+)
+
+// Report is the outcome of a check, printed as it goes and written as
+// JSON by --out.
+type Report struct {
+	Database   string           `json:"database"`
+	Server     string           `json:"server"`
+	Durability string           `json:"durability"`
+	Settings   []driver.Setting `json:"settings,omitempty"`
+	Writers    int              `json:"writers"`
+	Cycles     int              `json:"cycles_asked"`
+	CrashAfter string           `json:"crash_after"`
+	Seed       uint64           `json:"seed"`
+	// Results holds one entry per crash cycle that ran.
+	Results []Cycle `json:"results"`
+	// Acknowledged and Lost are over every cycle; Lost counts the rows
+	// missing at the last check, earlier cycles' included.
+	Acknowledged int `json:"acknowledged"`
+	Lost         int `json:"lost"`
+	// TailCycles and ScatteredCycles count the cycles whose lost rows were
+	// the most recent acknowledged, or not.
+	TailCycles      int  `json:"tail_cycles"`
+	ScatteredCycles int  `json:"scattered_cycles"`
+	Interrupted     bool `json:"interrupted,omitempty"`
+	// Caveat says what a process kill cannot reveal for this database and
+	// setting.
+	Caveat string `json:"caveat"`
+}
+
+// Cycle is one crash: what was acknowledged before the kill and what the
+// restarted database still holds.
+type Cycle struct {
+	Cycle        int     `json:"cycle"`
+	CrashAfterMS float64 `json:"crash_after_ms"`
+	Acknowledged int     `json:"acknowledged"`
+	Lost         int     `json:"lost"`
+	// Pattern is "none", "tail" (each writer lost only its most recent
+	// acknowledged commits) or "scattered" (a writer lost a commit and
+	// kept a later one).
+	Pattern string `json:"pattern"`
+	// LostWindowMS is how long before the kill was complete the oldest
+	// lost row was acknowledged.
+	LostWindowMS float64 `json:"lost_window_ms,omitempty"`
+	// FirstLostPosition is the 1-based place of the oldest lost row among
+	// the cycle's acknowledgements, in the order they arrived.
+	FirstLostPosition int `json:"first_lost_position,omitempty"`
+	// UnacknowledgedPresent counts rows committed whose acknowledgement
+	// never arrived (in flight at the kill): allowed, and no loss.
+	UnacknowledgedPresent int `json:"unacknowledged_present"`
+	// EarlierLost counts rows of earlier cycles that their own check found
+	// and this one did not.
+	EarlierLost int     `json:"earlier_lost,omitempty"`
+	RecoveryMS  float64 `json:"recovery_ms"`
+
+	earlierMissing int // rows of earlier cycles missing at this check
+}
+
+// analyse compares the client log with the keys the restarted database
+// holds, for the rows of cycle; acks are in the order they arrived.
+//
+// The loss is a tail when every writer lost only its most recent
+// acknowledged commits. That is judged per writer because a writer's
+// commits follow each other in the log, while the order in which
+// different writers' acknowledgements reach the client log is not
+// exactly their order in the database's log: a writer that lost a commit
+// and kept a later one is a real hole, which no prefix of a log explains.
+func analyse(cycle int, acks []ackEntry, present map[string]bool, killedAt time.Time) Cycle {
+	c := Cycle{Cycle: cycle, Pattern: "none"}
+	prefix := cyclePrefix(cycle)
+	acked := map[string]bool{}
+	lostBy := map[string]bool{} // writers that lost a commit
+	hole := false
+	var oldestLost time.Time
+	n := 0
+	for _, a := range acks {
+		if !strings.HasPrefix(a.key, prefix) {
+			if a.key < prefix && !present[a.key] {
+				c.earlierMissing++
+			}
+			continue
+		}
+		acked[a.key] = true
+		n++
+		writer := writerOf(a.key)
+		if present[a.key] {
+			if lostBy[writer] {
+				hole = true
+			}
+			continue
+		}
+		if c.Lost == 0 {
+			oldestLost = a.at
+			c.FirstLostPosition = n
+		}
+		c.Lost++
+		lostBy[writer] = true
+	}
+	c.Acknowledged = n
+	for k := range present {
+		if strings.HasPrefix(k, prefix) && !acked[k] {
+			c.UnacknowledgedPresent++
+		}
+	}
+	if c.Lost == 0 {
+		return c
+	}
+	if !killedAt.IsZero() {
+		c.LostWindowMS = millis(killedAt.Sub(oldestLost))
+	}
+	c.Pattern = "tail"
+	if hole {
+		c.Pattern = "scattered"
+	}
+	return c
+}
+
+// writerOf returns the writer part of a row key (w003 in c0001-w003-…).
+func writerOf(key string) string {
+	parts := strings.SplitN(key, "-", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// add folds a cycle into the totals. Every check looks at every row
+// acknowledged so far, so Lost is what the latest check found missing.
+func (r *Report) add(c *Cycle) {
+	c.EarlierLost = c.earlierMissing - r.Lost
+	r.Lost = c.earlierMissing + c.Lost
+	r.Acknowledged += c.Acknowledged
+	r.Results = append(r.Results, *c)
+	switch c.Pattern {
+	case "tail":
+		r.TailCycles++
+	case "scattered":
+		r.ScatteredCycles++
+	}
+}
+
+// Caveat says what a process kill proves, and what it cannot, for a
+// database at a durability setting.
+func Caveat(db Database, d driver.Durability) string {
+	switch db {
+	case Postgres:
+		if d == driver.DurabilityDelayed {
+			return "PostgreSQL synchronous_commit=off acknowledges a commit before its WAL is flushed: a process kill loses what the WAL writer had not yet written (measured above); an OS crash or power loss can also lose WAL written but not yet flushed, up to about three times wal_writer_delay, which a process kill cannot reveal"
+		}
+		return "PostgreSQL synchronous_commit=on acknowledges a commit after its WAL is flushed: 0 lost shows the server keeps that promise across a process kill; whether the storage keeps its own (fsync reaching stable media through power loss) a process kill cannot reveal"
+	case MariaDB:
+		if d == driver.DurabilityDelayed {
+			return "MariaDB innodb_flush_log_at_trx_commit=2 writes the log to the OS at each commit and flushes it about once a second: a process kill loses nothing, an OS crash or power loss can lose about the last second of acknowledged commits. A process kill cannot reveal that: 0 lost here proves nothing about power loss"
+		}
+		return "MariaDB innodb_flush_log_at_trx_commit=1 flushes the log before acknowledging a commit: 0 lost shows the server keeps that promise across a process kill; whether the storage keeps its own (fsync reaching stable media through power loss) a process kill cannot reveal"
+	default:
+		switch d {
+		case driver.DurabilityFull:
+			return "SQLite synchronous=FULL syncs the WAL at every commit: 0 lost shows commits survive a process kill; whether the storage keeps fsync's promise through power loss a process kill cannot reveal"
+		case driver.DurabilityDelayed:
+			return "SQLite synchronous=OFF never syncs: a commit is in the OS page cache when acknowledged, which survives a process kill and not an OS crash or power loss. A process kill cannot reveal that: 0 lost here proves nothing about power loss"
+		default:
+			return "SQLite synchronous=NORMAL in WAL mode syncs only at checkpoints: a commit survives a process kill, not necessarily an OS crash or power loss. A process kill cannot reveal that: 0 lost here proves nothing about power loss"
+		}
+	}
+}
+
+func writeHeader(w io.Writer, r *Report) {
+	what := "a server dbprobe started on 127.0.0.1"
+	if r.Database == SQLite.String() {
+		what = "a new file, written by a dbprobe child process"
+	}
+	fmt.Fprintf(w, "dbprobe durability: %s (%s; %s), durability %s, %d writers, %d crash cycles, SIGKILL %s after each cycle's first commit (seed %d)\n",
+		r.Database, r.Server, what, r.Durability, r.Writers, r.Cycles, r.CrashAfter, r.Seed)
+	for _, s := range r.Settings {
+		fmt.Fprintf(w, "setting: %s = %s\n", s.Name, s.Value)
+	}
+}
+
+func writeCycle(w io.Writer, c Cycle) {
+	fmt.Fprintf(w, "cycle %d: killed after %.2f s; %d acknowledged, %d lost", c.Cycle, c.CrashAfterMS/1000, c.Acknowledged, c.Lost)
+	switch c.Pattern {
+	case "tail":
+		fmt.Fprintf(w, " (a tail: each writer lost only its most recent; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", c.LostWindowMS, c.FirstLostPosition, c.Acknowledged)
+	case "scattered":
+		fmt.Fprintf(w, " (SCATTERED: a writer lost a commit and kept a later one; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", c.LostWindowMS, c.FirstLostPosition, c.Acknowledged)
+	}
+	if c.EarlierLost > 0 {
+		fmt.Fprintf(w, "; %d rows of earlier cycles are gone", c.EarlierLost)
+	}
+	fmt.Fprintf(w, "; %d unacknowledged rows committed anyway; restart and check %.2f s\n", c.UnacknowledgedPresent, c.RecoveryMS/1000)
+}
+
+func writeTotal(w io.Writer, r *Report) {
+	if r.Interrupted {
+		fmt.Fprintf(w, "interrupted after %d of %d cycles\n", len(r.Results), r.Cycles)
+	}
+	pct := 0.0
+	if r.Acknowledged > 0 {
+		pct = 100 * float64(r.Lost) / float64(r.Acknowledged)
+	}
+	crashes := "crashes"
+	if len(r.Results) == 1 {
+		crashes = "crash"
+	}
+	fmt.Fprintf(w, "total: %d acknowledged writes over %d %s, %d lost (%.3f%%)", r.Acknowledged, len(r.Results), crashes, r.Lost, pct)
+	if r.Lost > 0 {
+		fmt.Fprintf(w, "; only the most recent (a tail) in %d cycles, scattered in %d", r.TailCycles, r.ScatteredCycles)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "what a process kill proves here: %s\n", r.Caveat)
+}

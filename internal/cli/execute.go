@@ -197,6 +197,7 @@ func (j *job) resolve(phases []runner.Phase) error {
 	if j.target, err = driver.ParseTarget(raw, password); err != nil {
 		return err
 	}
+	j.target.AllowInsecureTLS = o.allowInsecureTLS
 	s := &j.cfg.Workload
 	j.table = driver.Table{Name: s.Table, KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: s.FieldNames(), FieldLength: s.FieldLength}
 	return nil
@@ -396,6 +397,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if err := j.checkProcedures(st); err != nil {
 			return nil, err
 		}
+		if err := j.checkPrivileges(ctx, ph); err != nil {
+			return nil, err
+		}
 		notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 		if !st.HasRows {
 			notes = append(notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
@@ -448,6 +452,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 	// How the table is stored, as the database reports it now.
 	if st, err = j.db.Inspect(ctx, t); err != nil {
 		return nil, scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
+	}
+	if err := j.checkPrivileges(ctx, ph); err != nil {
+		return nil, err
 	}
 	notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 	return notes, nil

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
@@ -290,7 +292,7 @@ func (r *resolver) fail(key, v, want string) {
 		if !ok {
 			src = SourceDefault
 		}
-		r.err = badinput.New("%s=%s (from %s) is not %s", key, v, src, want)
+		r.err = badinput.New("%s=%s (from %s) is not %s", key, shownValue(v), src, want)
 	}
 }
 
@@ -334,11 +336,20 @@ func (r *resolver) bool(key string) bool {
 	return false
 }
 
+// maxSeconds is the most whole seconds a time.Duration holds.
+const maxSeconds = int64(math.MaxInt64 / time.Second)
+
 // seconds reads a YCSB duration in whole seconds, also accepting Go
 // durations such as 90s or 5m.
 func (r *resolver) seconds(key string) time.Duration {
 	v := r.raw(key)
 	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		// A time.Duration holds ±292 years; more seconds would wrap
+		// around to a short or negative time.
+		if n > maxSeconds || n < -maxSeconds {
+			r.fail(key, v, fmt.Sprintf("a number of seconds within ±%d", maxSeconds))
+			return 0
+		}
 		return time.Duration(n) * time.Second
 	}
 	d, err := time.ParseDuration(v)
@@ -390,11 +401,31 @@ func (r *resolver) percentiles(key string) []float64 {
 	return out
 }
 
-// redactValue hides the value of a key that holds a secret.
+// redactValue hides the value of a key that holds a secret, and shows any
+// other as shownValue does.
 func redactValue(key, value string) string {
 	k := strings.ToLower(key)
 	if strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token") {
 		return "xxxxx"
 	}
-	return value
+	return shownValue(value)
+}
+
+// maxShown is the most bytes of a value a message repeats.
+const maxShown = 80
+
+// shownValue is a value as a message or the header repeats it: as written
+// when it is short plain text, else cut short and quoted in ASCII, so that
+// a newline, a control or look-alike character, or a huge value cannot
+// break the one line a message is.
+func shownValue(v string) string {
+	plain := utf8.ValidString(v) && !strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) || r > unicode.MaxASCII })
+	if plain && len(v) <= maxShown {
+		return v
+	}
+	cut := ""
+	if len(v) > maxShown {
+		v, cut = v[:maxShown], "…"
+	}
+	return strconv.QuoteToASCII(v) + cut
 }

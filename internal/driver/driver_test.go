@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -128,4 +129,66 @@ func FuzzParseTarget(f *testing.F) {
 			t.Fatalf("Redacted %q shows the password %q", target.Redacted(), target.Password)
 		}
 	})
+}
+
+// FuzzParseTargetPassword writes a password into a --db value as a user
+// types it, unescaped, so that the value often fails to parse: neither the
+// refusal nor the redacted URL may give the password away.
+func FuzzParseTargetPassword(f *testing.F) {
+	f.Add("postgres", "u", "pw", "127.0.0.1:5432/db")
+	f.Add("stub", "u", "pa/ss", "h/db")
+	f.Add("stub", "u", "p%zz", "h")
+	f.Add("stub", "u", "p#w", "h:1/db?x=1")
+	f.Add("stub", "", "pw", "[::1")
+	f.Add("oracle", "u", "pw", "h/x")
+	f.Fuzz(func(t *testing.T, scheme, user, password, rest string) {
+		secret := "Pw9" + password
+		if strings.Contains(scheme+user+rest, "Pw9") {
+			return // the text around would hold the password's words
+		}
+		raw := scheme + "://" + user + ":" + secret + "@" + rest
+		target, err := ParseTarget(raw, "")
+		if err != nil {
+			if !badinput.Is(err) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("ParseTarget: %q is not one line of bad input", err)
+			}
+			if strings.Contains(err.Error(), secret) || (Target{Password: secret}).Reveals(err.Error()) {
+				t.Fatalf("ParseTarget(%q): the message gives the password away: %q", raw, err)
+			}
+			return
+		}
+		if target.Password == secret && target.Reveals(target.Redacted()) {
+			t.Fatalf("Redacted %q shows the password %q", target.Redacted(), secret)
+		}
+	})
+}
+
+func TestCheckTLS(t *testing.T) {
+	remote := []TLSRoute{{Host: "db.example.com", Level: TLSRequire}}
+	for _, tc := range []struct {
+		routes []TLSRoute
+		allow  bool
+		want   string // "" for a refusal
+	}{
+		{[]TLSRoute{{"db.example.com", TLSVerifyFull}}, false, "verify-full"},
+		{[]TLSRoute{{"127.0.0.1", TLSOff}}, false, "off (loopback)"},
+		{[]TLSRoute{{"/tmp", TLSOff}, {"::1", TLSRequire}}, false, "off (loopback)"},
+		{[]TLSRoute{{"127.0.0.1", TLSOff}, {"db.example.com", TLSVerifyFull}}, false, "off (loopback)"},
+		{remote, false, ""},
+		{remote, true, "require (--allow-insecure-tls)"},
+		{[]TLSRoute{{"127.0.0.1", TLSOff}, {"db.example.com", TLSVerifyCA}}, false, ""},
+		{[]TLSRoute{{"10.0.0.1", TLSPreferred}}, false, ""},
+		{nil, false, ""},
+	} {
+		target := Target{URL: &url.URL{Scheme: "stub", Host: "h", User: url.UserPassword("u", "hunter2")}, Password: "hunter2", AllowInsecureTLS: tc.allow}
+		got, err := target.CheckTLS(tc.routes, "set verify=full")
+		if got != tc.want {
+			t.Errorf("CheckTLS(%+v, allow %v) = %q, %v; want %q", tc.routes, tc.allow, got, err, tc.want)
+		}
+		if tc.want == "" && len(tc.routes) > 0 {
+			if !badinput.Is(err) || !strings.Contains(err.Error(), "set verify=full, or add --allow-insecure-tls") || strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("refusal %v: want bad input naming the fix and the flag, without the password", err)
+			}
+		}
+	}
 }

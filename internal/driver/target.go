@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"net/netip"
 	"net/url"
+	"slices"
 	"strings"
 
 	"dbprobe/internal/badinput"
@@ -16,6 +18,9 @@ type Target struct {
 	// Password comes from the URL, or from DBPROBE_PASSWORD or a file when
 	// the URL has none. Drivers use it; nothing prints it.
 	Password string
+	// AllowInsecureTLS lets a driver connect to a host that is not loopback
+	// with less than verified TLS (--allow-insecure-tls); see CheckTLS.
+	AllowInsecureTLS bool
 }
 
 // redactedPassword stands in for a password wherever a URL is shown.
@@ -33,10 +38,21 @@ func ParseTarget(raw, password string) (Target, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Target{}, badinput.New("--db %q is not a valid URL (%s); write it as scheme://user@host:port/database", redactURLText(raw), describeURLError(err))
+		hint := ""
+		if redactURLText(raw) != raw {
+			hint = "; a / ? # or @ in the password must be escaped (%2F %3F %23 %40), or give it in DBPROBE_PASSWORD"
+		}
+		return Target{}, badinput.New("--db %q is not a valid URL (%s); write it as scheme://user@host:port/database%s", redactURLText(raw), describeURLError(err), hint)
 	}
 	if u.Scheme == "" {
 		return Target{}, badinput.New("--db %q has no scheme; write it as scheme://…, with a scheme among %v", redactURLText(raw), Schemes())
+	}
+	if userInfoMisplaced(u) {
+		return Target{}, badinput.New("--db %q does not parse as scheme://user:password@host/…: a / ? # or @ in the user name or the password must be escaped (%%2F %%3F %%23 %%40), or give the password in DBPROBE_PASSWORD or --password-file", redactURLText(raw))
+	}
+	if u.Fragment != "" {
+		u.Fragment = ""
+		return Target{}, badinput.New("--db %s has a #fragment, which no database URL uses; escape a # in a password or a name as %%23", redactURL(u))
 	}
 	_, name, err := Lookup(strings.ToLower(u.Scheme))
 	if err != nil {
@@ -49,6 +65,20 @@ func ParseTarget(raw, password string) (Target, error) {
 		t.Password = p
 	}
 	return t, nil
+}
+
+// userInfoMisplaced reports a URL whose user:password@ did not parse as
+// one because a / ? or # in it was not escaped, or because the scheme
+// lacks its //: the url package then reads the rest, password included, as
+// the path, the query, the fragment or opaque text, which messages and the
+// redacted URL would show.
+func userInfoMisplaced(u *url.URL) bool {
+	if u.User != nil {
+		return false
+	}
+	rest := u.Opaque + u.EscapedPath() + "?" + u.RawQuery + "#" + u.EscapedFragment()
+	at := strings.LastIndex(rest, "@")
+	return at >= 0 && strings.Contains(rest[:at], ":")
 }
 
 // queryPassword returns a password given as a URL option (?password=…),
@@ -73,17 +103,48 @@ func (t Target) Redacted() string {
 // Scrub removes the target's password from a message that may quote it,
 // such as an error a library built from the connection string.
 func (t Target) Scrub(msg string) string {
-	if t.Password == "" {
-		return msg
-	}
-	msg = strings.ReplaceAll(msg, t.Password, redactedPassword)
-	if esc := url.QueryEscape(t.Password); esc != t.Password {
-		msg = strings.ReplaceAll(msg, esc, redactedPassword)
-	}
-	if esc := url.PathEscape(t.Password); esc != t.Password {
-		msg = strings.ReplaceAll(msg, esc, redactedPassword)
+	for _, form := range passwordForms(t.Password) {
+		msg = strings.ReplaceAll(msg, form, redactedPassword)
 	}
 	return msg
+}
+
+// Reveals reports whether msg gives the target's password away: shows it,
+// as it is or in one of the escaped forms a URL gives it, when the redacted
+// URL does not show that text anyway (a password that is also the host
+// name or the port cannot be hidden by leaving it out of messages).
+func (t Target) Reveals(msg string) bool {
+	redacted := t.Redacted()
+	shown := redacted
+	if u, err := url.PathUnescape(redacted); err == nil {
+		shown += "\n" + u
+	}
+	if u, err := url.QueryUnescape(redacted); err == nil {
+		shown += "\n" + u
+	}
+	for _, form := range passwordForms(t.Password) {
+		if strings.Contains(msg, form) && !strings.Contains(shown, form) {
+			return true
+		}
+	}
+	return false
+}
+
+// passwordForms are the ways a password may be written out: as it is, and
+// escaped for a query, a path or a URL's user information. Libraries quote
+// whichever form they were given.
+func passwordForms(password string) []string {
+	if password == "" {
+		return nil
+	}
+	forms := []string{password}
+	userinfo := strings.TrimPrefix(url.UserPassword("", password).String(), ":")
+	for _, esc := range []string{url.QueryEscape(password), url.PathEscape(password), userinfo} {
+		if !slices.Contains(forms, esc) {
+			forms = append(forms, esc)
+		}
+	}
+	return forms
 }
 
 func redactURL(u *url.URL) string {
@@ -125,10 +186,140 @@ func redactURLText(raw string) string {
 }
 
 // describeURLError returns the url package's complaint without the URL it
-// quotes, which may hold a password.
+// quotes, which may hold a password, and without the piece of it the
+// complaint quotes ("invalid port \":pa\" after host" of a password with a /
+// in it, "invalid URL escape \"%zz\""), which may be part of one.
 func describeURLError(err error) string {
+	msg := err.Error()
 	if ue, ok := err.(*url.Error); ok {
-		return ue.Err.Error()
+		msg = ue.Err.Error()
 	}
-	return err.Error()
+	var b strings.Builder
+	for {
+		start := strings.IndexByte(msg, '"')
+		if start < 0 {
+			break
+		}
+		end := strings.IndexByte(msg[start+1:], '"')
+		if end < 0 {
+			break
+		}
+		b.WriteString(strings.TrimRight(msg[:start], " "))
+		msg = msg[start+1+end+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// TLSLevel is how well a connection to the database is protected, from
+// the weakest up.
+type TLSLevel int
+
+// The TLS levels, named as PostgreSQL's sslmode names them.
+const (
+	// TLSOff sends everything, login included, in plain text.
+	TLSOff TLSLevel = iota
+	// TLSPreferred uses TLS when the server offers it, falls back to plain
+	// text when it does not, and checks no certificate.
+	TLSPreferred
+	// TLSRequire encrypts but does not check the server's certificate: it
+	// resists a listener, not an impostor.
+	TLSRequire
+	// TLSVerifyCA checks that a trusted authority signed the server's
+	// certificate, but not that it was issued for the host.
+	TLSVerifyCA
+	// TLSVerifyFull checks the certificate's chain and its host name.
+	TLSVerifyFull
+)
+
+// String returns the level's name.
+func (l TLSLevel) String() string {
+	switch l {
+	case TLSOff:
+		return "off"
+	case TLSPreferred:
+		return "prefer"
+	case TLSRequire:
+		return "require"
+	case TLSVerifyCA:
+		return "verify-ca"
+	case TLSVerifyFull:
+		return "verify-full"
+	}
+	return "unknown"
+}
+
+// risk says what a level leaves open, for the refusal.
+func (l TLSLevel) risk() string {
+	switch l {
+	case TLSOff:
+		return "the traffic, login included, can be read on the way"
+	case TLSPreferred:
+		return "it falls back to plain text and checks no certificate"
+	case TLSRequire:
+		return "the server's certificate is not checked, so an impostor is not noticed"
+	case TLSVerifyCA:
+		return "the certificate is not checked against the host name"
+	}
+	return "it is not verified"
+}
+
+// TLSRoute is one host a driver may connect to, and the protection the
+// connection would have.
+type TLSRoute struct {
+	Host  string
+	Level TLSLevel
+}
+
+// CheckTLS enforces dbprobe's TLS policy on the routes a driver built from
+// the target: to a host that is not loopback (see IsLoopback), anything
+// short of verified TLS is refused unless AllowInsecureTLS is set, with a
+// bad-input error saying what to do (fix: the driver's own way to verify,
+// such as "set sslmode=verify-full"). It returns the effective mode for
+// the driver's Info settings, under the name "tls": "verify-full",
+// "off (loopback)", "require (--allow-insecure-tls)".
+func (t Target) CheckTLS(routes []TLSRoute, fix string) (string, error) {
+	if len(routes) == 0 {
+		return "", nil
+	}
+	weakest := routes[0]
+	var remote *TLSRoute // the weakest route off loopback
+	for i, r := range routes {
+		if r.Level < weakest.Level {
+			weakest = r
+		}
+		if r.Level < TLSVerifyFull && !IsLoopback(r.Host) && (remote == nil || r.Level < remote.Level) {
+			remote = &routes[i]
+		}
+	}
+	switch {
+	case weakest.Level == TLSVerifyFull:
+		return weakest.Level.String(), nil
+	case remote == nil:
+		return weakest.Level.String() + " (loopback)", nil
+	case t.AllowInsecureTLS:
+		return weakest.Level.String() + " (--allow-insecure-tls)", nil
+	}
+	return "", badinput.New("--db %s: TLS would be %s to %s, which is not loopback: %s; %s, or add --allow-insecure-tls to accept that",
+		t.Redacted(), remote.Level, remote.Host, remote.Level.risk(), fix)
+}
+
+// IsLoopback reports whether host names this machine beyond doubt: an
+// address in 127.0.0.0/8 or ::1 (IPv4-mapped too), "localhost", or a unix
+// socket (a path, or an abstract socket's @name). Other names are not
+// resolved: a name that happens to point at 127.0.0.1 counts as remote, so
+// the decision never depends on DNS.
+func IsLoopback(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.HasPrefix(host, "/") || strings.HasPrefix(host, "@") {
+		return true
+	}
+	if strings.EqualFold(strings.TrimSuffix(host, "."), "localhost") {
+		return true
+	}
+	addr, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return addr.WithZone("").Unmap().IsLoopback()
 }

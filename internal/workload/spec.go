@@ -84,9 +84,9 @@ func (s *Spec) Validate() error {
 	case !(s.ExponentialFrac > 0):
 		return fmt.Errorf("exponential.frac=%g: it must be greater than 0", s.ExponentialFrac)
 	case !ValidIdentifier(s.Table):
-		return fmt.Errorf("table=%q is not a plain identifier; use letters, digits and _ (starting with a letter or _), at most 63 characters", s.Table)
+		return fmt.Errorf("table=%s is not a plain identifier; use ASCII letters, digits and _ (starting with a letter or _), at most 63 characters", shownName(s.Table))
 	case !ValidIdentifier(s.FieldNamePrefix + strconv.Itoa(s.FieldCount-1)):
-		return fmt.Errorf("fieldnameprefix=%q does not make plain column names; use letters, digits and _", s.FieldNamePrefix)
+		return fmt.Errorf("fieldnameprefix=%s does not make plain column names; use ASCII letters, digits and _, at most 63 characters with the field number", shownName(s.FieldNamePrefix))
 	case s.DataIntegrity && s.FieldLengthDistribution != ConstantLength:
 		return fmt.Errorf("dataintegrity=true needs fieldlengthdistribution=constant (YCSB's rule: verified values must have a known length)")
 	}
@@ -101,6 +101,17 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("readproportion+updateproportion+insertproportion+scanproportion+readmodifywriteproportion = %g; they must sum to 1", sum)
 	}
 	return nil
+}
+
+// shownName quotes a refused name in ASCII and cuts it short, so that
+// control characters, look-alike letters or a very long name keep the
+// message one readable line.
+func shownName(s string) string {
+	const most = 72
+	if len(s) > most {
+		return strconv.QuoteToASCII(s[:most]) + "…"
+	}
+	return strconv.QuoteToASCII(s)
 }
 
 func inUnit(f float64) bool { return f >= 0 && f <= 1 && !math.IsNaN(f) }

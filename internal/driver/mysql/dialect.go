@@ -79,6 +79,9 @@ type dialect struct {
 
 // newDialect returns the dialect of table t stored as tt.
 func newDialect(t driver.Table, tt driver.TableType) (*dialect, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return nil, err
+	}
 	keyType, fieldType, err := columnTypes(t, tt)
 	if err != nil {
 		return nil, err
@@ -395,4 +398,39 @@ func checkProcedureNames(t driver.Table) error {
 // placeholders.
 func rowsPerInsert(fields int) int {
 	return maxParams / (fields + 1)
+}
+
+// privilegeProbe returns a statement that needs privilege p on the
+// columns the operations use and matches no row (WHERE 1 = 0): updates set
+// fields and find their row by key, inserts write every column, reads and
+// scans read every column.
+func (d *dialect) privilegeProbe(p driver.Access) string {
+	var b strings.Builder
+	switch p {
+	case driver.AccessUpdate:
+		b.WriteString("UPDATE " + d.table + " SET ")
+		for i, f := range d.fields {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(f + " = NULL")
+		}
+	case driver.AccessInsert:
+		b.WriteString("INSERT INTO " + d.table + " (" + d.key)
+		for _, f := range d.fields {
+			b.WriteString(", " + f)
+		}
+		b.WriteString(") SELECT NULL")
+		for range d.fields {
+			b.WriteString(", NULL")
+		}
+		b.WriteString(" FROM DUAL")
+	default:
+		b.WriteString("SELECT " + d.key)
+		for _, f := range d.fields {
+			b.WriteString(", " + f)
+		}
+		b.WriteString(" FROM " + d.table)
+	}
+	return b.String() + " WHERE 1 = 0"
 }

@@ -41,6 +41,8 @@ const (
 	erTableExists         = 1050
 	erDupEntry            = 1062
 	erSpecificAccess      = 1227 // needs SUPER, SYSTEM_VARIABLES_ADMIN, …
+	erTableAccessDenied   = 1142 // a command refused on a table
+	erColumnAccessDenied  = 1143 // a command refused on a column
 	erLockWaitTimeout     = 1205
 	erLockDeadlock        = 1213
 	erUnknownSystemVar    = 1193
@@ -75,7 +77,11 @@ func classify(err error) error {
 	}
 	var myErr *gomysql.MySQLError
 	if errors.As(err, &myErr) {
-		return driver.Classify(err, strconv.Itoa(int(myErr.Number)), classOfNumber(myErr.Number))
+		classified := driver.Classify(err, strconv.Itoa(int(myErr.Number)), classOfNumber(myErr.Number))
+		if myErr.Number == erTableAccessDenied || myErr.Number == erColumnAccessDenied {
+			return driver.PermissionDenied("MySQL", fmt.Sprintf("%s (error %d)", myErr.Message, myErr.Number), classified)
+		}
+		return classified
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):

@@ -283,7 +283,7 @@ func (db *DB) Info() driver.Info {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	settings := append([]driver.Setting(nil), db.settingsRead...)
-	settings = append(settings, driver.Setting{Name: "load path", Value: db.loadPath})
+	settings = append(settings, driver.Setting{Name: "load path", Value: db.loadPath}, driver.Setting{Name: "tls", Value: db.settings.tls})
 	return driver.Info{
 		Driver:        "mysql",
 		Library:       "go-sql-driver/mysql " + driver.ModuleVersion(libraryPath),
@@ -423,6 +423,9 @@ func (db *DB) storedName(t driver.Table) string {
 // dbprobe recorded creating it, whether it holds rows, its columns and how
 // it is stored.
 func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return driver.TableState{}, err
+	}
 	var st driver.TableState
 	name := db.storedName(t)
 	var engine, rowFormat, tableType, maxData sql.NullString
@@ -474,6 +477,60 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		st.HasRows = true
 	}
 	return st, nil
+}
+
+// CheckPrivileges runs, for each privilege in need, a statement of that
+// kind that matches no row, inside a transaction it rolls back: MySQL
+// checks a statement's privileges, on the table or its columns, before it
+// looks for rows, so a refusal names the missing privilege while nothing
+// changes. (The grant tables hold global, database, table, column and
+// role grants; asking the server is simpler and exact.)
+func (db *DB) CheckPrivileges(ctx context.Context, t driver.Table, need driver.Access) error {
+	d, err := newDialect(t, driver.TableDisk)
+	if err != nil {
+		return err
+	}
+	c, err := db.pool.Conn(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	defer c.Close()
+	var user string
+	if err := c.QueryRowContext(ctx, "SELECT CURRENT_USER()").Scan(&user); err != nil {
+		return classify(err)
+	}
+	for _, p := range need.Privileges() {
+		if err := probePrivilege(ctx, c, d.privilegeProbe(p)); err != nil {
+			if n := number(err); n == erTableAccessDenied || n == erColumnAccessDenied {
+				grant := fmt.Sprintf("GRANT %s ON %s TO %s", p, d.table, accountName(user))
+				return driver.MissingPrivilege("MySQL", accountName(user), d.table, p, need, grant)
+			}
+			return classify(err)
+		}
+	}
+	return nil
+}
+
+// probePrivilege runs one statement in a transaction and rolls it back.
+func probePrivilege(ctx context.Context, c *sql.Conn, stmt string) error {
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	_, err = tx.ExecContext(ctx, stmt)
+	return err
+}
+
+// accountName writes CURRENT_USER()'s user@host as GRANT takes it,
+// 'user'@'host'.
+func accountName(current string) string {
+	user, host := current, "%"
+	if i := strings.LastIndexByte(current, '@'); i >= 0 {
+		user, host = current[:i], current[i+1:]
+	}
+	q := func(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+	return q(user) + "@" + q(host)
 }
 
 // storage describes a table from information_schema.TABLES: its table type

@@ -111,6 +111,27 @@ type settings struct {
 	// maxHeapTableSize is the session's max_heap_table_size when creating
 	// an ENGINE=MEMORY table; 0 raises it as far as the server allows.
 	maxHeapTableSize uint64
+	// tls is the effective TLS mode, for Info.
+	tls string
+}
+
+// tlsFix says how to get verified TLS from MySQL, for the refusal of
+// anything weaker off loopback.
+const tlsFix = "set tls=true in the URL (the server's certificate must come from an authority this machine trusts)"
+
+// tlsLevel is what go-sql-driver's tls value protects: true verifies the
+// chain and the host name, skip-verify neither, preferred falls back to
+// plain text, false and no value send plain text.
+func tlsLevel(value string) driver.TLSLevel {
+	switch value {
+	case "true":
+		return driver.TLSVerifyFull
+	case "skip-verify":
+		return driver.TLSRequire
+	case "preferred":
+		return driver.TLSPreferred
+	}
+	return driver.TLSOff
 }
 
 // sessionInt sets an integer session variable on every connection.
@@ -238,6 +259,14 @@ func parseURL(target driver.Target) (*settings, error) {
 		if err := opt.apply(s, values[0]); err != nil {
 			return nil, badinput.New("--db %s: option %s=%q %v (%s)", shown, name, values[0], err, opt.about)
 		}
+	}
+	if _, chosen := q["tls"]; !chosen && !driver.IsLoopback(host) {
+		// go-sql-driver's default is plain text; off loopback dbprobe's
+		// is verified TLS.
+		s.cfg.TLSConfig = "true"
+	}
+	if s.tls, err = target.CheckTLS([]driver.TLSRoute{{Host: host, Level: tlsLevel(s.cfg.TLSConfig)}}, tlsFix); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

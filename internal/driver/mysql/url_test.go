@@ -1,6 +1,7 @@
 package mysql
 
 import (
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestParseURL(t *testing.T) {
 		{raw: "mariadb://u@127.0.0.1/bench", password: "fromenv", addr: "127.0.0.1:3306", user: "u", pass: "fromenv", db: "bench"},
 		{raw: "mysql://u:p%40ss%2Fw%3Ard@[::1]:3306/b%20x", addr: "[::1]:3306", user: "u", pass: "p@ss/w:rd", db: "b x"},
 		{raw: "mysql://u@/bench", addr: "127.0.0.1:3306", user: "u", db: "bench"},
-		{raw: "mysql://u@h/b?tls=skip-verify&timeout=3&read_timeout=1m", addr: "h:3306", user: "u", db: "b", check: func(s *settings) string {
+		{raw: "mysql://u@127.0.0.1/b?tls=skip-verify&timeout=3&read_timeout=1m", addr: "127.0.0.1:3306", user: "u", db: "b", check: func(s *settings) string {
 			if s.cfg.TLSConfig != "skip-verify" || s.cfg.Timeout != 3*time.Second || s.cfg.ReadTimeout != time.Minute {
 				return "tls, timeout or read_timeout not taken"
 			}
@@ -128,6 +129,57 @@ func TestParseURLMistakes(t *testing.T) {
 	}
 }
 
+func TestParseURLTLS(t *testing.T) {
+	const secret = "Tls-s3cret"
+	for _, tc := range []struct {
+		raw     string
+		allow   bool   // --allow-insecure-tls
+		tls     string // go-sql-driver's TLSConfig
+		mode    string // the Info setting; "" when refused
+		refusal string
+	}{
+		{raw: "mysql://u@127.0.0.1/b", tls: "", mode: "off (loopback)"},
+		{raw: "mysql://u@/b", tls: "", mode: "off (loopback)"},
+		{raw: "mysql://u@localhost/b?tls=preferred", tls: "preferred", mode: "prefer (loopback)"},
+		{raw: "mysql://u@[::1]/b?tls=skip-verify", tls: "skip-verify", mode: "require (loopback)"},
+		{raw: "mysql://u@127.0.0.1/b?tls=true", tls: "true", mode: "verify-full"},
+		{raw: "mysql://u@db.example.com/b", tls: "true", mode: "verify-full"},
+		{raw: "mariadb://u@10.1.2.3:3307/b", tls: "true", mode: "verify-full"},
+		{raw: "mysql://u@db.example.com/b?tls=true", tls: "true", mode: "verify-full"},
+		{raw: "mysql://u@db.example.com/b?tls=false", allow: true, tls: "false", mode: "off (--allow-insecure-tls)"},
+		{raw: "mysql://u@db.example.com/b?tls=skip-verify", allow: true, tls: "skip-verify", mode: "require (--allow-insecure-tls)"},
+		{raw: "mysql://u@db.example.com/b", allow: true, tls: "true", mode: "verify-full"},
+		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=false", refusal: "TLS would be off to db.example.com, which is not loopback"},
+		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=skip-verify", refusal: "TLS would be require to db.example.com"},
+		{raw: "mysql://u:" + secret + "@[2001:db8::5]/b?tls=preferred", refusal: "TLS would be prefer to 2001:db8::5"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			tg := target(t, tc.raw, "")
+			tg.AllowInsecureTLS = tc.allow
+			s, err := parseURL(tg)
+			if tc.refusal != "" {
+				if err == nil {
+					t.Fatalf("accepted with tls = %s, want a refusal", s.tls)
+				}
+				msg := err.Error()
+				if !badinput.Is(err) || !strings.Contains(msg, tc.refusal) || !strings.Contains(msg, "tls=true") || !strings.Contains(msg, "--allow-insecure-tls") {
+					t.Errorf("refusal %q (bad input %v) should say %q, tls=true and --allow-insecure-tls", msg, badinput.Is(err), tc.refusal)
+				}
+				if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+					t.Errorf("refusal %q holds the password or several lines", msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.cfg.TLSConfig != tc.tls || s.tls != tc.mode {
+				t.Errorf("TLSConfig %q, tls setting %q; want %q, %q", s.cfg.TLSConfig, s.tls, tc.tls, tc.mode)
+			}
+		})
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	for in, want := range map[string]uint64{"16384": 16384, "64K": 64 << 10, "16m": 16 << 20, "4G": 4 << 30} {
 		if got, err := parseSize(in); err != nil || got != want {
@@ -153,25 +205,34 @@ func FuzzParseURL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw, password string) {
 		u, err := url.Parse(raw)
 		if err != nil {
-			return
+			return // driver.ParseTarget refuses it: FuzzParseTarget covers that
 		}
-		tg := driver.Target{Driver: "mysql", URL: u, Password: password}
+		// The password goes into the URL, where users put it; the prefix
+		// keeps it from being text every message holds anyway.
+		secret := "Pw9" + password
+		if u.User != nil || u.Host != "" {
+			u.User = url.UserPassword(u.User.Username(), secret)
+		}
+		tg := driver.Target{Driver: "mysql", URL: u, Password: secret}
 		s, err := parseURL(tg)
 		if err != nil {
 			if !badinput.Is(err) {
-				t.Fatalf("parseURL(%q): %v is not bad input", raw, err)
+				t.Fatalf("parseURL(%q): %v is not bad input", u.Redacted(), err)
 			}
 			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("parseURL(%q): a message of several lines: %q", raw, err)
+				t.Fatalf("parseURL(%q): a message of several lines: %q", u.Redacted(), err)
 			}
-			if len(password) >= 4 && strings.Contains(err.Error(), password) && !strings.Contains(tg.Redacted(), password) {
-				t.Fatalf("parseURL(%q): the message holds the password: %q", raw, err)
+			if tg.Reveals(err.Error()) {
+				t.Fatalf("parseURL(%q): the message gives the password %q away: %q", u.Redacted(), secret, err)
 			}
 			return
 		}
 		c := s.cfg
 		if c.User == "" || c.DBName == "" || c.Addr == "" || c.Net != "tcp" || !c.ClientFoundRows {
 			t.Fatalf("parseURL(%q) accepted an incomplete configuration: %+v", raw, c)
+		}
+		if host, _, _ := net.SplitHostPort(c.Addr); c.TLSConfig != "true" && !driver.IsLoopback(host) {
+			t.Fatalf("parseURL(%q) accepted tls=%q to %s without --allow-insecure-tls", u.Redacted(), c.TLSConfig, host)
 		}
 		// Session variables go into SET statements as they are: only
 		// numbers may get there.

@@ -23,6 +23,10 @@ const (
 	codeCanceled = "canceled"
 )
 
+// codeInsufficientPrivilege is the SQLSTATE of a statement the user lacks a
+// privilege for: bad input, which only a GRANT fixes.
+const codeInsufficientPrivilege = "42501"
+
 // classify wraps err with its SQLSTATE and class for the runner's policy.
 // ErrNotFound and nil pass unchanged.
 func classify(err error) error {
@@ -36,7 +40,11 @@ func classify(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		return driver.Classify(err, pgErr.Code, classOfSQLState(pgErr.Code))
+		classified := driver.Classify(err, pgErr.Code, classOfSQLState(pgErr.Code))
+		if pgErr.Code == codeInsufficientPrivilege {
+			return driver.PermissionDenied("PostgreSQL", pgErr.Message+" (SQLSTATE "+pgErr.Code+")", classified)
+		}
+		return classified
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err):

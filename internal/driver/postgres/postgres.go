@@ -80,10 +80,9 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		return nil, driver.Unsupported("PostgreSQL", "in-memory table (--table-type memory)",
 			"use --table-type nondurable for an UNLOGGED table (not crash-safe, still on disk)")
 	}
-	cfg, err := pgxpool.ParseConfig(target.URL.String())
+	cfg, tlsMode, err := poolConfig(target)
 	if err != nil {
-		return nil, badinput.New("--db %s is not a valid PostgreSQL URL: %w; write it as postgres://user@host:port/database?sslmode=disable",
-			target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(parseReason(err)), Err: err})
+		return nil, err
 	}
 	cc := cfg.ConnConfig
 	if err := applyDurability(cc.RuntimeParams, opts.Durability); err != nil {
@@ -122,6 +121,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		pool.Close()
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
+	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode})
 	if err := db.checkDurability(); err != nil {
 		pool.Close()
 		return nil, err
@@ -214,19 +214,6 @@ func durabilityText(opts driver.Options) string {
 	return text
 }
 
-// parseReason returns why pgx could not parse a connection string, without
-// the string itself.
-func parseReason(err error) string {
-	var pe *pgconn.ParseConfigError
-	if errors.As(err, &pe) {
-		msg := pe.Error()
-		if i := strings.LastIndex(msg, "`: "); i >= 0 {
-			return msg[i+3:]
-		}
-	}
-	return lastPart(err.Error())
-}
-
 // readInfo runs the first statement on a fresh connection, so a wrong
 // password or an unreachable server fails here, and fills Info. The
 // settings are read on a connection opened the way a session's is, since
@@ -306,6 +293,9 @@ func (db *DB) marker() string { return qualify(db.schema, markerTable) }
 // Inspect reports whether the table exists in the current schema, whether
 // dbprobe recorded creating it, whether it holds rows, and its columns.
 func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return driver.TableState{}, err
+	}
 	var st driver.TableState
 	name := foldName(t.Name)
 	rows, err := db.pool.Query(ctx,
@@ -318,16 +308,19 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	if err != nil {
 		return st, classify(err)
 	}
-	var markerExists bool
+	// A user who may not read the marker table (one granted only what the
+	// run phase needs on the table) sees the table as not dbprobe's: the
+	// answer that never lets dbprobe drop it or create functions beside it.
+	var markerReadable bool
 	var persistence, accessMethod string
 	err = db.pool.QueryRow(ctx,
 		`SELECT r.oid IS NOT NULL,
-		        to_regclass(format('%I.%I', current_schema(), $2::text)) IS NOT NULL,
+		        coalesce(has_table_privilege(to_regclass(format('%I.%I', current_schema(), $2::text)), 'SELECT'), false),
 		        coalesce(c.relpersistence::text, ''), coalesce(am.amname::text, '')
 		 FROM (SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) AS oid) r
 		 LEFT JOIN pg_class c ON c.oid = r.oid
 		 LEFT JOIN pg_am am ON am.oid = c.relam`,
-		name, markerTable).Scan(&st.Exists, &markerExists, &persistence, &accessMethod)
+		name, markerTable).Scan(&st.Exists, &markerReadable, &persistence, &accessMethod)
 	if err != nil {
 		return st, classify(err)
 	}
@@ -336,7 +329,7 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		return st, nil
 	}
 	st.Type, st.Storage = tableStorage(persistence, accessMethod)
-	if markerExists {
+	if markerReadable {
 		err = db.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+db.marker()+" WHERE table_name = $1)", name).
 			Scan(&st.CreatedByDbprobe)
 		if err != nil {
@@ -356,6 +349,41 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	return st, nil
 }
 
+// CheckPrivileges asks the server, without touching the table, whether
+// the current user holds each privilege in need on every column the
+// operations name: a grant on the whole table and grants on its columns
+// both count, as they do when the statements run.
+func (db *DB) CheckPrivileges(ctx context.Context, t driver.Table, need driver.Access) error {
+	if err := driver.CheckTable(t); err != nil {
+		return err
+	}
+	d := newDialect(db.schema, t)
+	for _, p := range need.Privileges() {
+		// Updates set fields and find their row by key, which takes
+		// SELECT on the key (asked for with UPDATE), not UPDATE.
+		cols := make([]string, 0, len(t.Fields)+1)
+		if p != driver.AccessUpdate {
+			cols = append(cols, foldName(t.KeyColumn))
+		}
+		for _, f := range t.Fields {
+			cols = append(cols, foldName(f))
+		}
+		var user string
+		var held bool
+		err := db.pool.QueryRow(ctx,
+			`SELECT current_user::text, coalesce(bool_and(has_column_privilege($1::regclass, c, $2)), true)
+			 FROM unnest($3::text[]) AS c`, d.table, p.String(), cols).Scan(&user, &held)
+		if err != nil {
+			return classify(err)
+		}
+		if !held {
+			grant := fmt.Sprintf("GRANT %s ON %s TO %s", p, d.table, pgx.Identifier{user}.Sanitize())
+			return driver.MissingPrivilege("PostgreSQL", user, d.table, p, need, grant)
+		}
+	}
+	return nil
+}
+
 // markerLock is the advisory lock key that serialises dbprobe's changes to
 // the marker table, so two clients creating tables at once do not race on
 // CREATE TABLE IF NOT EXISTS (which is not safe against itself).
@@ -366,6 +394,9 @@ const markerLock = 0x6462_7072_6f62_65 // "dbprobe"
 // TableNondurable; on the procedure path its functions are created in the
 // same transaction.
 func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
+	if err := driver.CheckTable(t); err != nil {
+		return err
+	}
 	d := newDialect(db.schema, t)
 	proc := db.opts.OpPath == driver.PathProcedure
 	if proc {
@@ -504,6 +535,9 @@ func (db *DB) ensureProcedures(ctx context.Context, t driver.Table) error {
 // DropTable drops a table dbprobe recorded creating, and forgets it. It
 // refuses any other table and never cascades.
 func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
+	if err := driver.CheckTable(t); err != nil {
+		return err
+	}
 	d := newDialect(db.schema, t)
 	name := foldName(t.Name)
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {

@@ -254,7 +254,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	if info.ServerVersion != version {
 		t.Errorf("ServerVersion = %q, want %q", info.ServerVersion, version)
 	}
-	want := map[string]string{"synchronous_commit": "off", "durability": "server: synchronous_commit as the server and the URL set it"}
+	want := map[string]string{"synchronous_commit": "off", "durability": "server: synchronous_commit as the server and the URL set it", "tls": "off (loopback)"}
 	for _, name := range []string{"fsync", "wal_sync_method", "wal_level", "shared_buffers", "max_connections", "full_page_writes"} {
 		var v string
 		if err := c.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {

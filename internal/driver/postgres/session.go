@@ -24,6 +24,9 @@ const maxBatchStatements = 8
 // buffer, so a read or an update costs no reflection, no type encoding, no
 // allocation and no per-statement timer.
 func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return nil, err
+	}
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("postgres: table %s has no fields", t.Name)
 	}

@@ -30,6 +30,8 @@ const (
 	// codeExists is the error our insert scripts raise for a key that is
 	// already there: the first word of their error reply.
 	codeExists = "EXISTS"
+	// codeNoPerm is the error of a command the user's ACL refuses.
+	codeNoPerm = "NOPERM"
 )
 
 // classify wraps err with its code and class for the runner's policy.
@@ -43,7 +45,13 @@ func classify(err error) error {
 		return err // classified already
 	}
 	code, class := classOf(err)
-	return driver.Classify(err, code, class)
+	classified := driver.Classify(err, code, class)
+	if code == codeNoPerm {
+		// The user's ACL refuses the command or the key: only the ACL can
+		// change that.
+		return driver.PermissionDenied("Redis", err.Error(), classified)
+	}
+	return classified
 }
 
 // classOf returns the code and class of a go-redis error.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 )
 
@@ -29,11 +28,12 @@ type keys struct {
 }
 
 // newKeys returns the key names of table name, which must be a plain
-// identifier: letters, digits and underscores. Anything else could hold the
-// separators or a SCAN pattern's metacharacters.
+// identifier (driver.CheckIdentifier): letters, digits and underscores.
+// Anything else could hold the key separators ':' and '#' or a SCAN
+// pattern's metacharacters.
 func newKeys(name string) (keys, error) {
-	if !plainName(name) {
-		return keys{}, badinput.New("table name %q: Redis table names must be letters, digits and underscores (the key separators ':' and '#' and SCAN patterns depend on it)", name)
+	if err := driver.CheckIdentifier("table", name); err != nil {
+		return keys{}, err
 	}
 	return keys{
 		table:  name,
@@ -42,19 +42,6 @@ func newKeys(name string) (keys, error) {
 		schema: name + "#schema",
 		match:  name + ":*",
 	}, nil
-}
-
-func plainName(name string) bool {
-	if name == "" || len(name) > 255 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // appendRecord appends the record key of a YCSB key to buf.

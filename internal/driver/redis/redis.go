@@ -101,7 +101,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err := checkKnobs(opts); err != nil {
 		return nil, err
 	}
-	copts, err := clientOptions(target, opts.Sessions)
+	copts, tlsMode, err := clientOptions(target, opts.Sessions)
 	if err != nil {
 		return nil, err
 	}
@@ -114,6 +114,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		db.Close()
 		return nil, err
 	}
+	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode})
 	return db, nil
 }
 

@@ -277,7 +277,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	if !strings.Contains(server, "redis_version:"+info.ServerVersion+"\r\n") || info.ServerVersion == "" {
 		t.Errorf("ServerVersion = %q, not INFO server's redis_version", info.ServerVersion)
 	}
-	want := map[string]string{}
+	want := map[string]string{"tls": "off (loopback)"}
 	for _, name := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
 		v, err := c.ConfigGet(ctx, name).Result()
 		if err != nil {

@@ -21,21 +21,41 @@ const dialTimeout = 10 * time.Second
 // urlForm is how a Redis URL is written, for error messages.
 const urlForm = "redis://[user:password@]host:6379/0 (rediss:// for TLS)"
 
+// tlsFix says how to get verified TLS from Redis, for the refusal of
+// anything weaker off loopback. The scheme is the user's choice to make:
+// a redis:// URL is never turned into rediss://, since many servers have
+// no TLS port at all.
+const tlsFix = "use rediss:// without skip_verify (the server's certificate must come from an authority this machine trusts)"
+
+// tlsLevel is what go-redis's TLS configuration protects: none for
+// redis://, verified for rediss://, unverified with skip_verify=true.
+func tlsLevel(opts *redis.Options) driver.TLSLevel {
+	switch {
+	case opts.TLSConfig == nil:
+		return driver.TLSOff
+	case opts.TLSConfig.InsecureSkipVerify:
+		return driver.TLSRequire
+	}
+	return driver.TLSVerifyFull
+}
+
 // clientOptions turns a target into go-redis options: the URL through
 // redis.ParseURL, the password from the target when the URL carries none,
-// and dbprobe's defaults for what the URL does not set. Errors are badinput
-// and never hold the password.
-func clientOptions(target driver.Target, sessions int) (*redis.Options, error) {
+// and dbprobe's defaults for what the URL does not set. It returns the
+// effective TLS mode for Info: plain redis:// to a host that is not
+// loopback needs target.AllowInsecureTLS. Errors are badinput and never
+// hold the password.
+func clientOptions(target driver.Target, sessions int) (*redis.Options, string, error) {
 	if target.URL == nil {
-		return nil, badinput.New("no Redis URL; give one such as redis://:PASSWORD@127.0.0.1:6379/0")
+		return nil, "", badinput.New("no Redis URL; give one such as redis://:PASSWORD@127.0.0.1:6379/0")
 	}
 	u := *target.URL
 	u.Scheme = strings.ToLower(u.Scheme)
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return nil, badinput.New("--db %s: the Redis driver takes redis:// or rediss:// URLs; write it as %s", target.Redacted(), urlForm)
+		return nil, "", badinput.New("--db %s: the Redis driver takes redis:// or rediss:// URLs; write it as %s", target.Redacted(), urlForm)
 	}
 	if u.Opaque != "" {
-		return nil, badinput.New("--db %s has no host; write it as %s", target.Redacted(), urlForm)
+		return nil, "", badinput.New("--db %s has no host; write it as %s", target.Redacted(), urlForm)
 	}
 	// A password given as ?password=… (driver.ParseTarget took it into
 	// target.Password) is not a go-redis option.
@@ -49,11 +69,19 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, error) {
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
 		reason := strings.TrimPrefix(target.Scrub(err.Error()), "redis: ")
-		return nil, badinput.New("--db %s is not a valid Redis URL: %w; write it as %s",
+		return nil, "", badinput.New("--db %s is not a valid Redis URL: %w; write it as %s",
 			target.Redacted(), &driver.Scrubbed{Msg: reason, Err: err}, urlForm)
 	}
 	if opts.DB < 0 {
-		return nil, badinput.New("--db %s names database %d; Redis databases are numbered from 0: write it as %s", target.Redacted(), opts.DB, urlForm)
+		return nil, "", badinput.New("--db %s names database %d; Redis databases are numbered from 0: write it as %s", target.Redacted(), opts.DB, urlForm)
+	}
+	host, _, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		host = opts.Addr
+	}
+	mode, err := target.CheckTLS([]driver.TLSRoute{{Host: host, Level: tlsLevel(opts)}}, tlsFix)
+	if err != nil {
+		return nil, "", err
 	}
 	if opts.Password == "" && target.Password != "" {
 		opts.Password = target.Password
@@ -84,7 +112,7 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, error) {
 	// Maintenance notifications are a Redis Cloud/Enterprise handshake the
 	// measured path has no use for; "auto" would try it on every connection.
 	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	return opts, nil
+	return opts, mode, nil
 }
 
 // plainDialer dials as go-redis would (TCP, or TLS when the URL asks) but

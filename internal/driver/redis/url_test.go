@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"net"
 	"net/url"
 	"strings"
 	"testing"
@@ -28,8 +29,8 @@ func TestClientOptions(t *testing.T) {
 			want: want{addr: "127.0.0.1:6379", poolSize: 10, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://:s3cret@127.0.0.1:6380/3", sessions: 1,
 			want: want{addr: "127.0.0.1:6380", password: "s3cret", db: 3, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
-		{url: "redis://bob:pw@db.example:7000/2", sessions: 0,
-			want: want{addr: "db.example:7000", user: "bob", password: "pw", db: 2, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "rediss://bob:pw@db.example:7000/2", sessions: 0,
+			want: want{addr: "db.example:7000", user: "bob", password: "pw", db: 2, tls: true, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "REDIS://127.0.0.1", password: "fromenv", sessions: 200,
 			want: want{addr: "127.0.0.1:6379", password: "fromenv", poolSize: 202, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://:inurl@127.0.0.1/1", password: "fromenv", sessions: 1, // the URL's wins, as driver.ParseTarget decides
@@ -48,7 +49,7 @@ func TestClientOptions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseTarget: %v", err)
 			}
-			o, err := clientOptions(target, tc.sessions)
+			o, _, err := clientOptions(target, tc.sessions)
 			if err != nil {
 				t.Fatalf("clientOptions: %v", err)
 			}
@@ -79,7 +80,7 @@ func TestClientOptionsRefusesBadURLs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseTarget: %v", err)
 			}
-			o, err := clientOptions(target, 1)
+			o, _, err := clientOptions(target, 1)
 			if err == nil {
 				t.Fatalf("clientOptions = %+v, want an error", o)
 			}
@@ -112,10 +113,10 @@ func FuzzClientOptions(f *testing.F) {
 		if err != nil || (target.Driver != "redis") {
 			return // not a Redis URL: ParseTarget's own fuzzing covers it
 		}
-		o, err := clientOptions(target, 4)
+		o, mode, err := clientOptions(target, 4)
 		if err != nil {
 			if !badinput.Is(err) {
-				t.Fatalf("clientOptions(%q) error is not bad input: %v", raw, err)
+				t.Fatalf("clientOptions(%q) error is not bad input: %v", target.Redacted(), err)
 			}
 			msg := err.Error()
 			if strings.Contains(msg, "\n") {
@@ -123,23 +124,99 @@ func FuzzClientOptions(f *testing.F) {
 			}
 			// The password must not show, unless it is text the redacted
 			// URL holds anyway (a password "6379" and the port).
-			if p := target.Password; len(p) >= 4 && strings.Contains(msg, p) && !strings.Contains(target.Redacted(), p) && !strings.Contains(unescaped(target.Redacted()), p) {
+			if p := target.Password; len(p) >= 4 && target.Reveals(msg) {
 				t.Fatalf("error %q holds the password %q", msg, p)
 			}
 			return
 		}
-		if o.DB < 0 || o.Addr == "" || o.PoolSize < 1 {
-			t.Fatalf("clientOptions(%q) = DB %d, Addr %q, PoolSize %d", raw, o.DB, o.Addr, o.PoolSize)
+		if o.DB < 0 || o.Addr == "" || o.PoolSize < 1 || mode == "" {
+			t.Fatalf("clientOptions(%q) = DB %d, Addr %q, PoolSize %d, tls %q", target.Redacted(), o.DB, o.Addr, o.PoolSize, mode)
 		}
 		if target.Password != "" && o.Password == "" {
-			t.Fatalf("clientOptions(%q) dropped the password", raw)
+			t.Fatalf("clientOptions(%q) dropped the password", target.Redacted())
+		}
+		if host, _, _ := net.SplitHostPort(o.Addr); tlsLevel(o) != driver.TLSVerifyFull && !driver.IsLoopback(host) {
+			t.Fatalf("clientOptions(%q) accepted TLS %s to %s without --allow-insecure-tls", target.Redacted(), tlsLevel(o), host)
 		}
 	})
 }
 
-func unescaped(s string) string {
-	if u, err := url.PathUnescape(s); err == nil {
-		return u
+// FuzzClientOptionsPassword puts the password in the URL, as users write
+// it, and holds every refusal to never giving it away.
+func FuzzClientOptionsPassword(f *testing.F) {
+	for _, s := range []string{
+		"redis://127.0.0.1:6379/0", "rediss://u@h:1/2?dial_timeout=1s&skip_verify=true", "redis://cache.example/0",
+		"redis://h/0?db=x", "redis://h/1/2", "redis:opaque", "redis://[::1]/0?pool_size=-3&max_retries=x",
+	} {
+		f.Add(s, "pw")
 	}
-	return s
+	f.Fuzz(func(t *testing.T, raw, password string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return // driver.ParseTarget refuses it: FuzzParseTarget covers that
+		}
+		if u.Scheme != "rediss" {
+			u.Scheme = "redis"
+		}
+		secret := "Pw9" + password
+		u.User = url.UserPassword(u.User.Username(), secret)
+		target := driver.Target{Driver: "redis", URL: u, Password: secret}
+		if _, _, err := clientOptions(target, 1); err != nil && target.Reveals(err.Error()) {
+			t.Fatalf("clientOptions(%q): message %q gives the password %q away", target.Redacted(), err, secret)
+		}
+	})
+}
+
+func TestClientOptionsTLS(t *testing.T) {
+	const secret = "Tls-s3cret"
+	for _, tc := range []struct {
+		url     string
+		allow   bool // --allow-insecure-tls
+		mode    string
+		refusal string
+	}{
+		{url: "redis://127.0.0.1:6379/0", mode: "off (loopback)"},
+		{url: "redis://localhost/0", mode: "off (loopback)"},
+		{url: "redis://[::1]:6380/0", mode: "off (loopback)"},
+		{url: "rediss://127.0.0.1/0?skip_verify=true", mode: "require (loopback)"},
+		{url: "rediss://127.0.0.1/0", mode: "verify-full"},
+		{url: "rediss://cache.example:6380/0", mode: "verify-full"},
+		{url: "rediss://cache.example/0", allow: true, mode: "verify-full"},
+		{url: "redis://cache.example/0", allow: true, mode: "off (--allow-insecure-tls)"},
+		{url: "rediss://10.0.0.3/0?skip_verify=true", allow: true, mode: "require (--allow-insecure-tls)"},
+		{url: "redis://:" + secret + "@cache.example/0", refusal: "TLS would be off to cache.example, which is not loopback"},
+		{url: "redis://:" + secret + "@192.168.1.5:6379/0", refusal: "TLS would be off to 192.168.1.5"},
+		{url: "rediss://:" + secret + "@cache.example/0?skip_verify=true", refusal: "TLS would be require to cache.example"},
+	} {
+		t.Run(tc.url, func(t *testing.T) {
+			target, err := driver.ParseTarget(tc.url, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			target.AllowInsecureTLS = tc.allow
+			o, mode, err := clientOptions(target, 1)
+			if tc.refusal != "" {
+				if err == nil {
+					t.Fatalf("accepted with tls = %s, want a refusal", mode)
+				}
+				msg := err.Error()
+				if !badinput.Is(err) || !strings.Contains(msg, tc.refusal) || !strings.Contains(msg, "rediss://") || !strings.Contains(msg, "--allow-insecure-tls") {
+					t.Errorf("refusal %q (bad input %v) should say %q, rediss:// and --allow-insecure-tls", msg, badinput.Is(err), tc.refusal)
+				}
+				if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+					t.Errorf("refusal %q holds the password or several lines", msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode != tc.mode {
+				t.Errorf("tls = %q, want %q", mode, tc.mode)
+			}
+			if tc.mode == "verify-full" && (o.TLSConfig == nil || o.TLSConfig.InsecureSkipVerify || o.TLSConfig.ServerName == "") {
+				t.Errorf("TLS config %+v does not verify", o.TLSConfig)
+			}
+		})
+	}
 }

@@ -36,6 +36,9 @@ type session struct {
 
 // Session opens a connection for one worker and prepares its statements.
 func (d *db) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return nil, err
+	}
 	tw, err := d.w.table(ctx, t)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: prepare writes on %s: %w", t.Name, classify(err))

@@ -363,6 +363,9 @@ func cacheText(n int) string {
 
 // Inspect reports what the database holds about the table.
 func (d *db) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	if err := driver.CheckTable(t); err != nil {
+		return driver.TableState{}, err
+	}
 	var st driver.TableState
 	exists, err := d.tableExists(ctx, t.Name)
 	if err != nil {
@@ -448,6 +451,9 @@ func (d *db) recorded(ctx context.Context, name string) (bool, error) {
 // CreateTable creates the table and records it in the marker table, in one
 // transaction so that a table is never left unrecorded.
 func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
+	if err := driver.CheckTable(t); err != nil {
+		return err
+	}
 	err := d.w.transaction(ctx, func(c *sql.Conn) error {
 		if _, err := c.ExecContext(ctx, createMarkerSQL); err != nil {
 			return err
@@ -467,6 +473,9 @@ func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
 // DropTable drops a table the marker table lists, and its row there. Any
 // session on the table must be closed first: its statements go with it.
 func (d *db) DropTable(ctx context.Context, t driver.Table) error {
+	if err := driver.CheckTable(t); err != nil {
+		return err
+	}
 	refused := false
 	err := d.w.transaction(ctx, func(c *sql.Conn) error {
 		var one int

@@ -27,6 +27,13 @@ const (
 	codeCanceled = "canceled"
 )
 
+// The numbers of a statement refused for a missing permission, on an
+// object (229) or on a column (230): bad input, which only a GRANT fixes.
+const (
+	errPermissionDenied       = 229
+	errColumnPermissionDenied = 230
+)
+
 // classOfNumber maps a SQL Server error number to a class.
 //
 // Conflicts, where repeating the whole transaction may succeed: 1205 (chosen
@@ -88,7 +95,11 @@ func classify(err error) error {
 	var msErr mssql.Error
 	if errors.As(err, &msErr) {
 		n := significantNumber(msErr)
-		return dbdriver.Classify(err, strconv.Itoa(int(n)), classOfNumber(n))
+		classified := dbdriver.Classify(err, strconv.Itoa(int(n)), classOfNumber(n))
+		if n == errPermissionDenied || n == errColumnPermissionDenied {
+			return dbdriver.PermissionDenied("SQL Server", fmt.Sprintf("%s (error %d)", msErr.Message, n), classified)
+		}
+		return classified
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -46,6 +46,9 @@ const (
 // On the procedure path it first creates the table's procedures when they
 // are missing (a table loaded on the statement path).
 func (db *DB) Session(ctx context.Context, t dbdriver.Table) (dbdriver.Session, error) {
+	if err := dbdriver.CheckTable(t); err != nil {
+		return nil, err
+	}
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("sqlserver: table %s has no fields", t.Name)
 	}

@@ -58,7 +58,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	if err := checkOptions(opts); err != nil {
 		return nil, err
 	}
-	cfg, err := parseURL(target.URL, target.Password)
+	cfg, err := parseURL(target)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 		Driver:        "sqlserver",
 		Library:       "go-mssqldb " + dbdriver.ModuleVersion(libraryPath),
 		ServerVersion: serverVersion(st.version, st.engineEdition),
-		Settings:      settings(st, opts, changes, cfg.auth()),
+		Settings:      append(settings(st, opts, changes, cfg.auth()), dbdriver.Setting{Name: "tls", Value: cfg.tls}),
 	}
 	return db, nil
 }
@@ -247,6 +247,9 @@ func (db *DB) markers() markers { return newMarkers(db.schema) }
 // Inspect reports whether the table exists, whether dbprobe recorded
 // creating it, whether it holds rows, its columns, and how it is stored.
 func (db *DB) Inspect(ctx context.Context, t dbdriver.Table) (dbdriver.TableState, error) {
+	if err := dbdriver.CheckTable(t); err != nil {
+		return dbdriver.TableState{}, err
+	}
 	var st dbdriver.TableState
 	d := newDialect(db.schema, t)
 	var memory bool
@@ -351,6 +354,9 @@ func (db *DB) lifecycle(ctx context.Context, fn func(c *sql.Conn) error) error {
 // created inside a transaction, so the steps are not one: when a later step
 // fails, the earlier ones are undone.
 func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
+	if err := dbdriver.CheckTable(t); err != nil {
+		return err
+	}
 	d := newDialect(db.schema, t)
 	m := db.markers()
 	return db.lifecycle(ctx, func(c *sql.Conn) error {
@@ -412,6 +418,9 @@ func createProcedures(ctx context.Context, c *sql.Conn, d *dialect, native bool)
 // DropTable drops a table dbprobe recorded creating, with its procedures,
 // and forgets it. It refuses any other table.
 func (db *DB) DropTable(ctx context.Context, t dbdriver.Table) error {
+	if err := dbdriver.CheckTable(t); err != nil {
+		return err
+	}
 	d := newDialect(db.schema, t)
 	m := db.markers()
 	return db.lifecycle(ctx, func(c *sql.Conn) error {

@@ -11,7 +11,7 @@ import (
 	"github.com/microsoft/go-mssqldb/msdsn"
 
 	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	dbdriver "dbprobe/internal/driver"
 )
 
 // urlForm is how a --db value for SQL Server is written, for messages.
@@ -52,6 +52,26 @@ type connConfig struct {
 	user string
 	// addr is host:port or host\instance, for messages.
 	addr string
+	// tls is the effective TLS mode, for Info.
+	tls string
+}
+
+// tlsFix says how to get verified TLS from SQL Server, for the refusal of
+// anything weaker off loopback.
+const tlsFix = "set encrypt=true (or strict) and leave TrustServerCertificate out (the server's certificate must come from an authority this machine trusts, or name it with certificate=FILE)"
+
+// tlsLevel is what go-mssqldb's parsed encryption protects. encrypt=false
+// (its default) encrypts the login packet only, and disable not even that:
+// both send the traffic in plain text. TrustServerCertificate=true skips
+// the certificate check; strict ignores it.
+func tlsLevel(p msdsn.Config) dbdriver.TLSLevel {
+	switch {
+	case p.Encryption != msdsn.EncryptionRequired && p.Encryption != msdsn.EncryptionStrict:
+		return dbdriver.TLSOff
+	case p.TrustServerCertificate:
+		return dbdriver.TLSRequire
+	}
+	return dbdriver.TLSVerifyFull
 }
 
 // auth describes the authentication for Info.
@@ -66,14 +86,18 @@ func (c connConfig) auth() string {
 // schemes sqlserver, mssql and azuresql, needs ?database=, checks fedauth=
 // against the methods the azuread package knows, and lets go-mssqldb check
 // every other parameter, so that a mistake fails here as bad input rather
-// than at the first connection. password, when not empty, is used if the
-// URL carries none (DBPROBE_PASSWORD, --password-file).
-func parseURL(u *url.URL, password string) (connConfig, error) {
+// than at the first connection. target.Password, when not empty, is used
+// if the URL carries none (DBPROBE_PASSWORD, --password-file). Off
+// loopback a URL without encrypt= gets encrypt=true, go-mssqldb's default
+// being the login alone, and a weaker choice needs
+// target.AllowInsecureTLS.
+func parseURL(target dbdriver.Target) (connConfig, error) {
 	var c connConfig
+	u, password := target.URL, target.Password
 	if u == nil {
 		return c, badinput.New("no SQL Server URL; give one such as %s", urlForm)
 	}
-	shown := driver.Target{URL: u}.Redacted()
+	shown := target.Redacted()
 	switch strings.ToLower(u.Scheme) {
 	case "sqlserver", "mssql", "azuresql":
 	default:
@@ -88,7 +112,7 @@ func parseURL(u *url.URL, password string) (connConfig, error) {
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
 		return c, badinput.New("--db %s has a malformed query string: %w; write options as ?database=NAME&key=value",
-			shown, &driver.Scrubbed{Msg: describeQueryError(err), Err: err})
+			shown, &dbdriver.Scrubbed{Msg: describeQueryError(err), Err: err})
 	}
 	// go-mssqldb reads keys without regard to case: find each one that way,
 	// and refuse one given twice, which it would refuse later.
@@ -147,6 +171,12 @@ func parseURL(u *url.URL, password string) (connConfig, error) {
 		q.Set("app name", "dbprobe")
 		dsn.RawQuery = q.Encode()
 	}
+	host := u.Hostname()
+	if get("encrypt") == "" && !dbdriver.IsLoopback(host) {
+		q := dsn.Query()
+		q.Set("encrypt", "true")
+		dsn.RawQuery = q.Encode()
+	}
 	c.dsn = dsn.String()
 	c.user = u.User.Username()
 	if c.user == "" {
@@ -162,15 +192,18 @@ func parseURL(u *url.URL, password string) (connConfig, error) {
 	}
 
 	// go-mssqldb checks the remaining parameters (encrypt, timeouts, …).
-	target := driver.Target{URL: u, Password: password}
 	if p, ok := u.User.Password(); ok {
 		target.Password = p
 	} else if p := get("password"); p != "" {
 		target.Password = p
 	}
-	if _, err := msdsn.Parse(c.dsn); err != nil {
+	p, err := msdsn.Parse(c.dsn)
+	if err != nil {
 		return c, badinput.New("--db %s: %w; fix or remove that option (the URL form is %s)",
-			shown, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err}, urlForm)
+			shown, &dbdriver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err}, urlForm)
+	}
+	if c.tls, err = target.CheckTLS([]dbdriver.TLSRoute{{Host: p.Host, Level: tlsLevel(p)}}, tlsFix); err != nil {
+		return c, err
 	}
 	return c, nil
 }

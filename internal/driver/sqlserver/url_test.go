@@ -30,8 +30,8 @@ func TestParseURL(t *testing.T) {
 			database: "bench", user: "sa", pw: "inURL", host: "127.0.0.1", addr: "127.0.0.1:1433"},
 		{name: "query password wins", raw: "sqlserver://127.0.0.1?database=bench&user+id=sa&password=inQuery", password: "fromEnv",
 			database: "bench", user: "sa", pw: "inQuery", host: "127.0.0.1", addr: "127.0.0.1:1433"},
-		{name: "keys without regard to case", raw: "sqlserver://sa:p@h:1?Database=Bench&Encrypt=disable",
-			database: "Bench", user: "sa", pw: "p", host: "h", port: 1, addr: "h:1"},
+		{name: "keys without regard to case", raw: "sqlserver://sa:p@127.0.0.1:1?Database=Bench&Encrypt=disable",
+			database: "Bench", user: "sa", pw: "p", host: "127.0.0.1", port: 1, addr: "127.0.0.1:1"},
 		{name: "named instance", raw: "sqlserver://sa:p@h/SQLEXPRESS?database=bench",
 			database: "bench", user: "sa", pw: "p", host: "h", addr: `h\SQLEXPRESS`},
 		{name: "Entra ID default", raw: "azuresql://myserver.database.windows.net?database=bench&fedauth=ActiveDirectoryDefault",
@@ -60,7 +60,7 @@ func TestParseURL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := parseURL(u, tc.password)
+			c, err := parseURL(driver.Target{URL: u, Password: tc.password})
 			if tc.wantErr != "" {
 				if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("parseURL = %v (bad input %v), want an error containing %q", err, badinput.Is(err), tc.wantErr)
@@ -98,7 +98,7 @@ func TestParseURL(t *testing.T) {
 
 func TestParseURLKeepsAppName(t *testing.T) {
 	u, _ := url.Parse("sqlserver://h?database=bench&app+name=mine")
-	c, err := parseURL(u, "")
+	c, err := parseURL(driver.Target{URL: u})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,17 +131,17 @@ func FuzzParseURL(f *testing.F) {
 		if err != nil || target.Driver != "sqlserver" {
 			return
 		}
-		c, err := parseURL(target.URL, target.Password)
+		c, err := parseURL(target)
 		if err != nil {
-			if !badinput.Is(err) {
-				t.Fatalf("parseURL(%q) = %v: not bad input", raw, err)
+			if !badinput.Is(err) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("parseURL(%q) = %q: not one line of bad input", target.Redacted(), err)
 			}
 			// Only a password that cannot be part of the message's own words
 			// or of the URL's other parts proves a leak: letters and digits,
 			// long, and not in the redacted URL or the URL form shown.
 			pw := target.Password
-			if distinctive(pw) && strings.Contains(err.Error(), pw) && !strings.Contains(target.Redacted(), pw) && !strings.Contains(urlForm, pw) {
-				t.Fatalf("parseURL(%q): message %q holds the password", raw, err)
+			if distinctive(pw) && target.Reveals(err.Error()) && !strings.Contains(urlForm, pw) {
+				t.Fatalf("parseURL(%q): message %q holds the password", target.Redacted(), err)
 			}
 			return
 		}
@@ -155,7 +155,99 @@ func FuzzParseURL(f *testing.F) {
 		if target.Password != "" && p.Password != target.Password {
 			t.Fatalf("parseURL(%q): go-mssqldb reads password %q, want %q", raw, p.Password, target.Password)
 		}
+		if tlsLevel(p) != driver.TLSVerifyFull && !driver.IsLoopback(p.Host) {
+			t.Fatalf("parseURL(%q) accepted TLS %s to %s without --allow-insecure-tls", target.Redacted(), tlsLevel(p), p.Host)
+		}
 	})
+}
+
+// FuzzParseURLPassword puts the password in the URL, as users write it,
+// and holds every refusal to never giving it away.
+func FuzzParseURLPassword(f *testing.F) {
+	for _, seed := range []string{
+		"sqlserver://sa@127.0.0.1:1433?database=bench",
+		"mssql://sa@h?database=bench&encrypt=disable",
+		"sqlserver://sa@h?database=b&TrustServerCertificate=true",
+		"sqlserver://sa@h?database=b&encrypt=maybe",
+		"sqlserver://sa@h?database=b&connection+timeout=x",
+		"sqlserver://sa@h/inst", "sqlserver://sa@h?database=b%zz",
+	} {
+		f.Add(seed, "pw")
+	}
+	f.Fuzz(func(t *testing.T, raw, password string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return // driver.ParseTarget refuses it: FuzzParseTarget covers that
+		}
+		u.Scheme = "sqlserver"
+		secret := "Pw9" + password
+		u.User = url.UserPassword(u.User.Username(), secret)
+		target := driver.Target{Driver: "sqlserver", URL: u, Password: secret}
+		if _, err := parseURL(target); err != nil && target.Reveals(err.Error()) {
+			t.Fatalf("parseURL(%q): message %q gives the password %q away", target.Redacted(), err, secret)
+		}
+	})
+}
+
+func TestParseURLTLS(t *testing.T) {
+	const secret = "Tls-s3cret"
+	for _, tc := range []struct {
+		raw     string
+		allow   bool // --allow-insecure-tls
+		mode    string
+		refusal string
+	}{
+		{raw: "sqlserver://sa@127.0.0.1?database=b", mode: "off (loopback)"},
+		{raw: "sqlserver://sa@localhost/SQLEXPRESS?database=b&encrypt=disable", mode: "off (loopback)"},
+		{raw: "sqlserver://sa@[::1]:1433?database=b&encrypt=true&TrustServerCertificate=true", mode: "require (loopback)"},
+		{raw: "sqlserver://sa@127.0.0.1?database=b&encrypt=true", mode: "verify-full"},
+		{raw: "sqlserver://sa@db.example.com?database=b", mode: "verify-full"},
+		{raw: "azuresql://srv.database.windows.net?database=b&fedauth=ActiveDirectoryDefault", mode: "verify-full"},
+		{raw: "sqlserver://sa@db.example.com?database=b&encrypt=strict", mode: "verify-full"},
+		{raw: "sqlserver://sa@db.example.com?database=b&encrypt=strict&trustservercertificate=true", mode: "verify-full"},
+		{raw: "sqlserver://sa@db.example.com?database=b&Encrypt=Mandatory&TrustServerCertificate=false", mode: "verify-full"},
+		{raw: "sqlserver://sa@db.example.com?database=b&encrypt=disable", allow: true, mode: "off (--allow-insecure-tls)"},
+		{raw: "sqlserver://sa@db.example.com?database=b&TrustServerCertificate=true", allow: true, mode: "require (--allow-insecure-tls)"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=false", refusal: "TLS would be off to db.example.com, which is not loopback"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=disable", refusal: "TLS would be off"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&TrustServerCertificate=true", refusal: "TLS would be require"},
+		{raw: "sqlserver://sa:" + secret + "@10.0.0.9/inst?database=b&encrypt=true&trustservercertificate=yes", refusal: "TLS would be require to 10.0.0.9"},
+	} {
+		t.Run(tc.raw, func(t *testing.T) {
+			target, err := driver.ParseTarget(tc.raw, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			target.AllowInsecureTLS = tc.allow
+			c, err := parseURL(target)
+			if tc.refusal != "" {
+				if err == nil {
+					t.Fatalf("accepted with tls = %s, want a refusal", c.tls)
+				}
+				msg := err.Error()
+				if !badinput.Is(err) || !strings.Contains(msg, tc.refusal) || !strings.Contains(msg, "encrypt=true") || !strings.Contains(msg, "--allow-insecure-tls") {
+					t.Errorf("refusal %q (bad input %v) should say %q, encrypt=true and --allow-insecure-tls", msg, badinput.Is(err), tc.refusal)
+				}
+				if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+					t.Errorf("refusal %q holds the password or several lines", msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.tls != tc.mode {
+				t.Errorf("tls = %q, want %q", c.tls, tc.mode)
+			}
+			p, err := msdsn.Parse(c.dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.mode == "verify-full" && (p.TLSConfig == nil || p.TLSConfig.InsecureSkipVerify || p.TrustServerCertificate) {
+				t.Errorf("go-mssqldb's TLS config %+v (trust %v) does not verify", p.TLSConfig, p.TrustServerCertificate)
+			}
+		})
+	}
 }
 
 // distinctive reports a password of 8 bytes or more with a letter and a

@@ -1,0 +1,205 @@
+package postgres
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// clearPGEnv keeps the libpq variables of the machine out of a test: pgx
+// reads them as defaults.
+func clearPGEnv(t *testing.T) {
+	for _, v := range []string{"PGHOST", "PGPORT", "PGSSLMODE", "PGSERVICE", "PGSERVICEFILE", "PGSSLROOTCERT", "PGSSLNEGOTIATION"} {
+		t.Setenv(v, "")
+	}
+}
+
+func TestPoolConfigTLS(t *testing.T) {
+	clearPGEnv(t)
+	const secret = "Tls-s3cret"
+	for _, tc := range []struct {
+		raw      string
+		allow    bool   // --allow-insecure-tls
+		pgSSL    string // PGSSLMODE
+		mode     string // the Info setting; "" when refused
+		refusal  string // part of the refusal
+		verified bool   // every connection checks the certificate and the host name
+	}{
+		// Loopback keeps libpq's behaviour, whatever it is.
+		{raw: "postgres://u@127.0.0.1:5432/db", mode: "prefer (loopback)"},
+		{raw: "postgres://u@127.0.0.1:5432/db?sslmode=disable", mode: "off (loopback)"},
+		{raw: "postgres://u@localhost/db?sslmode=require", mode: "require (loopback)"},
+		{raw: "postgres://u@[::1]:5433/db?sslmode=allow", mode: "prefer (loopback)"},
+		{raw: "postgres://u@127.0.0.2/db?sslmode=verify-ca", mode: "verify-ca (loopback)"},
+		{raw: "postgres:///db?host=/var/run/postgresql", mode: "off (loopback)"},
+		{raw: "postgres://u@127.0.0.1/db?sslmode=verify-full", mode: "verify-full", verified: true},
+		{raw: "postgres://u@127.0.0.1/db", pgSSL: "disable", mode: "off (loopback)"},
+
+		// Off loopback, no sslmode: verified TLS, not prefer.
+		{raw: "postgres://u@db.example.com:5432/db", mode: "verify-full", verified: true},
+		{raw: "postgres://u@10.0.0.7/db?application_name=x", mode: "verify-full", verified: true},
+		{raw: "postgres://u@[2001:db8::1]/db", mode: "verify-full", verified: true},
+		{raw: "postgres://u@127.0.0.1.nip.io/db", mode: "verify-full", verified: true}, // a name is never resolved
+		{raw: "postgres://u@localhost.example.com/db", mode: "verify-full", verified: true},
+		{raw: "postgres://u@127.0.0.1,db.example.com/db", mode: "verify-full", verified: true},
+		{raw: "postgres://u@db.example.com/db?sslmode=verify-full", mode: "verify-full", verified: true},
+		{raw: "postgres://u@db.example.com/db?sslrootcert=system", mode: "verify-full", verified: true},
+
+		// Anything weaker off loopback is refused, or allowed by the flag.
+		{raw: "postgres://u:" + secret + "@db.example.com/db?sslmode=disable", refusal: "TLS would be off to db.example.com, which is not loopback"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db?sslmode=allow", refusal: "TLS would be prefer to db.example.com"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db?sslmode=prefer", refusal: "falls back to plain text"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db?sslmode=require", refusal: "TLS would be require"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db?ssl=true", refusal: "TLS would be require"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db?sslmode=verify-ca", refusal: "not checked against the host name"},
+		{raw: "postgres://u:" + secret + "@127.0.0.1,db.example.com/db?sslmode=prefer", refusal: "to db.example.com"},
+		{raw: "postgres://u:" + secret + "@db.example.com/db", pgSSL: "require", refusal: "TLS would be require"},
+		{raw: "postgres://u@db.example.com/db?sslmode=disable", allow: true, mode: "off (--allow-insecure-tls)"},
+		{raw: "postgres://u@db.example.com/db?sslmode=require", allow: true, mode: "require (--allow-insecure-tls)"},
+		{raw: "postgres://u@db.example.com/db?sslmode=verify-ca", allow: true, mode: "verify-ca (--allow-insecure-tls)"},
+		{raw: "postgres://u@db.example.com/db", allow: true, mode: "verify-full", verified: true},
+	} {
+		t.Run(tc.raw+" "+tc.pgSSL, func(t *testing.T) {
+			t.Setenv("PGSSLMODE", tc.pgSSL)
+			target, err := driver.ParseTarget(tc.raw, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			target.AllowInsecureTLS = tc.allow
+			cfg, mode, err := poolConfig(target)
+			if tc.refusal != "" {
+				if err == nil {
+					t.Fatalf("accepted with tls = %s, want a refusal", mode)
+				}
+				msg := err.Error()
+				if !badinput.Is(err) || !strings.Contains(msg, tc.refusal) || !strings.Contains(msg, "sslmode=verify-full") || !strings.Contains(msg, "--allow-insecure-tls") {
+					t.Errorf("refusal %q (bad input %v) should say %q, sslmode=verify-full and --allow-insecure-tls", msg, badinput.Is(err), tc.refusal)
+				}
+				if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
+					t.Errorf("refusal %q holds the password or several lines", msg)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("poolConfig: %v", err)
+			}
+			if mode != tc.mode {
+				t.Errorf("tls = %q, want %q", mode, tc.mode)
+			}
+			cc := &cfg.ConnConfig.Config
+			allVerified := true
+			for _, r := range tlsRoutes(cc) {
+				allVerified = allVerified && r.Level == driver.TLSVerifyFull
+			}
+			if allVerified != tc.verified {
+				t.Errorf("every route verified = %v, want %v (%+v)", allVerified, tc.verified, tlsRoutes(cc))
+			}
+			if tc.verified {
+				// What pgx will do: one TLS configuration per host, none
+				// without a certificate check or a server name.
+				if cc.TLSConfig == nil || cc.TLSConfig.InsecureSkipVerify || cc.TLSConfig.ServerName != cc.Host {
+					t.Errorf("main TLS config %+v for host %s: want verification of that name", cc.TLSConfig, cc.Host)
+				}
+				for _, fb := range cc.Fallbacks {
+					if fb.TLSConfig == nil || fb.TLSConfig.InsecureSkipVerify || fb.TLSConfig.ServerName != fb.Host {
+						t.Errorf("fallback to %s has TLS config %+v: want verification", fb.Host, fb.TLSConfig)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestIsLoopbackHosts(t *testing.T) {
+	for host, want := range map[string]bool{
+		"127.0.0.1": true, "127.255.0.9": true, "::1": true, "[::1]": true, "::ffff:127.0.0.1": true,
+		"localhost": true, "LOCALHOST.": true, "/tmp": true, "/var/run/postgresql": true,
+		"128.0.0.1": false, "10.0.0.1": false, "::2": false, "db.example.com": false, "localhost.example.com": false,
+		"127.0.0.1.nip.io": false, "": false, "0.0.0.0": false,
+	} {
+		if got := driver.IsLoopback(host); got != want {
+			t.Errorf("IsLoopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+func TestPoolConfigBadURLs(t *testing.T) {
+	clearPGEnv(t)
+	const secret = "Sup3r-s3cret"
+	for _, raw := range []string{
+		"postgres://u:" + secret + "@127.0.0.1/db?sslmode=sometimes",
+		"postgres://u:" + secret + "@127.0.0.1:5432/db?connect_timeout=soon",
+		"postgres://u:" + secret + "@127.0.0.1/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+		"postgres://u:" + secret + "@db.example.com/db?target_session_attrs=maybe",
+	} {
+		t.Run(raw, func(t *testing.T) {
+			target, err := driver.ParseTarget(raw, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = poolConfig(target)
+			if err == nil || !badinput.Is(err) {
+				t.Fatalf("poolConfig = %v, want bad input", err)
+			}
+			if msg := err.Error(); target.Reveals(msg) || strings.Contains(msg, secret) || strings.Contains(msg, "\n") || !strings.Contains(msg, "postgres://user@host:5432/database") {
+				t.Errorf("message %q holds the password, several lines, or no example", msg)
+			}
+		})
+	}
+}
+
+// FuzzParseURL: any PostgreSQL URL, with a password in it, either becomes a
+// configuration that keeps the TLS policy or is refused with one line of
+// bad input that does not give the password away.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{
+		"postgres://u@127.0.0.1:5432/db?sslmode=disable",
+		"postgresql://u@db.example.com/db",
+		"postgres://u@h1,h2:5433/db?sslmode=prefer&target_session_attrs=read-write",
+		"postgres://u@[::1]/db?connect_timeout=x",
+		"postgres:///db?host=/tmp&port=5432",
+		"postgres://u@h/db?options=-c%20synchronous_commit%3Doff&ssl=true",
+		"postgres://u@h:99999/db", "postgres://u@h/db?sslmode=", "postgres://u@h/%zz",
+	} {
+		f.Add(s, "pw")
+	}
+	f.Fuzz(func(t *testing.T, raw, password string) {
+		u, err := url.Parse(raw)
+		if err != nil {
+			return // driver.ParseTarget refuses it: FuzzParseTarget covers that
+		}
+		u.Scheme = "postgres"
+		q := u.Query()
+		// pgx reads these files while parsing; a fuzzed /dev/zero would
+		// never end.
+		for _, k := range []string{"sslrootcert", "sslcert", "sslkey", "passfile", "servicefile", "service"} {
+			q.Del(k)
+		}
+		u.RawQuery = q.Encode()
+		secret := "Pw9" + password
+		u.User = url.UserPassword(u.User.Username(), secret)
+		target := driver.Target{Driver: "postgres", URL: u, Password: secret}
+		cfg, mode, err := poolConfig(target)
+		if err != nil {
+			msg := err.Error()
+			if !badinput.Is(err) || strings.Contains(msg, "\n") {
+				t.Fatalf("poolConfig(%q): %q is not one line of bad input", u.Redacted(), msg)
+			}
+			if target.Reveals(msg) {
+				t.Fatalf("poolConfig(%q): the message gives the password %q away: %q", u.Redacted(), secret, msg)
+			}
+			return
+		}
+		if mode == "" {
+			t.Fatalf("poolConfig(%q) records no TLS mode", u.Redacted())
+		}
+		for _, r := range tlsRoutes(&cfg.ConnConfig.Config) {
+			if r.Level != driver.TLSVerifyFull && !driver.IsLoopback(r.Host) {
+				t.Fatalf("poolConfig(%q) accepted TLS %s to %s without --allow-insecure-tls", u.Redacted(), r.Level, r.Host)
+			}
+		}
+	})
+}

@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 )
 
@@ -136,5 +138,23 @@ func TestOutageOngoingAtTheEnd(t *testing.T) {
 	}
 	if driver.ClassOf(errShutdown) != driver.ClassConnLost {
 		t.Fatal("test error is not a lost connection")
+	}
+}
+
+// TestBadInputStopsThePhase fails an operation with an error only the user
+// can fix (a missing privilege): the phase stops and Execute returns it,
+// rather than counting a run full of the same failure.
+func TestBadInputStopsThePhase(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	denied := driver.Classify(badinput.New("user bench lacks UPDATE on usertable; grant it"), "42501", driver.ClassOther)
+	db.failKey = func(string) error { return denied }
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 4, MaxExecutionTime: time.Minute})
+	if out != nil || !badinput.Is(err) || !strings.Contains(err.Error(), "lacks UPDATE") {
+		t.Fatalf("outcome %v, err %v: want the bad input error and no outcome", out, err)
 	}
 }

@@ -208,7 +208,8 @@ func newLayout() *layout {
 // Execute runs one phase of spec on db's table and returns what it
 // measured. Cancelling ctx stops the phase gracefully: no new operations
 // start, those in flight get DrainTimeout to finish, and the outcome is
-// marked interrupted.
+// marked interrupted. An operation failing with a badinput error (the user
+// lacks a privilege) stops the phase, and Execute returns that error.
 func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *workload.Spec, opts Options) (*Outcome, error) {
 	if opts.Threads < 1 {
 		return nil, fmt.Errorf("runner: %d threads", opts.Threads)
@@ -291,6 +292,12 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 
 	end, warm := p.tickUntil(done, start)
 	cancelOps()
+	p.errMu.Lock()
+	aborted := p.aborted
+	p.errMu.Unlock()
+	if aborted != nil {
+		return nil, aborted
+	}
 
 	total := p.set.Total()
 	out := &Outcome{
@@ -388,6 +395,20 @@ type phase struct {
 
 	errMu       sync.Mutex
 	firstErrors map[string]bool
+	// aborted is the first error the user must fix (a privilege the user
+	// lacks): it stops the phase, and Execute returns it.
+	aborted error
+}
+
+// abort stops the phase on an error that no further operation can get
+// past, keeping the first one.
+func (p *phase) abort(op string, err error) {
+	p.errMu.Lock()
+	if p.aborted == nil {
+		p.aborted = fmt.Errorf("%s: %w", op, err)
+	}
+	p.errMu.Unlock()
+	p.stop.Store(true)
 }
 
 // tickUntil ticks every opts.Tick, and once more at the end of the warm-up

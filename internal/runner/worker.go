@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/measure"
 	"dbprobe/internal/workload"
@@ -248,6 +249,9 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 		w.rec.Error(code)
 	}
 	w.phase.noteError(name, code, err)
+	if badinput.Is(err) {
+		w.phase.abort(name, err)
+	}
 }
 
 // classify names a failure's status (YCSB's) and its code for counting.

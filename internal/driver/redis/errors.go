@@ -69,6 +69,11 @@ func classOf(err error) (string, driver.Class) {
 		return codePoolTimeout, driver.ClassTimeout
 	}
 	if code, ok := serverCode(err); ok {
+		if code == "ERR" && strings.Contains(err.Error(), "The user executing the script can't run this command") {
+			// The ACL refusal of a command inside a script comes back as
+			// ERR, not NOPERM: the same refusal.
+			return codeNoPerm, driver.ClassOther
+		}
 		switch code {
 		case "BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN":
 			// A script past busy-reply-threshold, a dataset still loading,

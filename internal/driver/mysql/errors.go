@@ -190,7 +190,7 @@ func openError(err error, target driver.Target, s *settings) error {
 			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
 	if isTLSError(err) {
-		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL (tls=false for a server without TLS)",
+		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL and the server's certificate (tls=false for a server without TLS; off loopback that also needs --allow-insecure-tls)",
 			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
 	}
 	return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}

@@ -128,7 +128,7 @@ func openError(err error, target driver.Target, user, database, addr string) err
 			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
 	if strings.Contains(err.Error(), "tls") || strings.Contains(err.Error(), "SSL") {
-		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL (sslmode=disable for a server without TLS)",
+		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL and the server's certificate (sslmode=disable for a server without TLS; off loopback that also needs --allow-insecure-tls)",
 			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
 	}
 	return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}

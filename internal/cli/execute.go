@@ -283,6 +283,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		DrainTimeout:     max(j.opts.drainTimeout, time.Nanosecond), // the runner reads 0 as its default
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
+		Histograms:       j.out != nil,
 		OnFirstError: func(op, code string, err error) {
 			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
 		},

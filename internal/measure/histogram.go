@@ -32,7 +32,6 @@ func describe(sum *Summary, h *hdr.Histogram, percentiles []float64) {
 	for _, p := range percentiles {
 		sum.Percentiles = append(sum.Percentiles, Percentile{p, h.ValueAtPercentile(p)})
 	}
-	sum.Histogram = encodeHistogram(h)
 }
 
 // Merger merges the histograms that summaries carry (Summary.Histogram)
@@ -83,11 +82,12 @@ func (m *Merger) Count() int64 {
 }
 
 // Describe fills sum's count, mean, min, max, percentiles and histogram
-// from what was merged, as Set.Summarize does from a run's own view. It
-// leaves them zero when nothing was merged.
+// from what was merged, as Set.SummarizeEncoded does from a run's own
+// view. It leaves them zero when nothing was merged.
 func (m *Merger) Describe(sum *Summary, percentiles []float64) {
 	if m.Count() == 0 {
 		return
 	}
 	describe(sum, m.h, percentiles)
+	sum.Histogram = encodeHistogram(m.h)
 }

@@ -18,7 +18,7 @@ func TestMergerMatchesTheTotal(t *testing.T) {
 			r.Record(0, int64(1+(i*7919)%200000))
 		}
 		iv := s.Tick(time.Unix(int64(tick+1), 0), true)
-		for _, sum := range s.Summarize(iv.View, DefaultPercentiles) {
+		for _, sum := range s.SummarizeEncoded(iv.View, DefaultPercentiles) {
 			if sum.Name == "READ" {
 				if err := merged.Add(sum); err != nil {
 					t.Fatal(err)
@@ -26,7 +26,7 @@ func TestMergerMatchesTheTotal(t *testing.T) {
 			}
 		}
 	}
-	want := s.Summarize(s.Total().View, DefaultPercentiles)[0]
+	want := s.SummarizeEncoded(s.Total().View, DefaultPercentiles)[0]
 	got := Summary{Name: "READ", Statuses: want.Statuses}
 	merged.Describe(&got, DefaultPercentiles)
 	if !reflect.DeepEqual(got, want) {
@@ -44,7 +44,7 @@ func TestMergerRefusesWhatItCannotMerge(t *testing.T) {
 	}
 	s := newTestSet()
 	s.NewRecorder().Record(0, 10)
-	sum := s.Summarize(s.Tick(time.Unix(1, 0), true).View, nil)[0]
+	sum := s.SummarizeEncoded(s.Tick(time.Unix(1, 0), true).View, nil)[0]
 	sum.Count = 2
 	if err := m.Add(sum); err == nil {
 		t.Fatal("a count that disagrees with the histogram was merged")
@@ -67,4 +67,25 @@ func BenchmarkEncodeInterval(b *testing.B) {
 		_ = encodeHistogram(h)
 	}
 	b.ReportMetric(float64(len(encodeHistogram(h))), "bytes")
+}
+
+// TestOnlySummarizeEncodedEncodes: the plain summaries (status lines,
+// ticks of a run without a result file) carry no histogram, and are
+// otherwise the same.
+func TestOnlySummarizeEncodedEncodes(t *testing.T) {
+	s := NewSet([]string{"READ"}, []bool{true}, time.Unix(0, 0))
+	r := s.NewRecorder()
+	for v := range int64(100) {
+		r.Record(0, v+1)
+	}
+	r.Done(100)
+	view := s.Tick(time.Unix(1, 0), true).View
+	plain, encoded := s.Summarize(view, DefaultPercentiles)[0], s.SummarizeEncoded(view, DefaultPercentiles)[0]
+	if plain.Histogram != "" || encoded.Histogram == "" {
+		t.Fatalf("plain histogram %q, encoded %q: want none, then one", plain.Histogram, encoded.Histogram)
+	}
+	encoded.Histogram = ""
+	if !reflect.DeepEqual(plain, encoded) {
+		t.Fatalf("plain %+v differs from encoded %+v", plain, encoded)
+	}
 }

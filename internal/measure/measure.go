@@ -336,6 +336,18 @@ type StatusCount struct {
 // Summarize turns a View (of an Interval or the Total) into summaries, in
 // series order. A series appears when it recorded a value or a status.
 func (s *Set) Summarize(v View, percentiles []float64) []Summary {
+	return s.summarize(v, percentiles, false)
+}
+
+// SummarizeEncoded is Summarize with each series' histogram encoded in
+// Summary.Histogram, for a result that is merged or recovered later.
+// Encoding costs about 0.7 ms and 0.9 MB of garbage per series, so only a
+// result that is kept asks for it.
+func (s *Set) SummarizeEncoded(v View, percentiles []float64) []Summary {
+	return s.summarize(v, percentiles, true)
+}
+
+func (s *Set) summarize(v View, percentiles []float64, encode bool) []Summary {
 	var out []Summary
 	hists, overflow, statuses := v.Histograms, v.Overflow, v.Statuses
 	for i, name := range s.names {
@@ -363,6 +375,9 @@ func (s *Set) Summarize(v View, percentiles []float64) []Summary {
 		}
 		if h != nil && h.TotalCount() > 0 {
 			describe(&sum, h, percentiles)
+			if encode {
+				sum.Histogram = encodeHistogram(h)
+			}
 			if s.countsOK[i] {
 				sum.Statuses = append(sum.Statuses, StatusCount{"OK", sum.Count})
 			}

@@ -63,13 +63,13 @@ func simulatedRun(t *testing.T) (Phase, Summary) {
 		iv := set.Tick(end, !warm)
 		p.Intervals = append(p.Intervals, Interval{
 			Phase: "run", Start: start, End: end, Elapsed: end.Sub(t0), Ops: iv.Ops, Warmup: warm,
-			Series: set.Summarize(iv.View, measure.DefaultPercentiles),
+			Series: set.SummarizeEncoded(iv.View, measure.DefaultPercentiles),
 		})
 	}
 	total := set.Total()
 	want := Summary{
 		Phase: "run", RunTime: 4 * time.Second, Ops: total.Ops, Throughput: float64(total.Ops) / 4,
-		Series: set.Summarize(total.View, measure.DefaultPercentiles), Errors: total.Codes,
+		Series: set.SummarizeEncoded(total.View, measure.DefaultPercentiles), Errors: total.Codes,
 		Interrupted: true, Recovered: true, Warmup: time.Second, RetryLimit: 3,
 	}
 	return p, want

@@ -284,6 +284,12 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
 		Histograms:       j.out != nil,
+		OnStart: func(start time.Time) {
+			// The runner's seconds start once its sessions are open.
+			if mon != nil {
+				mon.Align(start)
+			}
+		},
 		OnFirstError: func(op, code string, err error) {
 			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
 		},

@@ -47,6 +47,10 @@ type Monitor struct {
 	done     chan struct{}
 	stopOnce sync.Once
 
+	alignMu sync.Mutex
+	alignTo time.Time          // an origin Align asked for, not yet taken
+	wake    context.CancelFunc // ends the loop's current sleep
+
 	mu      sync.Mutex
 	dbNotes []string // the database monitor's Unavailable, copied
 	notes   []string // the monitor's own: failures, host, client
@@ -143,6 +147,24 @@ func (m *Monitor) Stop() {
 	})
 }
 
+// Align moves the interval boundaries to origin + k×Interval from now on:
+// the runner's start, known only once its sessions are open, so that
+// interval k of the monitor and of the runner cover the same second. The
+// interval in progress ends now (it covered the setup); the next one ends
+// at the first new boundary.
+func (m *Monitor) Align(origin time.Time) {
+	if origin.IsZero() {
+		return
+	}
+	m.alignMu.Lock()
+	m.alignTo = origin
+	wake := m.wake
+	m.alignMu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
 // Notes lists what the monitor could not see and why, one line each: the
 // database monitor's Unavailable lines, then the monitor's own (a failed
 // connection, a host file that could not be read).
@@ -206,10 +228,28 @@ func (l *loop) run(ctx context.Context, started time.Time) {
 		if sampleWaits {
 			next = l.waitTime(k, j)
 		}
-		if !l.clock.SleepUntil(ctx, next) {
+		woke := l.sleepUntil(ctx, next)
+		if woke == stopped {
 			break
 		}
 		now := l.clock.Now()
+		if woke == aligned {
+			l.m.alignMu.Lock()
+			origin := l.m.alignTo
+			l.m.alignTo = time.Time{}
+			l.m.alignMu.Unlock()
+			if now.After(ivStart) {
+				l.emit(ctx, ivStart, now)
+				ivStart = now
+			}
+			if origin.After(now) {
+				origin = now // an origin to come would leave the interval in progress unbounded
+			}
+			l.origin = origin
+			k = int64(now.Sub(l.origin)/l.opts.Interval) + 1
+			j = l.nextWait(k, 0, now)
+			continue
+		}
 		if !now.Before(tick) {
 			// When the loop fell behind (a slow database reading), the
 			// interval spans the boundaries it missed rather than
@@ -241,6 +281,36 @@ func (l *loop) run(ctx context.Context, started time.Time) {
 			l.m.note(fmt.Sprintf("database monitor: close: %v", err))
 		}
 	}
+}
+
+// How a sleep of the loop ended.
+const (
+	slept   = iota // the time came
+	aligned        // Align asked for new boundaries
+	stopped        // Stop, or the context ended
+)
+
+// sleepUntil sleeps until t, unless Align wakes it or it is stopped.
+func (l *loop) sleepUntil(ctx context.Context, t time.Time) int {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	l.m.alignMu.Lock()
+	pending := !l.m.alignTo.IsZero()
+	l.m.wake = cancel
+	l.m.alignMu.Unlock()
+	woke := slept
+	if pending {
+		woke = aligned
+	} else if !l.clock.SleepUntil(sctx, t) {
+		woke = stopped
+		if ctx.Err() == nil {
+			woke = aligned
+		}
+	}
+	l.m.alignMu.Lock()
+	l.m.wake = nil
+	l.m.alignMu.Unlock()
+	return woke
 }
 
 // nextWait skips the wait samples whose time has passed: a late sample

@@ -585,3 +585,32 @@ func TestStopDuringWaits(t *testing.T) {
 		t.Errorf("the final interval has no database rate: %v; notes %q", got[0].Metrics, m.Notes())
 	}
 }
+
+// TestAlign moves the boundaries to the runner's start, known only once
+// the monitor runs: the interval in progress ends there and then, and the
+// later ones end on the new boundaries.
+func TestAlign(t *testing.T) {
+	fm := &fakeMonitor{failSampleAt: -1, failWaitsAt: -1}
+	m, clk, c := startFake(t, &fakeDB{mon: fm}, fm)
+	clk.advanceTo(origin.Add(1450 * time.Millisecond))
+	m.Align(origin.Add(1400 * time.Millisecond))
+	<-clk.blocked // asleep again, on the new boundaries
+	clk.advanceTo(origin.Add(3500 * time.Millisecond))
+	m.Stop()
+	var ends []time.Duration
+	for _, iv := range c.all() {
+		ends = append(ends, iv.End.Sub(origin))
+		if _, ok := iv.Metrics["db.xact_commit/s"]; !ok {
+			t.Errorf("interval ending %v has no database rates", iv.End.Sub(origin))
+		}
+	}
+	want := []time.Duration{1000, 1450, 2400, 3400, 3500}
+	if len(ends) != len(want) {
+		t.Fatalf("intervals end at %v, want %v ms", ends, want)
+	}
+	for i, w := range want {
+		if ends[i] != w*time.Millisecond {
+			t.Fatalf("intervals end at %v, want %v ms", ends, want)
+		}
+	}
+}

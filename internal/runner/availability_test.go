@@ -158,3 +158,30 @@ func TestBadInputStopsThePhase(t *testing.T) {
 		t.Fatalf("outcome %v, err %v: want the bad input error and no outcome", out, err)
 	}
 }
+
+// TestOnStartGivesTheTicksOrigin: OnStart gets the phase's start, once the
+// sessions are open and before any operation, and the first tick starts
+// there.
+func TestOnStartGivesTheTicksOrigin(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 500)
+	var started time.Time
+	var callsAtStart int64
+	var first *Tick
+	_, err := Execute(context.Background(), db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10,
+		OnStart: func(start time.Time) { started, callsAtStart = start, db.calls.Load() },
+		OnTick: func(tk Tick) {
+			if first == nil {
+				first = &tk
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if started.IsZero() || callsAtStart != 0 || db.sessions.Load() != 2 {
+		t.Fatalf("OnStart at %v after %d operations; %d sessions", started, callsAtStart, db.sessions.Load())
+	}
+	if first == nil || !first.Start.Equal(started) {
+		t.Fatalf("first tick %+v, OnStart %v", first, started)
+	}
+}

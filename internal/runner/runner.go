@@ -57,6 +57,9 @@ type Options struct {
 	DrainTimeout time.Duration
 	// StatusInterval is how often OnStatus is called (never when zero).
 	StatusInterval time.Duration
+	// OnStart is called with the phase's start, once its sessions are open
+	// and before its first operation: ticks end at start + k×Tick.
+	OnStart func(start time.Time)
 	// OnTick is called after every tick from the ticking goroutine.
 	OnTick func(Tick)
 	// OnStatus is called every StatusInterval with the figures of the
@@ -243,6 +246,9 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 
 	shared := workload.NewShared(spec)
 	start := time.Now()
+	if opts.OnStart != nil {
+		opts.OnStart(start)
+	}
 	p.set = measure.NewSet(l.names, l.countsOK, start)
 	for _, o := range l.ops {
 		p.set.MarkRetryable(o.ok)

@@ -162,6 +162,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 	if o.warmup < 0 {
 		return badinput.New("--warmup %s must not be negative", o.warmup)
 	}
+	if (o.waitSamples < 1 || o.waitSamples > 100) && !o.noMonitor {
+		return badinput.New("--monitor-wait-samples %d: give 1 to 100 samples per interval (default 10)", o.waitSamples)
+	}
 	if o.monitorInterval < 10*time.Millisecond && !o.noMonitor {
 		return badinput.New("--monitor-interval %s is too short: give 10ms or more (default 1s), or --no-monitor", o.monitorInterval)
 	}

@@ -49,6 +49,7 @@ type options struct {
 	opTimeout       time.Duration
 
 	monitorInterval time.Duration
+	waitSamples     int
 	noMonitor       bool
 	metricsAddr     string
 	influxOut       string
@@ -84,6 +85,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
 	f.DurationVar(&o.opTimeout, "op-timeout", 0, "fail an operation (a load batch counts as one) that takes longer than this, counted as Return=ERROR(timeout); its worker then reconnects; 0 = no limit, as YCSB (property op.timeout)")
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result")
+	f.IntVar(&o.waitSamples, "monitor-wait-samples", 10, "how many times per monitor interval the database's sessions are looked at for what they wait on (PostgreSQL pg_stat_activity, MySQL processlist, SQL Server requests), 1 to 100")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")

@@ -19,7 +19,7 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 	if j.opts.noMonitor {
 		return nil, []string{"monitor: off (--no-monitor)"}
 	}
-	opts := monitor.Options{Interval: j.opts.monitorInterval, Host: j.databaseIsLocal()}
+	opts := monitor.Options{Interval: j.opts.monitorInterval, WaitSamples: j.opts.waitSamples, Host: j.databaseIsLocal()}
 	m, err := monitor.Start(ctx, j.db, opts, func(iv monitor.Interval) {
 		// Called from the monitor's goroutine until Stop returns, after
 		// which the caller reads keep.

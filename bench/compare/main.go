@@ -151,36 +151,49 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 	fmt.Println()
 }
 
-// monitorCost runs PostgreSQL workload A at 32 threads with and without the
-// monitor, interleaved, and compares median throughput and client CPU.
+// monitorCost runs PostgreSQL workload A at 32 threads without the
+// monitor, with it, and with it looking at the sessions' waits once per
+// interval instead of ten times, in rotation, and compares each with the
+// run without it from the same round: the median of those ratios, so that
+// the machine's drift between rounds cancels out.
 func monitorCost(bin, pg string, records, reps int, d time.Duration) {
 	common := []string{"--db", pg, "--workload", "a", "-p", "recordcount=" + strconv.Itoa(records), "-p", "table=monitorcost"}
 	run(bin, append([]string{"load", "--drop-existing", "--threads", "4"}, common...)...)
 	args := append([]string{"run", "--threads", "32", "-p", "operationcount=0", "--duration", d.String()}, common...)
-	var on, off []measurement
+	variants := []struct {
+		name  string
+		extra []string
+	}{
+		{"off (--no-monitor)", []string{"--no-monitor"}},
+		{"on (1 s interval, 10 wait samples per interval)", nil},
+		{"on (1 s interval, 1 wait sample per interval)", []string{"--monitor-wait-samples", "1"}},
+	}
+	got := make([][]measurement, len(variants))
 	for rep := range reps {
-		withMonitor := func() { on = append(on, dbprobeFor(bin, args)) }
-		without := func() { off = append(off, dbprobeFor(bin, append(slices.Clone(args), "--no-monitor"))) }
-		if rep%2 == 1 {
-			withMonitor, without = without, withMonitor
+		for i := range variants {
+			v := (rep + i) % len(variants) // each variant goes first, second and third in turn
+			got[v] = append(got[v], dbprobeFor(bin, append(slices.Clone(args), variants[v].extra...)))
 		}
-		withMonitor()
-		without()
 	}
-	mOn, mOff := median(on), median(off)
-	fmt.Printf("## Monitoring cost: PostgreSQL workload A, 32 threads, %s runs, median of %d each, interleaved\n\n", d, reps)
-	spread := func(ms []measurement) string {
+	fmt.Printf("## Monitoring cost: PostgreSQL workload A, 32 threads, %s runs, %d rounds of each variant in rotation\n\n", d, reps)
+	fmt.Println("| monitor | ops/s (median) | ops/s (min–max) | client CPU µs/op | throughput vs off, same round (median) |")
+	fmt.Println("|---|---|---|---|---|")
+	for v, ms := range got {
 		lo, hi := ms[0].opsPerSec, ms[0].opsPerSec
-		for _, m := range ms {
+		var ratios []float64
+		for r, m := range ms {
 			lo, hi = min(lo, m.opsPerSec), max(hi, m.opsPerSec)
+			ratios = append(ratios, m.opsPerSec/got[0][r].opsPerSec)
 		}
-		return fmt.Sprintf("%.0f–%.0f", lo, hi)
+		slices.Sort(ratios)
+		mid := ratios[len(ratios)/2]
+		if len(ratios)%2 == 0 {
+			mid = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
+		}
+		m := median(ms)
+		fmt.Printf("| %s | %.0f | %.0f–%.0f | %.2f | %+.1f%% |\n", variants[v].name, m.opsPerSec, lo, hi, m.cpuPerOp, 100*(mid-1))
 	}
-	fmt.Println("| monitor | ops/s (median) | ops/s (min–max) | client CPU µs/op |")
-	fmt.Println("|---|---|---|---|")
-	fmt.Printf("| on (1 s interval, 10 wait samples per interval) | %.0f | %s | %.2f |\n", mOn.opsPerSec, spread(on), mOn.cpuPerOp)
-	fmt.Printf("| off (--no-monitor) | %.0f | %s | %.2f |\n", mOff.opsPerSec, spread(off), mOff.cpuPerOp)
-	fmt.Printf("\nThroughput with the monitor: %.3f× without (%+.1f%%).\n\n", mOn.opsPerSec/mOff.opsPerSec, 100*(mOn.opsPerSec/mOff.opsPerSec-1))
+	fmt.Println()
 }
 
 // dbprobeFor runs a time-bounded dbprobe run; its operation count comes

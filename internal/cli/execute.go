@@ -425,8 +425,14 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		}
 		notes = append(notes, fmt.Sprintf("created table %s (recorded as dbprobe's: --drop-existing may drop it later)", t.Name))
 	case !st.CreatedByDbprobe:
+		if j.opts.dropExisting && st.OwnershipNote != "" {
+			return nil, badinput.New("table %s in %s will not be dropped: %s", t.Name, where, st.OwnershipNote)
+		}
 		if j.opts.dropExisting {
 			return nil, badinput.New("table %s in %s was not created by dbprobe: it will not be dropped; drop it yourself or use another table with -p table=NAME", t.Name, where)
+		}
+		if st.HasRows && st.OwnershipNote != "" {
+			return nil, badinput.New("table %s in %s holds rows, and dbprobe will not load into it: %s", t.Name, where, st.OwnershipNote)
 		}
 		if st.HasRows {
 			return nil, badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)

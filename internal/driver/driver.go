@@ -108,7 +108,10 @@ type Table struct {
 type TableState struct {
 	Exists           bool
 	CreatedByDbprobe bool
-	HasRows          bool
+	// OwnershipNote says why a table the marker table names is not
+	// counted as dbprobe's (Ownership.Note), for the refusal to drop it.
+	OwnershipNote string
+	HasRows       bool
 	// Columns lists the table's columns in order, when it exists.
 	Columns []string
 	// Type is how the existing table is stored, read from the catalog.

@@ -27,6 +27,7 @@ import (
 	"sync"
 	"testing"
 
+	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 )
 
@@ -44,6 +45,12 @@ type Config struct {
 	// it. The suite cannot drop that table: CreateForeignTable should
 	// register its own t.Cleanup when the database outlives the test.
 	CreateForeignTable func(t *testing.T, name string)
+	// DropBehindDbprobe, when set with CreateForeignTable, drops a table
+	// with plain SQL, leaving its row in dbprobe's marker table: the suite
+	// drops a table dbprobe created that way, has CreateForeignTable create
+	// one under its name, and checks that the marker row does not make the
+	// new table dbprobe's.
+	DropBehindDbprobe func(t *testing.T, name string)
 	// Options are the knobs every DB the suite opens is given (table type,
 	// durability, operation path); the suite sets Sessions and BulkLoad
 	// itself. A driver runs the suite once per combination it supports.
@@ -141,6 +148,9 @@ func Run(t *testing.T, cfg Config) {
 	}
 	if cfg.CreateForeignTable != nil {
 		t.Run("ForeignTable", func(t *testing.T) { testForeign(t, db, cfg, "dbprobe_foreign_"+suffix) })
+	}
+	if cfg.CreateForeignTable != nil && cfg.DropBehindDbprobe != nil {
+		t.Run("ReplacedTable", func(t *testing.T) { testReplaced(t, db, cfg, "dbprobe_replaced_"+suffix) })
 	}
 	t.Run("DropTable", func(t *testing.T) {
 		if err := db.DropTable(ctx, tbl); err != nil {
@@ -714,6 +724,40 @@ func testForeign(t *testing.T, db driver.DB, cfg Config, name string) {
 		t.Logf("DropTable refused with %q; a message that says dbprobe did not create the table helps the user", err)
 	}
 	st, err = db.Inspect(ctx, ft)
+	if err != nil {
+		t.Fatalf("Inspect(%s) after the refused DropTable: %v", name, err)
+	}
+	if !st.Exists || !st.HasRows {
+		t.Errorf("after the refused DropTable, Inspect = %+v: the table and its row must still be there", st)
+	}
+}
+
+// testReplaced checks that a table dbprobe created, dropped by someone else
+// and created again by them under the same name, is not dbprobe's: its
+// marker row names it, but the table is not the one recorded.
+func testReplaced(t *testing.T, db driver.DB, cfg Config, name string) {
+	ctx := context.Background()
+	tbl := newTable(name)
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatalf("CreateTable(%s): %v", name, err)
+	}
+	st, err := db.Inspect(ctx, tbl)
+	if err != nil || !st.CreatedByDbprobe || st.OwnershipNote != "" {
+		t.Fatalf("Inspect of the new table = %+v, %v; want CreatedByDbprobe and no ownership note", st, err)
+	}
+	cfg.DropBehindDbprobe(t, name)
+	cfg.CreateForeignTable(t, name)
+	st, err = db.Inspect(ctx, tbl)
+	if err != nil {
+		t.Fatalf("Inspect(%s) after it was replaced: %v", name, err)
+	}
+	if !st.Exists || st.CreatedByDbprobe || !st.HasRows || st.OwnershipNote == "" {
+		t.Errorf("Inspect of the replaced table = %+v, want Exists, not CreatedByDbprobe, HasRows and a note saying why", st)
+	}
+	if err := db.DropTable(ctx, tbl); !badinput.Is(err) {
+		t.Errorf("DropTable of the replaced table: %v, want a refusal as bad input", err)
+	}
+	st, err = db.Inspect(ctx, tbl)
 	if err != nil {
 		t.Fatalf("Inspect(%s) after the refused DropTable: %v", name, err)
 	}

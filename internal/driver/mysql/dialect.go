@@ -12,6 +12,27 @@ import (
 // empties a table it did not create.
 const markerTable = "dbprobe_tables"
 
+// identityColumn is the marker table's column for the identity of the table
+// dbprobe created, which tells that table from one created later under the
+// same name. Marker tables of earlier dbprobe versions lack it until dbprobe
+// next creates a table.
+const identityColumn = "table_identity"
+
+// tableIdentity reads the identity of table ? of the current database, NULL
+// when there is none: its creation time, as a Unix time so that the
+// session's time zone does not change it, and its comment, which carries a
+// random id dbprobe gives each table it creates (tableComment). A
+// least-privileged user can read both; CREATE_TIME alone has whole
+// seconds, and a table dropped and created again within the second would
+// keep it. ALTER TABLE and OPTIMIZE TABLE change CREATE_TIME too: the table
+// then no longer counts as dbprobe's, the safe side.
+const tableIdentity = `SELECT CONCAT(IFNULL(UNIX_TIMESTAMP(CREATE_TIME), ''), ' ', TABLE_COMMENT) FROM information_schema.TABLES
+	WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?`
+
+// tableComment is the comment of a table dbprobe creates, with the random
+// id (hexadecimal) that makes its identity its own.
+func tableComment(id string) string { return "created by dbprobe, id " + id }
+
 // maxIdentifier is the longest table, column or routine name MySQL takes.
 const maxIdentifier = 64
 
@@ -100,10 +121,11 @@ func newDialect(t driver.Table, tt driver.TableType) (*dialect, error) {
 	return d, nil
 }
 
-// createTable returns the CREATE TABLE statement. TableMemory is
-// ENGINE=MEMORY with a B-tree primary key: MEMORY indexes are hashes by
-// default, and a hash cannot serve a range scan in key order.
-func (d *dialect) createTable(tt driver.TableType) string {
+// createTable returns the CREATE TABLE statement; id, hexadecimal, goes
+// into the table's comment (tableComment). TableMemory is ENGINE=MEMORY
+// with a B-tree primary key: MEMORY indexes are hashes by default, and a
+// hash cannot serve a range scan in key order.
+func (d *dialect) createTable(tt driver.TableType, id string) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE ")
 	b.WriteString(d.table)
@@ -126,6 +148,7 @@ func (d *dialect) createTable(tt driver.TableType) string {
 	} else {
 		b.WriteString(")) ENGINE=InnoDB")
 	}
+	b.WriteString(" COMMENT='" + tableComment(id) + "'")
 	return b.String()
 }
 

@@ -72,7 +72,7 @@ func TestDialectStatements(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&out, "-- create, %s\n%s;\n", tc.name, d.createTable(tc.tt))
+		fmt.Fprintf(&out, "-- create, %s\n%s;\n", tc.name, d.createTable(tc.tt, "0123456789abcdef"))
 	}
 	d, err := newDialect(testTable(3), driver.TableDisk)
 	if err != nil {

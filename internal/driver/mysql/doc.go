@@ -34,8 +34,9 @@
 // table of its own: nondurable is refused.
 //
 // The driver owns only the tables it creates: CreateTable records each in
-// the marker table dbprobe_tables, Inspect reports from it, and DropTable
-// refuses a table that is not recorded there. MySQL commits DDL at once,
+// the marker table dbprobe_tables with its identity (its CREATE_TIME and a
+// random id in its comment), Inspect reports from it, and DropTable refuses
+// a table that is not recorded there with that identity. MySQL commits DDL at once,
 // so a named lock (GET_LOCK) rather than a transaction keeps two clients'
 // table changes apart.
 //

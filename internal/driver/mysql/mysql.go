@@ -2,7 +2,9 @@ package mysql
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -460,9 +462,11 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	}
 	rows.Close()
 
-	if st.CreatedByDbprobe, err = db.recorded(ctx, db.pool, name); err != nil {
-		return st, classify(err)
+	own, err := db.ownership(ctx, db.pool, name)
+	if err != nil {
+		return st, err
 	}
+	st.CreatedByDbprobe, st.OwnershipNote = own.Owned(), own.Note()
 	d, err := newDialect(t, driver.TableDisk)
 	if err != nil {
 		return st, err
@@ -572,20 +576,61 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// recorded reports whether the marker table lists the table.
-func (db *DB) recorded(ctx context.Context, q querier, name string) (bool, error) {
-	var markers int
+// ownership reads what the marker table says about the table and the
+// table's identity now (tableIdentity). A user who may not see the marker
+// table sees the table as not dbprobe's.
+func (db *DB) ownership(ctx context.Context, q querier, name string) (driver.Ownership, error) {
+	own := driver.Ownership{Marker: markerTable, RebuiltBy: "ALTER TABLE or OPTIMIZE TABLE"}
+	var markers, withIdentity int
+	var current sql.NullString
 	err := q.QueryRowContext(ctx,
-		"SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", markerTable).Scan(&markers)
+		`SELECT (SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?),
+		        (SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?),
+		        (`+tableIdentity+`)`,
+		markerTable, markerTable, identityColumn, name).Scan(&markers, &withIdentity, &current)
 	if err != nil || markers == 0 {
-		return false, err
+		return own, classify(err)
 	}
-	var one int
-	err = q.QueryRowContext(ctx, "SELECT 1 FROM "+quote(markerTable)+" WHERE table_name = ?", name).Scan(&one)
-	if errors.Is(err, sql.ErrNoRows) {
-		return false, nil
+	own.CurrentIdentity = current.String
+	recordedIdentity := "''" // a marker table of an earlier dbprobe has no identities
+	if withIdentity > 0 {
+		recordedIdentity = "IFNULL(" + quote(identityColumn) + ", '')"
 	}
-	return err == nil, err
+	err = q.QueryRowContext(ctx, "SELECT "+recordedIdentity+" FROM "+quote(markerTable)+" WHERE table_name = ?", name).
+		Scan(&own.RecordedIdentity)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return own, nil
+	case err != nil:
+		return own, classify(err)
+	}
+	own.Recorded = true
+	return own, nil
+}
+
+// addIdentityColumn gives a marker table an earlier dbprobe created the
+// column for identities.
+func addIdentityColumn(ctx context.Context, c *sql.Conn) error {
+	var present int
+	err := c.QueryRowContext(ctx,
+		"SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?",
+		markerTable, identityColumn).Scan(&present)
+	if err != nil || present > 0 {
+		return classify(err)
+	}
+	if _, err := c.ExecContext(ctx, "ALTER TABLE "+quote(markerTable)+" ADD COLUMN "+quote(identityColumn)+" TEXT NULL"); err != nil {
+		return ddlError("add column "+identityColumn+" to the marker table "+markerTable, err)
+	}
+	return nil
+}
+
+// newTableID returns a random id for a new table's comment.
+func newTableID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("mysql: a random id for the table: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // withLock runs fn on one connection holding the database's table-change
@@ -625,8 +670,16 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 	name := db.storedName(t)
 	return db.withLock(ctx, func(c *sql.Conn) error {
 		if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+quote(markerTable)+
-			" (table_name VARBINARY(64) NOT NULL PRIMARY KEY, created_at DATETIME(6) NOT NULL, dbprobe_version VARCHAR(100) NOT NULL) ENGINE=InnoDB"); err != nil {
+			" (table_name VARBINARY(64) NOT NULL PRIMARY KEY, created_at DATETIME(6) NOT NULL, dbprobe_version VARCHAR(100) NOT NULL, "+
+			quote(identityColumn)+" TEXT NULL) ENGINE=InnoDB"); err != nil {
 			return ddlError("create the marker table "+markerTable, err)
+		}
+		if err := addIdentityColumn(ctx, c); err != nil {
+			return err
+		}
+		id, err := newTableID()
+		if err != nil {
+			return err
 		}
 		if db.opts.TableType == driver.TableMemory {
 			// A MEMORY table's size limit is max_heap_table_size when it is
@@ -641,15 +694,24 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			}
 			defer c.ExecContext(context.WithoutCancel(ctx), "SET SESSION max_heap_table_size = DEFAULT")
 		}
-		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType)); err != nil {
+		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, id)); err != nil {
 			if number(err) == erTableExists {
 				return badinput.New("%w; drop it or choose another table name",
 					&driver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
 			}
 			return ddlError("create table "+d.table, err)
 		}
-		if _, err := c.ExecContext(ctx, "INSERT INTO "+quote(markerTable)+" (table_name, created_at, dbprobe_version) VALUES (?, NOW(6), ?)"+
-			" ON DUPLICATE KEY UPDATE created_at = VALUES(created_at), dbprobe_version = VALUES(dbprobe_version)", name, version()); err != nil {
+		var identity sql.NullString
+		err = c.QueryRowContext(ctx, tableIdentity, name).Scan(&identity)
+		if err == nil && !identity.Valid {
+			err = errors.New("information_schema.TABLES does not list it")
+		}
+		if err == nil {
+			_, err = c.ExecContext(ctx, "INSERT INTO "+quote(markerTable)+" (table_name, created_at, dbprobe_version, "+quote(identityColumn)+") VALUES (?, NOW(6), ?, ?)"+
+				" ON DUPLICATE KEY UPDATE created_at = VALUES(created_at), dbprobe_version = VALUES(dbprobe_version), "+
+				quote(identityColumn)+" = VALUES("+quote(identityColumn)+")", name, version(), identity.String)
+		}
+		if err != nil {
 			_, _ = c.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+d.table)
 			return ddlError("record table "+d.table+" in "+markerTable, err)
 		}
@@ -755,11 +817,16 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 	}
 	name := db.storedName(t)
 	return db.withLock(ctx, func(c *sql.Conn) error {
-		recorded, err := db.recorded(ctx, c, name)
+		own, err := db.ownership(ctx, c, name)
 		if err != nil {
-			return classify(err)
+			return err
 		}
-		if !recorded {
+		// A recorded table that is gone leaves its row and maybe its
+		// procedures, which go.
+		if !own.Owned() && !(own.Recorded && own.CurrentIdentity == "") {
+			if note := own.Note(); note != "" {
+				return badinput.New("refusing to drop table %s: %s", d.table, note)
+			}
 			return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in %s); drop it yourself or choose another table name",
 				d.table, markerTable)
 		}

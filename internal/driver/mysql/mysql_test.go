@@ -110,6 +110,11 @@ func conformance(t *testing.T, opts driver.Options) {
 			return db
 		},
 		CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, admin, name) },
+		DropBehindDbprobe: func(t *testing.T, name string) {
+			if _, err := admin.Exec("DROP TABLE `" + name + "`"); err != nil {
+				t.Fatal(err)
+			}
+		},
 		ProvokeConflict: func(t *testing.T, db driver.DB, tbl driver.Table) error {
 			err := provokeLockWait(t, admin, db, tbl)
 			if driver.Code(err) != "1205" {

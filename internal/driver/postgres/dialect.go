@@ -13,6 +13,12 @@ import (
 // empties a table it did not create.
 const markerTable = "dbprobe_tables"
 
+// identityColumn is the marker table's column for the identity of the table
+// dbprobe created (its OID), which tells that table from one created later
+// under the same name. Marker tables of earlier dbprobe versions lack it
+// until dbprobe next creates a table.
+const identityColumn = "table_identity"
+
 // foldName lowers ASCII letters the way PostgreSQL folds an unquoted
 // identifier. Names are folded and then quoted, so that the table looks the
 // same as one created by unquoted SQL (psql users type usertable, ycsb_key)

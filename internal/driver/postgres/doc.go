@@ -32,6 +32,8 @@
 // dropped with the table whatever the path.
 //
 // The driver owns only the tables it creates: CreateTable records each in
-// the marker table dbprobe_tables, Inspect reports from it, and DropTable
-// refuses a table that is not recorded there and never cascades.
+// the marker table dbprobe_tables with its OID, Inspect reports from it,
+// and DropTable refuses a table that is not recorded there with that OID (a
+// table someone dropped and created again under the name has another, and
+// a row an earlier dbprobe wrote has none) and never cascades.
 package postgres

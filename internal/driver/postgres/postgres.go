@@ -308,19 +308,13 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	if err != nil {
 		return st, classify(err)
 	}
-	// A user who may not read the marker table (one granted only what the
-	// run phase needs on the table) sees the table as not dbprobe's: the
-	// answer that never lets dbprobe drop it or create functions beside it.
-	var markerReadable bool
 	var persistence, accessMethod string
 	err = db.pool.QueryRow(ctx,
-		`SELECT r.oid IS NOT NULL,
-		        coalesce(has_table_privilege(to_regclass(format('%I.%I', current_schema(), $2::text)), 'SELECT'), false),
-		        coalesce(c.relpersistence::text, ''), coalesce(am.amname::text, '')
+		`SELECT r.oid IS NOT NULL, coalesce(c.relpersistence::text, ''), coalesce(am.amname::text, '')
 		 FROM (SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) AS oid) r
 		 LEFT JOIN pg_class c ON c.oid = r.oid
 		 LEFT JOIN pg_am am ON am.oid = c.relam`,
-		name, markerTable).Scan(&st.Exists, &markerReadable, &persistence, &accessMethod)
+		name).Scan(&st.Exists, &persistence, &accessMethod)
 	if err != nil {
 		return st, classify(err)
 	}
@@ -329,13 +323,11 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		return st, nil
 	}
 	st.Type, st.Storage = tableStorage(persistence, accessMethod)
-	if markerReadable {
-		err = db.pool.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+db.marker()+" WHERE table_name = $1)", name).
-			Scan(&st.CreatedByDbprobe)
-		if err != nil {
-			return st, classify(err)
-		}
+	own, err := db.ownership(ctx, db.pool, name)
+	if err != nil {
+		return st, err
 	}
+	st.CreatedByDbprobe, st.OwnershipNote = own.Owned(), own.Note()
 	d := newDialect(db.schema, t)
 	var one int
 	err = db.pool.QueryRow(ctx, d.hasRows()).Scan(&one)
@@ -384,6 +376,61 @@ func (db *DB) CheckPrivileges(ctx context.Context, t driver.Table, need driver.A
 	return nil
 }
 
+// rowQuerier is the pool or a transaction.
+type rowQuerier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// ownership reads what the marker table says about the table and the
+// table's identity now: its OID, which PostgreSQL does not give again to a
+// table created anew under the same name. A user who may not read the
+// marker table (one granted only what the run phase needs on the table)
+// sees the table as not dbprobe's: the answer that never lets dbprobe drop
+// it or create functions beside it.
+func (db *DB) ownership(ctx context.Context, q rowQuerier, name string) (driver.Ownership, error) {
+	own := driver.Ownership{Marker: markerTable}
+	var readable, withIdentity bool
+	err := q.QueryRow(ctx,
+		`SELECT coalesce(to_regclass(format('%I.%I', current_schema(), $1::text))::oid::text, ''),
+		        coalesce(has_table_privilege(m.oid, 'SELECT'), false),
+		        EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = m.oid AND a.attname = $3 AND NOT a.attisdropped)
+		 FROM (SELECT to_regclass(format('%I.%I', current_schema(), $2::text)) AS oid) m`,
+		name, markerTable, identityColumn).Scan(&own.CurrentIdentity, &readable, &withIdentity)
+	if err != nil || !readable {
+		return own, classify(err)
+	}
+	recordedIdentity := "''" // a marker table of an earlier dbprobe has no identities
+	if withIdentity {
+		recordedIdentity = "coalesce(" + identityColumn + ", '')"
+	}
+	err = q.QueryRow(ctx, "SELECT "+recordedIdentity+" FROM "+db.marker()+" WHERE table_name = $1", name).Scan(&own.RecordedIdentity)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return own, nil
+	case err != nil:
+		return own, classify(err)
+	}
+	own.Recorded = true
+	return own, nil
+}
+
+// addIdentityColumn gives a marker table an earlier dbprobe created the
+// column for identities. It asks first: ALTER TABLE wants the table's
+// owner even when the column is there.
+func (db *DB) addIdentityColumn(ctx context.Context, tx pgx.Tx) error {
+	var present bool
+	err := tx.QueryRow(ctx,
+		"SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)",
+		db.marker(), identityColumn).Scan(&present)
+	if err != nil || present {
+		return classify(err)
+	}
+	if _, err := tx.Exec(ctx, "ALTER TABLE "+db.marker()+" ADD COLUMN IF NOT EXISTS "+identityColumn+" text"); err != nil {
+		return fmt.Errorf("postgres: add column %s to the marker table %s: %w", identityColumn, markerTable, classify(err))
+	}
+	return nil
+}
+
 // markerLock is the advisory lock key that serialises dbprobe's changes to
 // the marker table, so two clients creating tables at once do not race on
 // CREATE TABLE IF NOT EXISTS (which is not safe against itself).
@@ -409,8 +456,11 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			return classify(err)
 		}
 		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+db.marker()+
-			" (table_name text PRIMARY KEY, created_at timestamptz, dbprobe_version text)"); err != nil {
+			" (table_name text PRIMARY KEY, created_at timestamptz, dbprobe_version text, "+identityColumn+" text)"); err != nil {
 			return classify(err)
+		}
+		if err := db.addIdentityColumn(ctx, tx); err != nil {
+			return err
 		}
 		if _, err := tx.Exec(ctx, d.createTable(t.KeyLength, t.FieldLength, db.opts.TableType == driver.TableNondurable)); err != nil {
 			var pgErr *pgconn.PgError
@@ -426,9 +476,11 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			}
 		}
 		// A row left by a table someone else dropped is replaced.
-		_, err := tx.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version) VALUES ($1, now(), $2)"+
-			" ON CONFLICT (table_name) DO UPDATE SET created_at = excluded.created_at, dbprobe_version = excluded.dbprobe_version",
-			foldName(t.Name), version())
+		_, err := tx.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version, "+identityColumn+")"+
+			" VALUES ($1, now(), $2, to_regclass($3)::oid::text)"+
+			" ON CONFLICT (table_name) DO UPDATE SET created_at = excluded.created_at, dbprobe_version = excluded.dbprobe_version, "+
+			identityColumn+" = excluded."+identityColumn,
+			foldName(t.Name), version(), d.table)
 		return classify(err)
 	})
 	if err == nil && proc {
@@ -544,19 +596,16 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
 			return classify(err)
 		}
-		var markerExists bool
-		if err := tx.QueryRow(ctx, "SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) IS NOT NULL", markerTable).
-			Scan(&markerExists); err != nil {
-			return classify(err)
+		own, err := db.ownership(ctx, tx, name)
+		if err != nil {
+			return err
 		}
-		recorded := false
-		if markerExists {
-			if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+db.marker()+" WHERE table_name = $1)", name).
-				Scan(&recorded); err != nil {
-				return classify(err)
+		// A recorded table that is gone leaves its row and maybe its
+		// functions, which go.
+		if !own.Owned() && !(own.Recorded && own.CurrentIdentity == "") {
+			if note := own.Note(); note != "" {
+				return badinput.New("refusing to drop table %s: %s", d.table, note)
 			}
-		}
-		if !recorded {
 			return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in %s); drop it yourself or choose another table name",
 				d.table, markerTable)
 		}
@@ -571,7 +620,7 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 		if _, err := tx.Exec(ctx, "DROP TABLE IF EXISTS "+d.table); err != nil {
 			return classify(err)
 		}
-		_, err := tx.Exec(ctx, "DELETE FROM "+db.marker()+" WHERE table_name = $1", name)
+		_, err = tx.Exec(ctx, "DELETE FROM "+db.marker()+" WHERE table_name = $1", name)
 		return classify(err)
 	})
 	if err == nil {

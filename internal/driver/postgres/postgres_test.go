@@ -875,6 +875,11 @@ func TestConformance(t *testing.T) {
 					return db
 				},
 				CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, u, name) },
+				DropBehindDbprobe: func(t *testing.T, name string) {
+					if _, err := admin(t, u).Exec(context.Background(), "DROP TABLE "+pgx.Identifier{strings.ToLower(name)}.Sanitize()); err != nil {
+						t.Fatal(err)
+					}
+				},
 				ProvokeConflict: func(t *testing.T, _ driver.DB, tbl driver.Table) error {
 					return provokeSerializationFailure(t, u, tc.opts, tbl)
 				},

@@ -15,18 +15,41 @@ import (
 // because SQLite's identifiers do: "UserTable" and "usertable" are one table.
 const markerTable = "dbprobe_tables"
 
+// identityColumn is the marker table's column for the identity of the table
+// dbprobe created (tableIdentitySQL), which tells that table from one
+// created later under the same name. Marker tables of earlier dbprobe
+// versions lack it until dbprobe next creates a table.
+const identityColumn = "table_identity"
+
 const (
 	createMarkerSQL = `CREATE TABLE IF NOT EXISTS "` + markerTable + `" (` +
 		`table_name TEXT NOT NULL PRIMARY KEY COLLATE NOCASE, ` +
 		`created_at TEXT NOT NULL, ` +
-		`dbprobe_version TEXT NOT NULL)`
+		`dbprobe_version TEXT NOT NULL, ` +
+		identityColumn + ` TEXT)`
+	// markerShapeSQL says whether the marker table exists and whether it
+	// has the identity column.
+	markerShapeSQL = `SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '` + markerTable + `'), ` +
+		`(SELECT COUNT(*) FROM pragma_table_info('` + markerTable + `') WHERE name = '` + identityColumn + `')`
+	addIdentitySQL = `ALTER TABLE "` + markerTable + `" ADD COLUMN ` + identityColumn + ` TEXT`
 	// insertMarkerSQL replaces a stale row left by a table someone dropped
 	// by hand: the table was just created by us, so the row must say so.
-	insertMarkerSQL = `INSERT OR REPLACE INTO "` + markerTable + `" (table_name, created_at, dbprobe_version) VALUES (?, ?, ?)`
+	insertMarkerSQL = `INSERT OR REPLACE INTO "` + markerTable + `" (table_name, created_at, dbprobe_version, ` + identityColumn + `) VALUES (?, ?, ?, ?)`
 	deleteMarkerSQL = `DELETE FROM "` + markerTable + `" WHERE table_name = ?`
-	selectMarkerSQL = `SELECT 1 FROM "` + markerTable + `" WHERE table_name = ?`
-	tableExistsSQL  = `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`
-	tableColumnsSQL = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
+	// selectIdentitySQL reads a marker row's identity; selectLegacySQL
+	// finds the row in a marker table of an earlier dbprobe, which has
+	// none.
+	selectIdentitySQL = `SELECT IFNULL(` + identityColumn + `, '') FROM "` + markerTable + `" WHERE table_name = ?`
+	selectLegacySQL   = `SELECT '' FROM "` + markerTable + `" WHERE table_name = ?`
+	// tableIdentitySQL reads a table's identity: its root page and its
+	// CREATE statement, which carries a random id dbprobe gives each table
+	// it creates (createTableSQL). Dropped and created again, a table
+	// often gets the freed root page back, but not the id, unless its
+	// statement was copied; a VACUUM may move the root page, and the table
+	// then no longer counts as dbprobe's: the safe side.
+	tableIdentitySQL = `SELECT rootpage || ' ' || sql FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`
+	tableExistsSQL   = `SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE`
+	tableColumnsSQL  = `SELECT name FROM pragma_table_info(?) ORDER BY cid`
 	// mainFileSQL gives the file of the main database: "" when it is in
 	// memory.
 	mainFileSQL       = `SELECT file FROM pragma_database_list WHERE name = 'main'`
@@ -53,12 +76,15 @@ func varchar(n int) string {
 
 // createTableSQL is the YCSB table: a text primary key and NOT NULL text
 // fields. It stays a rowid table: rows of about 1 KB are what SQLite's
-// documentation advises against for WITHOUT ROWID.
-func createTableSQL(t driver.Table) string {
+// documentation advises against for WITHOUT ROWID. id, hexadecimal, goes
+// into a comment, which SQLite keeps with the statement in sqlite_master.
+func createTableSQL(t driver.Table, id string) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE ")
 	b.WriteString(quoteIdent(t.Name))
-	b.WriteString(" (")
+	b.WriteString(" /* created by dbprobe, id ")
+	b.WriteString(id)
+	b.WriteString(" */ (")
 	b.WriteString(quoteIdent(t.KeyColumn))
 	b.WriteString(" ")
 	b.WriteString(varchar(t.KeyLength))

@@ -102,7 +102,10 @@
 // # Tables
 //
 // CreateTable records each table it creates in dbprobe_tables (table_name,
-// created_at, dbprobe_version), in the same transaction; DropTable drops
-// only a table listed there and refuses any other with bad input, so
-// dbprobe never drops a table it did not create.
+// created_at, dbprobe_version, table_identity: its root page and CREATE
+// statement, which carries a random id), in the same transaction; DropTable
+// drops only a table listed there with that identity and refuses any other
+// with bad input, so dbprobe never drops a table it did not create. A
+// VACUUM may move a table's root page: the table then no longer counts as
+// dbprobe's, and the refusal says to drop it by hand.
 package sqlite

@@ -2,8 +2,10 @@ package sqlite
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	sqldriver "database/sql/driver"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -371,11 +373,15 @@ func (d *db) Inspect(ctx context.Context, t driver.Table) (driver.TableState, er
 	if err != nil {
 		return st, err
 	}
-	st.CreatedByDbprobe, err = d.recorded(ctx, t.Name)
-	if err != nil || !exists {
-		return st, err
+	if !exists {
+		return st, nil
 	}
 	st.Exists = true
+	own, err := ownership(ctx, d.pool, t.Name)
+	if err != nil {
+		return st, err
+	}
+	st.CreatedByDbprobe, st.OwnershipNote = own.Owned(), own.Note()
 	var file, journal string
 	if err := d.pool.QueryRowContext(ctx, mainFileSQL).Scan(&file); err != nil {
 		return st, fmt.Errorf("sqlite: find the database of %s: %w", t.Name, classify(err))
@@ -431,21 +437,61 @@ func (d *db) tableExists(ctx context.Context, name string) (bool, error) {
 	}
 }
 
-// recorded reports whether the marker table lists the table.
-func (d *db) recorded(ctx context.Context, name string) (bool, error) {
-	marker, err := d.tableExists(ctx, markerTable)
-	if err != nil || !marker {
-		return false, err
-	}
-	var one int
-	switch err := d.pool.QueryRowContext(ctx, selectMarkerSQL, name).Scan(&one); {
-	case err == nil:
-		return true, nil
+// rowQuerier is the pool or one connection of it.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ownership reads what the marker table says about the table and the
+// table's identity now (tableIdentitySQL).
+func ownership(ctx context.Context, q rowQuerier, name string) (driver.Ownership, error) {
+	own := driver.Ownership{Marker: markerTable, RebuiltBy: "VACUUM"}
+	var current sql.NullString
+	switch err := q.QueryRowContext(ctx, tableIdentitySQL, name).Scan(&current); {
 	case errors.Is(err, sql.ErrNoRows):
-		return false, nil
-	default:
-		return false, fmt.Errorf("sqlite: look for table %s in %s: %w", name, markerTable, classify(err))
+	case err != nil:
+		return own, fmt.Errorf("sqlite: read the identity of table %s: %w", name, classify(err))
 	}
+	own.CurrentIdentity = current.String
+	var markers, withIdentity int
+	if err := q.QueryRowContext(ctx, markerShapeSQL).Scan(&markers, &withIdentity); err != nil {
+		return own, fmt.Errorf("sqlite: look for %s: %w", markerTable, classify(err))
+	}
+	if markers == 0 {
+		return own, nil
+	}
+	query := selectLegacySQL
+	if withIdentity > 0 {
+		query = selectIdentitySQL
+	}
+	switch err := q.QueryRowContext(ctx, query, name).Scan(&own.RecordedIdentity); {
+	case errors.Is(err, sql.ErrNoRows):
+		return own, nil
+	case err != nil:
+		return own, fmt.Errorf("sqlite: look for table %s in %s: %w", name, markerTable, classify(err))
+	}
+	own.Recorded = true
+	return own, nil
+}
+
+// addIdentityColumn gives a marker table an earlier dbprobe created the
+// column for identities.
+func addIdentityColumn(ctx context.Context, c *sql.Conn) error {
+	var markers, withIdentity int
+	if err := c.QueryRowContext(ctx, markerShapeSQL).Scan(&markers, &withIdentity); err != nil || withIdentity > 0 {
+		return err
+	}
+	_, err := c.ExecContext(ctx, addIdentitySQL)
+	return err
+}
+
+// newTableID returns a random id for a new table's CREATE statement.
+func newTableID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("sqlite: a random id for the table: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // CreateTable creates the table and records it in the marker table, in one
@@ -454,14 +500,25 @@ func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
 	if err := driver.CheckTable(t); err != nil {
 		return err
 	}
-	err := d.w.transaction(ctx, func(c *sql.Conn) error {
+	id, err := newTableID()
+	if err != nil {
+		return err
+	}
+	err = d.w.transaction(ctx, func(c *sql.Conn) error {
 		if _, err := c.ExecContext(ctx, createMarkerSQL); err != nil {
 			return err
 		}
-		if _, err := c.ExecContext(ctx, createTableSQL(t)); err != nil {
+		if err := addIdentityColumn(ctx, c); err != nil {
 			return err
 		}
-		_, err := c.ExecContext(ctx, insertMarkerSQL, t.Name, time.Now().UTC().Format(time.RFC3339), dbprobeVersion())
+		if _, err := c.ExecContext(ctx, createTableSQL(t, id)); err != nil {
+			return err
+		}
+		var identity string
+		if err := c.QueryRowContext(ctx, tableIdentitySQL, t.Name).Scan(&identity); err != nil {
+			return err
+		}
+		_, err := c.ExecContext(ctx, insertMarkerSQL, t.Name, time.Now().UTC().Format(time.RFC3339), dbprobeVersion(), identity)
 		return err
 	})
 	if err != nil {
@@ -476,24 +533,15 @@ func (d *db) DropTable(ctx context.Context, t driver.Table) error {
 	if err := driver.CheckTable(t); err != nil {
 		return err
 	}
-	refused := false
+	var refused *driver.Ownership
 	err := d.w.transaction(ctx, func(c *sql.Conn) error {
-		var one int
-		var marker bool
-		if err := c.QueryRowContext(ctx, tableExistsSQL, markerTable).Scan(&one); err == nil {
-			marker = true
-		} else if !errors.Is(err, sql.ErrNoRows) {
+		own, err := ownership(ctx, c, t.Name)
+		if err != nil {
 			return err
 		}
-		if marker {
-			if err := c.QueryRowContext(ctx, selectMarkerSQL, t.Name).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-				marker = false
-			} else if err != nil {
-				return err
-			}
-		}
-		if !marker {
-			refused = true
+		// A recorded table that is gone leaves its row, which goes.
+		if !own.Owned() && !(own.Recorded && own.CurrentIdentity == "") {
+			refused = &own
 			return errRefused
 		}
 		// The table's prepared statements on this connection must go before
@@ -502,10 +550,13 @@ func (d *db) DropTable(ctx context.Context, t driver.Table) error {
 		if _, err := c.ExecContext(ctx, dropTableSQL(t)); err != nil {
 			return err
 		}
-		_, err := c.ExecContext(ctx, deleteMarkerSQL, t.Name)
+		_, err = c.ExecContext(ctx, deleteMarkerSQL, t.Name)
 		return err
 	})
-	if refused {
+	if refused != nil {
+		if note := refused.Note(); note != "" {
+			return badinput.New("sqlite: refusing to drop table %s: %s", t.Name, note)
+		}
 		return badinput.New("sqlite: refusing to drop table %s: dbprobe did not create it (it is not listed in %s); drop it yourself if it should go", t.Name, markerTable)
 	}
 	if err != nil {

@@ -72,6 +72,15 @@ func TestConformanceFile(t *testing.T) {
 					defer raw.Close()
 					createForeign(t, raw, name)
 				},
+				DropBehindDbprobe: func(t *testing.T, name string) {
+					if memory {
+						dropBehind(t, first.pool, name)
+						return
+					}
+					raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
+					defer raw.Close()
+					dropBehind(t, raw, name)
+				},
 				ProvokeConflict: func(t *testing.T, d driver.DB, tbl driver.Table) error {
 					if memory {
 						return provokeLocked(t, d.(*db), tbl)
@@ -108,6 +117,7 @@ func TestConformanceMemory(t *testing.T) {
 		CreateForeignTable: func(t *testing.T, name string) {
 			createForeign(t, first.pool, name)
 		},
+		DropBehindDbprobe: func(t *testing.T, name string) { dropBehind(t, first.pool, name) },
 	}
 	if sharedCacheLockFails {
 		cfg.ProvokeConflict = func(t *testing.T, d driver.DB, tbl driver.Table) error {
@@ -191,6 +201,15 @@ func createForeign(t *testing.T, raw *sql.DB, name string) {
 		if _, err := raw.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
+	}
+}
+
+// dropBehind drops a table with plain SQL, as someone other than dbprobe
+// would.
+func dropBehind(t *testing.T, raw *sql.DB, name string) {
+	t.Helper()
+	if _, err := raw.ExecContext(context.Background(), `DROP TABLE "`+name+`"`); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -606,10 +625,54 @@ func fakeBusy(t *testing.T) error {
 	return err
 }
 
+// A table dropped behind dbprobe's back and created again with dbprobe's
+// own statement, which SQLite gives the freed root page, is still told
+// apart: the statement carries the id of the table dbprobe created.
+func TestRecreatedWithSameStatementIsNotOurs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "same.db")
+	d := openURL(t, "sqlite://"+path, driver.Options{Sessions: 1})
+	defer d.Close()
+	tbl := drivertest.Table("usertable", 2)
+	if err := d.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	raw := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path)})
+	defer raw.Close()
+	var before, stmt string
+	if err := raw.QueryRowContext(ctx, tableIdentitySQL, tbl.Name).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.QueryRowContext(ctx, "SELECT sql FROM sqlite_master WHERE name = ?", tbl.Name).Scan(&stmt); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stmt, "created by dbprobe, id ") {
+		t.Fatalf("sqlite_master holds %q: the id is not kept with the statement", stmt)
+	}
+	if _, err := raw.ExecContext(ctx, `DROP TABLE "usertable"`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.ExecContext(ctx, createTableSQL(tbl, "0000000000000000")); err != nil {
+		t.Fatal(err)
+	}
+	var after string
+	if err := raw.QueryRowContext(ctx, tableIdentitySQL, tbl.Name).Scan(&after); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("identity before %q, after %q", before, after)
+	st, err := d.Inspect(ctx, tbl)
+	if err != nil || !st.Exists || st.CreatedByDbprobe || !strings.Contains(st.OwnershipNote, "VACUUM") {
+		t.Fatalf("Inspect of the recreated table = %+v, %v; want it not dbprobe's, with a note that names VACUUM", st, err)
+	}
+	if err := d.DropTable(ctx, tbl); !badinput.Is(err) {
+		t.Fatalf("DropTable of the recreated table: %v, want a refusal", err)
+	}
+}
+
 func TestDialect(t *testing.T) {
 	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0", "FIELD1"}, FieldLength: 100}
 	for _, tc := range []struct{ got, want string }{
-		{createTableSQL(tbl), `CREATE TABLE "usertable" ("YCSB_KEY" VARCHAR(255) NOT NULL PRIMARY KEY, "FIELD0" VARCHAR(100) NOT NULL, "FIELD1" VARCHAR(100) NOT NULL)`},
+		{createTableSQL(tbl, "0123456789abcdef"), `CREATE TABLE "usertable" /* created by dbprobe, id 0123456789abcdef */ ("YCSB_KEY" VARCHAR(255) NOT NULL PRIMARY KEY, "FIELD0" VARCHAR(100) NOT NULL, "FIELD1" VARCHAR(100) NOT NULL)`},
 		{selectSQL(tbl, nil), `SELECT "FIELD0", "FIELD1" FROM "usertable" WHERE "YCSB_KEY" = ?`},
 		{selectSQL(tbl, []int{1}), `SELECT "FIELD1" FROM "usertable" WHERE "YCSB_KEY" = ?`},
 		{scanSQL(tbl, []int{1, 0}), `SELECT "YCSB_KEY", "FIELD1", "FIELD0" FROM "usertable" WHERE "YCSB_KEY" >= ? ORDER BY "YCSB_KEY" LIMIT ?`},

@@ -14,6 +14,12 @@ import (
 // tables it records.
 const markerTable = "dbprobe_tables"
 
+// identityColumn is the marker table's column for the identity of the table
+// dbprobe created (dialect.identity), which tells that table from one
+// created later under the same name. Marker tables of earlier dbprobe
+// versions lack it until dbprobe next creates a table.
+const identityColumn = "table_identity"
+
 // defaultBucketCount is the hash index size used when Options.BucketCount is
 // 0 (a caller that did not size it): 2^20 buckets fit a million-record YCSB
 // load at one row per bucket, SQL Server's advice for point lookups (between
@@ -187,6 +193,14 @@ func (d *dialect) createTable(tt driver.TableType, buckets int64) string {
 // exists returns a query that yields 1 when the table exists, else 0.
 func (d *dialect) exists() string {
 	return "SELECT CASE WHEN OBJECT_ID(" + literal(d.table) + ", N'U') IS NULL THEN 0 ELSE 1 END"
+}
+
+// identity returns the table's identity, no row when there is no table: its
+// object id with its creation time. Object ids are reused once freed, so
+// the id alone might name a table created later under the same name.
+func (d *dialect) identity() string {
+	return "SELECT CONCAT(o.object_id, N' ', CONVERT(nvarchar(27), o.create_date, 126)) FROM sys.objects AS o " +
+		"WHERE o.object_id = OBJECT_ID(" + literal(d.table) + ", N'U')"
 }
 
 // dropTable returns the DROP TABLE statement, which does nothing when the
@@ -559,20 +573,44 @@ func newMarkers(schema string) markers { return markers{table: qualify(schema, m
 // ensure creates the marker table when it is missing.
 func (m markers) ensure() string {
 	return "IF OBJECT_ID(" + literal(m.table) + ", N'U') IS NULL CREATE TABLE " + m.table +
-		" (table_name NVARCHAR(128) NOT NULL PRIMARY KEY, created_at DATETIME2 NOT NULL, dbprobe_version NVARCHAR(128) NOT NULL)"
+		" (table_name NVARCHAR(128) NOT NULL PRIMARY KEY, created_at DATETIME2 NOT NULL, dbprobe_version NVARCHAR(128) NOT NULL, " +
+		identityColumn + " NVARCHAR(100) NULL)"
 }
 
-// recorded counts the marker rows of table @p1, 0 when there is no marker
-// table (the ELSE branch is compiled only when it runs).
+// addIdentity gives a marker table an earlier dbprobe created the column
+// for identities.
+func (m markers) addIdentity() string {
+	return "IF COL_LENGTH(" + literal(m.table) + ", N'" + identityColumn + "') IS NULL ALTER TABLE " + m.table +
+		" ADD " + identityColumn + " NVARCHAR(100) NULL"
+}
+
+// shape says whether the marker table exists (to this user: OBJECT_ID is
+// NULL for a table the user may not see) and whether it has the identity
+// column. A statement that names a column the table lacks fails when the
+// batch compiles, whatever IF guards it, so the caller chooses between
+// recorded and recordedLegacy after asking.
+func (m markers) shape() string {
+	return "SELECT CASE WHEN OBJECT_ID(" + literal(m.table) + ", N'U') IS NULL THEN 0 ELSE 1 END, " +
+		"CASE WHEN COL_LENGTH(" + literal(m.table) + ", N'" + identityColumn + "') IS NULL THEN 0 ELSE 1 END"
+}
+
+// recorded reads the identity recorded for table @p1, no row when there
+// is none.
 func (m markers) recorded() string {
-	return "IF OBJECT_ID(" + literal(m.table) + ", N'U') IS NULL SELECT 0 ELSE SELECT COUNT(*) FROM " + m.table + " WHERE table_name = @p1"
+	return "SELECT ISNULL(" + identityColumn + ", N'') FROM " + m.table + " WHERE table_name = @p1"
 }
 
-// record records table @p1 as created by dbprobe version @p2, replacing a
-// row left by a table someone else dropped.
+// recordedLegacy finds the row of table @p1 in a marker table without
+// identities.
+func (m markers) recordedLegacy() string {
+	return "SELECT N'' FROM " + m.table + " WHERE table_name = @p1"
+}
+
+// record records table @p1 as created by dbprobe version @p2 with identity
+// @p3, replacing a row left by a table someone else dropped.
 func (m markers) record() string {
 	return "DELETE FROM " + m.table + " WHERE table_name = @p1; INSERT INTO " + m.table +
-		" (table_name, created_at, dbprobe_version) VALUES (@p1, SYSUTCDATETIME(), @p2)"
+		" (table_name, created_at, dbprobe_version, " + identityColumn + ") VALUES (@p1, SYSUTCDATETIME(), @p2, @p3)"
 }
 
 // forget removes the marker row of table @p1.

@@ -110,6 +110,7 @@ func TestGolden(t *testing.T) {
 		},
 		"catalog.sql": {
 			{"table exists", d.exists()},
+			{"table identity", d.identity()},
 			{"table state", d.tableState()},
 			{"columns", d.columns()},
 			{"has rows", d.hasRows()},
@@ -121,7 +122,10 @@ func TestGolden(t *testing.T) {
 		},
 		"marker.sql": {
 			{"ensure", newMarkers("dbo").ensure()},
+			{"add identity", newMarkers("dbo").addIdentity()},
+			{"shape", newMarkers("dbo").shape()},
 			{"recorded", newMarkers("dbo").recorded()},
+			{"recorded, legacy", newMarkers("dbo").recordedLegacy()},
 			{"record", newMarkers("dbo").record()},
 			{"forget", newMarkers("dbo").forget()},
 		},

@@ -35,7 +35,7 @@
 // runner (In-Memory OLTP conflicts and deadlocks are retryable).
 //
 // The driver owns only the tables it creates: CreateTable records each in
-// the marker table dbprobe_tables of the user's default schema, Inspect
-// reports from it, and DropTable refuses a table that is not recorded
-// there.
+// the marker table dbprobe_tables of the user's default schema with its
+// identity (object id and create_date), Inspect reports from it, and
+// DropTable refuses a table that is not recorded there with that identity.
 package sqlserver

@@ -269,11 +269,11 @@ func (db *DB) Inspect(ctx context.Context, t dbdriver.Table) (dbdriver.TableStat
 		return st, err
 	}
 
-	var recorded int
-	if err := db.pool.QueryRowContext(ctx, db.markers().recorded(), t.Name).Scan(&recorded); err != nil {
-		return st, classify(err)
+	own, err := db.ownership(ctx, db.pool, d, t.Name)
+	if err != nil {
+		return st, err
 	}
-	st.CreatedByDbprobe = recorded > 0
+	st.CreatedByDbprobe, st.OwnershipNote = own.Owned(), own.Note()
 
 	var one int
 	err = db.pool.QueryRowContext(ctx, d.hasRows()).Scan(&one)
@@ -325,6 +325,41 @@ func tableType(memory bool, durability, baseIndex string, buckets int64) (dbdriv
 	return dbdriver.TableMemory, storage
 }
 
+// rowQuerier is the pool or one connection of it.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// ownership reads what the marker table says about the table and the
+// table's identity now (dialect.identity). A user who may not see the
+// marker table sees the table as not dbprobe's.
+func (db *DB) ownership(ctx context.Context, q rowQuerier, d *dialect, name string) (dbdriver.Ownership, error) {
+	m := db.markers()
+	own := dbdriver.Ownership{Marker: qualify(db.schema, markerTable)}
+	var current sql.NullString
+	if err := q.QueryRowContext(ctx, d.identity()).Scan(&current); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return own, classify(err)
+	}
+	own.CurrentIdentity = current.String
+	var marker, withIdentity int
+	if err := q.QueryRowContext(ctx, m.shape()).Scan(&marker, &withIdentity); err != nil || marker == 0 {
+		return own, classify(err)
+	}
+	query := m.recordedLegacy()
+	if withIdentity == 1 {
+		query = m.recorded()
+	}
+	err := q.QueryRowContext(ctx, query, name).Scan(&own.RecordedIdentity)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return own, nil
+	case err != nil:
+		return own, classify(err)
+	}
+	own.Recorded = true
+	return own, nil
+}
+
 // lifecycle runs fn on a connection that holds the lifecycle lock, so that
 // two clients (or sessions) changing tables and procedures do not race.
 func (db *DB) lifecycle(ctx context.Context, fn func(c *sql.Conn) error) error {
@@ -363,6 +398,9 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 		if _, err := c.ExecContext(ctx, m.ensure()); err != nil {
 			return classify(err)
 		}
+		if _, err := c.ExecContext(ctx, m.addIdentity()); err != nil {
+			return fmt.Errorf("sqlserver: add column %s to the marker table %s: %w", identityColumn, markerTable, classify(err))
+		}
 		var exists int
 		if err := c.QueryRowContext(ctx, d.exists()).Scan(&exists); err != nil {
 			return classify(err)
@@ -378,7 +416,11 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 			return classify(err)
 		}
 		err := func() error {
-			if _, err := c.ExecContext(ctx, m.record(), t.Name, version()); err != nil {
+			var identity string
+			if err := c.QueryRowContext(ctx, d.identity()).Scan(&identity); err != nil {
+				return classify(err)
+			}
+			if _, err := c.ExecContext(ctx, m.record(), t.Name, version(), identity); err != nil {
 				return classify(err)
 			}
 			if db.opts.OpPath == dbdriver.PathProcedure {
@@ -424,11 +466,16 @@ func (db *DB) DropTable(ctx context.Context, t dbdriver.Table) error {
 	d := newDialect(db.schema, t)
 	m := db.markers()
 	return db.lifecycle(ctx, func(c *sql.Conn) error {
-		var recorded int
-		if err := c.QueryRowContext(ctx, m.recorded(), t.Name).Scan(&recorded); err != nil {
-			return classify(err)
+		own, err := db.ownership(ctx, c, d, t.Name)
+		if err != nil {
+			return err
 		}
-		if recorded == 0 {
+		// A recorded table that is gone leaves its row and maybe its
+		// procedures, which go.
+		if !own.Owned() && !(own.Recorded && own.CurrentIdentity == "") {
+			if note := own.Note(); note != "" {
+				return badinput.New("refusing to drop table %s: %s", d.table, note)
+			}
 			return badinput.New("refusing to drop table %s: dbprobe did not create it (it is not in %s); drop it yourself or choose another table name",
 				d.table, qualify(db.schema, markerTable))
 		}
@@ -441,7 +488,7 @@ func (db *DB) DropTable(ctx context.Context, t dbdriver.Table) error {
 		if _, err := c.ExecContext(ctx, d.dropTable()); err != nil {
 			return classify(err)
 		}
-		_, err := c.ExecContext(ctx, m.forget(), t.Name)
+		_, err = c.ExecContext(ctx, m.forget(), t.Name)
 		return classify(err)
 	})
 }

@@ -140,11 +140,29 @@ func TestConformance(t *testing.T) {
 					return mustOpen(t, base, opts)
 				},
 				CreateForeignTable: func(t *testing.T, name string) { createForeignTable(t, a, name) },
+				DropBehindDbprobe:  func(t *testing.T, name string) { dropBehind(t, a, name) },
 				ProvokeConflict: func(t *testing.T, db driver.DB, tbl driver.Table) error {
 					return conflict(t, a, db, tbl)
 				},
 			})
 		})
+	}
+}
+
+// dropBehind drops a table dbprobe created with plain SQL, as someone else
+// would, leaving its marker row; natively compiled procedures are bound to
+// the table and go first.
+func dropBehind(t *testing.T, a *sql.DB, name string) {
+	t.Helper()
+	s := quote(schema(t, a))
+	var stmts []string
+	for _, p := range driver.Procedures(drivertest.Table(name, 1)).All() {
+		stmts = append(stmts, "DROP PROCEDURE IF EXISTS "+s+"."+quote(p))
+	}
+	for _, q := range append(stmts, "DROP TABLE "+s+"."+quote(name)) {
+		if _, err := a.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
 	}
 }
 

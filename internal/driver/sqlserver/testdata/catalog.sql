@@ -1,6 +1,9 @@
 -- table exists
 SELECT CASE WHEN OBJECT_ID(N'[dbo].[usertable]', N'U') IS NULL THEN 0 ELSE 1 END
 
+-- table identity
+SELECT CONCAT(o.object_id, N' ', CONVERT(nvarchar(27), o.create_date, 126)) FROM sys.objects AS o WHERE o.object_id = OBJECT_ID(N'[dbo].[usertable]', N'U')
+
 -- table state
 SELECT t.is_memory_optimized, t.durability_desc, ISNULL(i.type_desc, N''), ISNULL((SELECT MAX(h.bucket_count) FROM sys.hash_indexes AS h WHERE h.object_id = t.object_id), 0) FROM sys.tables AS t LEFT JOIN sys.indexes AS i ON i.object_id = t.object_id AND i.index_id <= 1 WHERE t.object_id = OBJECT_ID(N'[dbo].[usertable]', N'U')
 

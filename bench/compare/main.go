@@ -55,6 +55,8 @@ func main() {
 	bulkRecords := flag.Int("bulk-records", 100000, "rows per bulk-load run")
 	monitorReps := flag.Int("monitor-reps", 5, "runs with and without the monitor in the monitoring-cost part (medians)")
 	monitorDuration := flag.Duration("monitor-duration", 10*time.Second, "length of each run of the monitoring-cost part")
+	monitorDurability := flag.String("monitor-durability", "server", "--durability of the monitoring-cost runs: server (commit flush bound here) or delayed (CPU bound)")
+	monitorSamples := flag.String("monitor-wait-samples", "10,1", "the --monitor-wait-samples values the monitoring-cost part compares with --no-monitor")
 	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor")
 	only := flag.String("only", "", "comma-separated parts to run (default: all)")
 	flag.Parse()
@@ -103,7 +105,7 @@ func main() {
 		if *pg == "" {
 			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the monitoring cost (run through scripts/with-databases)")
 		} else {
-			monitorCost(bin, *pg, *records, *monitorReps, *monitorDuration)
+			monitorCost(bin, *pg, *records, *monitorReps, *monitorDuration, *monitorDurability, strings.Split(*monitorSamples, ","))
 		}
 	}
 	if want("bulk") {
@@ -156,26 +158,36 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 // interval instead of ten times, in rotation, and compares each with the
 // run without it from the same round: the median of those ratios, so that
 // the machine's drift between rounds cancels out.
-func monitorCost(bin, pg string, records, reps int, d time.Duration) {
+func monitorCost(bin, pg string, records, reps int, d time.Duration, durability string, samples []string) {
 	common := []string{"--db", pg, "--workload", "a", "-p", "recordcount=" + strconv.Itoa(records), "-p", "table=monitorcost"}
 	run(bin, append([]string{"load", "--drop-existing", "--threads", "4"}, common...)...)
-	args := append([]string{"run", "--threads", "32", "-p", "operationcount=0", "--duration", d.String()}, common...)
-	variants := []struct {
+	args := append([]string{"run", "--threads", "32", "-p", "operationcount=0", "--duration", d.String(), "--durability", durability}, common...)
+	type variant struct {
 		name  string
 		extra []string
-	}{
-		{"off (--no-monitor)", []string{"--no-monitor"}},
-		{"on (1 s interval, 10 wait samples per interval)", nil},
-		{"on (1 s interval, 1 wait sample per interval)", []string{"--monitor-wait-samples", "1"}},
+	}
+	variants := []variant{{"off (--no-monitor)", []string{"--no-monitor"}}}
+	for _, n := range samples {
+		variants = append(variants, variant{"on (1 s interval, " + n + " wait samples per interval)", []string{"--monitor-wait-samples", n}})
 	}
 	got := make([][]measurement, len(variants))
+	shares := make([][]cpuShare, len(variants))
 	for rep := range reps {
 		for i := range variants {
 			v := (rep + i) % len(variants) // each variant goes first, second and third in turn
+			var watch <-chan cpuShare
+			if v > 0 {
+				watch = watchMonitorBackend(pg, d)
+			}
 			got[v] = append(got[v], dbprobeFor(bin, append(slices.Clone(args), variants[v].extra...)))
+			if watch != nil {
+				if sh, ok := <-watch; ok {
+					shares[v] = append(shares[v], sh)
+				}
+			}
 		}
 	}
-	fmt.Printf("## Monitoring cost: PostgreSQL workload A, 32 threads, %s runs, %d rounds of each variant in rotation\n\n", d, reps)
+	fmt.Printf("## Monitoring cost: PostgreSQL workload A, 32 threads, --durability %s, %s runs, %d rounds of each variant in rotation\n\n", durability, d, reps)
 	fmt.Println("| monitor | ops/s (median) | ops/s (min–max) | client CPU µs/op | throughput vs off, same round (median) |")
 	fmt.Println("|---|---|---|---|---|")
 	for v, ms := range got {
@@ -185,13 +197,28 @@ func monitorCost(bin, pg string, records, reps int, d time.Duration) {
 			lo, hi = min(lo, m.opsPerSec), max(hi, m.opsPerSec)
 			ratios = append(ratios, m.opsPerSec/got[0][r].opsPerSec)
 		}
-		slices.Sort(ratios)
-		mid := ratios[len(ratios)/2]
-		if len(ratios)%2 == 0 {
-			mid = (ratios[len(ratios)/2-1] + ratios[len(ratios)/2]) / 2
-		}
+		mid := medianOf(ratios)
 		m := median(ms)
 		fmt.Printf("| %s | %.0f | %.0f–%.0f | %.2f | %+.1f%% |\n", variants[v].name, m.opsPerSec, lo, hi, m.cpuPerOp, 100*(mid-1))
+	}
+	fmt.Println()
+	fmt.Println("The monitor's own CPU, against the CPU the whole machine spent in the same runs (both cores):")
+	fmt.Println()
+	fmt.Println("| monitor | its PostgreSQL backend | its client side (idle run, on − off) | machine busy | monitor share of the busy CPU |")
+	fmt.Println("|---|---|---|---|---|")
+	for v := 1; v < len(variants); v++ {
+		var backend, busy, window float64
+		for _, sh := range shares[v] {
+			backend += sh.monitorBackend
+			busy += sh.busy
+			window += sh.window
+		}
+		if window == 0 {
+			continue
+		}
+		client := idleMonitorCPU(bin, common, variants[v].extra[1], 10*time.Second, 3)
+		share := (backend/window + client) / (busy / window)
+		fmt.Printf("| %s | %.1f ms/s | %.1f ms/s | %.2f s/s | %.2f%% |\n", variants[v].name, 1000*backend/window, 1000*client, busy/window, 100*share)
 	}
 	fmt.Println()
 }

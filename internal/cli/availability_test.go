@@ -279,9 +279,19 @@ func TestKilledConnectionsAreReplaced(t *testing.T) {
 			name: "mariadb", url: func(t *testing.T) string { return testdb.FreshMySQLDatabase(t) },
 			kill: func(t *testing.T, url string) int {
 				db := testdb.OpenMySQL(t, url)
+				// A worker's connection shows its statement only while the
+				// statement runs (between two, INFO is NULL): look until
+				// one is caught running.
 				var id int64
-				err := db.QueryRow(`SELECT ID FROM information_schema.PROCESSLIST
-					WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%YCSB_KEY%' LIMIT 1`).Scan(&id)
+				var err error
+				for try := 0; try < 200; try++ {
+					err = db.QueryRow(`SELECT ID FROM information_schema.PROCESSLIST
+						WHERE DB = DATABASE() AND ID <> CONNECTION_ID() AND INFO LIKE '%YCSB_KEY%' LIMIT 1`).Scan(&id)
+					if err == nil {
+						break
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
 				if err != nil {
 					t.Fatalf("finding a worker's connection: %v", err)
 				}

@@ -111,11 +111,12 @@ func assertNoSecret(t *testing.T, s *instance.Server, texts ...string) {
 	}
 }
 
-// TestRunSurvivesServerRestart stops the server for about 5 s in the
-// middle of a run: the run goes on, the outage is reported within 1.5 s of
-// the real downtime, and nothing shows the password.
+// TestRunSurvivesServerRestart stops PostgreSQL, MariaDB and Redis for
+// about 5 s in the middle of a run: the run goes on, the outage is
+// reported within 1.5 s of the real downtime, and nothing shows the
+// password.
 func TestRunSurvivesServerRestart(t *testing.T) {
-	for _, kind := range []instance.Kind{instance.Postgres, instance.MariaDB} {
+	for _, kind := range []instance.Kind{instance.Postgres, instance.MariaDB, instance.Redis} {
 		t.Run(kind.String(), func(t *testing.T) {
 			srv := startInstance(t, kind)
 			url := srv.URL()

@@ -1,5 +1,5 @@
 // Package instance starts, crashes, freezes and restarts a throwaway local
-// database server: PostgreSQL or MariaDB (MySQL), for the checks that need
+// database server: PostgreSQL, MariaDB (MySQL) or Redis, for the checks that need
 // a server dbprobe controls itself — crash durability, server restarts and
 // stalls mid-run.
 //
@@ -28,4 +28,8 @@
 // mariadbd or mysqld on PATH or in /usr/sbin), or in Options.Bindir. When
 // they are missing Start returns an error that wraps ErrNotInstalled and
 // names the Debian package to install.
+//
+// Redis runs from a configuration file in its directory (the password in
+// it, readable by its owner only), with an append-only file synced every
+// second; its URL is redis://:PASSWORD@127.0.0.1:PORT/0.
 package instance

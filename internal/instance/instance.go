@@ -32,6 +32,9 @@ const (
 	Postgres Kind = iota
 	// MariaDB is MariaDB or MySQL: mariadbd or mysqld.
 	MariaDB
+	// Redis is redis-server, with an append-only file so that what it
+	// acknowledged survives a restart.
+	Redis
 )
 
 // String returns the name used on the command line.
@@ -41,6 +44,8 @@ func (k Kind) String() string {
 		return "postgres"
 	case MariaDB:
 		return "mariadb"
+	case Redis:
+		return "redis"
 	}
 	return fmt.Sprintf("kind(%d)", int(k))
 }
@@ -101,6 +106,8 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Server, error) {
 		err = s.initPostgres(ctx, opts)
 	case MariaDB:
 		err = s.initMariaDB(ctx, opts)
+	case Redis:
+		err = s.initRedis(ctx, opts)
 	default:
 		return nil, fmt.Errorf("instance: unknown kind %d", int(kind))
 	}
@@ -140,6 +147,14 @@ func (s *Server) firstStart(ctx context.Context, opts Options) error {
 			return err
 		}
 		return s.waitReady(ctx, true)
+	case Redis:
+		if err := s.configureRedis(opts.Settings); err != nil {
+			return err
+		}
+		if err := s.launch(s.args); err != nil {
+			return err
+		}
+		return s.waitReady(ctx, false)
 	default:
 		if err := s.configureMariaDB(opts.Settings); err != nil {
 			return err
@@ -158,10 +173,14 @@ func (s *Server) firstStart(ctx context.Context, opts Options) error {
 func (s *Server) URL() string {
 	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
 	u := url.URL{User: url.UserPassword("dbprobe", s.password), Host: host, Path: "/dbprobe"}
-	if s.kind == Postgres {
+	switch s.kind {
+	case Postgres:
 		u.Scheme = "postgres"
 		u.RawQuery = "sslmode=disable"
-	} else {
+	case Redis:
+		// requirepass sets the password of Redis's default user.
+		u.Scheme, u.User, u.Path = "redis", url.UserPassword("", s.password), "/0"
+	default:
 		u.Scheme = "mysql"
 	}
 	return u.String()
@@ -245,9 +264,12 @@ func (s *Server) waitReady(parent context.Context, first bool) error {
 		default:
 		}
 		attempt, cancelAttempt := context.WithTimeout(ctx, 5*time.Second)
-		if s.kind == Postgres {
+		switch s.kind {
+		case Postgres:
 			lastErr = s.pingPostgres(attempt, first)
-		} else {
+		case Redis:
+			lastErr = s.pingRedis(attempt)
+		default:
 			lastErr = s.pingMariaDB(attempt)
 		}
 		cancelAttempt()
@@ -328,7 +350,7 @@ func (s *Server) Stop() error {
 	if paused {
 		s.Resume()
 	}
-	sig := syscall.SIGTERM // MariaDB's clean shutdown
+	sig := syscall.SIGTERM // MariaDB's and Redis's clean shutdown
 	if s.kind == Postgres {
 		sig = syscall.SIGINT // fast shutdown: ends sessions, checkpoints
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/redis/go-redis/v9"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/testdb"
@@ -214,5 +215,70 @@ func TestMariaDBVersion(t *testing.T) {
 		if got := mariadbVersion(in); got != want {
 			t.Errorf("mariadbVersion(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRedisLifecycle: a key written survives a clean stop and, once the
+// append-only file has been synced (every second), a kill; a paused
+// server does not answer; Close removes its files.
+func TestRedisLifecycle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := startServer(t, Redis, Options{})
+	if !strings.HasPrefix(s.Version(), "Redis ") || !strings.HasPrefix(s.URL(), "redis://:") {
+		t.Fatalf("version %q, URL scheme of %q", s.Version(), strings.ReplaceAll(s.URL(), s.Password(), "xxxxx"))
+	}
+	opts, err := redis.ParseURL(s.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opts)
+	defer c.Close()
+	if err := c.Set(ctx, "kept", "committed", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if v, err := c.Get(ctx, "kept").Result(); err != nil || v != "committed" {
+			t.Fatalf("%s: GET kept = %q, %v", when, v, err)
+		}
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatalf("Restart after Stop: %v", err)
+	}
+	check("after Stop and Restart")
+
+	time.Sleep(1500 * time.Millisecond) // appendfsync everysec
+	if err := s.Kill(); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatalf("Restart after Kill: %v", err)
+	}
+	check("after Kill and Restart")
+
+	if err := s.Pause(); err != nil {
+		t.Fatalf("Pause: %v", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	err = c.Ping(short).Err()
+	cancelShort()
+	if err == nil {
+		t.Fatal("a paused server answered PING")
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	check("after Resume")
+
+	dir := s.Dir()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("%s still exists after Close: %v", dir, err)
 	}
 }

@@ -56,7 +56,9 @@ func ParseTarget(raw, password string) (Target, error) {
 	}
 	_, name, err := Lookup(strings.ToLower(u.Scheme))
 	if err != nil {
-		return Target{}, badinput.New("--db %q: %v", redactURL(u), err)
+		// Only the scheme is quoted: the rest of a URL no driver will
+		// read may hold a password where no parser looks for one.
+		return Target{}, badinput.New("--db %s://…: %v", strings.ToLower(u.Scheme), err)
 	}
 	t := Target{Driver: name, URL: u, Password: password}
 	if p, ok := u.User.Password(); ok {
@@ -68,15 +70,25 @@ func ParseTarget(raw, password string) (Target, error) {
 }
 
 // userInfoMisplaced reports a URL whose user:password@ did not parse as
-// one because a / ? or # in it was not escaped, or because the scheme
+// one because a / ? # or @ in it was not escaped, or because the scheme
 // lacks its //: the url package then reads the rest, password included, as
 // the path, the query, the fragment or opaque text, which messages and the
 // redacted URL would show.
 func userInfoMisplaced(u *url.URL) bool {
-	if u.User != nil {
-		return false
-	}
 	rest := u.Opaque + u.EscapedPath() + "?" + u.RawQuery + "#" + u.EscapedFragment()
+	if h := u.Hostname(); strings.Contains(h, ":") && !strings.HasPrefix(u.Host, "[") && strings.Contains(rest, "@") {
+		// "a://u:pw?x@h" ends the authority at the ?, and u:pw is read
+		// as a host with a colon, which no host has (IPv6 is bracketed;
+		// sqlite://:memory: has no @ after it).
+		return true
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			return false
+		}
+		// An @ in the user name ("a://@/:pw@h") ends the user info
+		// early, and the password lands in the path.
+	}
 	at := strings.LastIndex(rest, "@")
 	return at >= 0 && strings.Contains(rest[:at], ":")
 }

@@ -1,5 +1,11 @@
 package driver
 
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
 // A table is dbprobe's only when the marker table names it and the identity
 // recorded there when dbprobe created it (an OID, an object id and creation
 // date, a creation time, a root page) is the identity of the table that
@@ -47,4 +53,16 @@ func (o Ownership) Note() string {
 		return o.Marker + " lists it, but the table there now is not the one dbprobe recorded creating " +
 			"(it was dropped and created again since, or " + o.RebuiltBy + " rebuilt it); if it is dbprobe's, drop it yourself and load again, or use another table with -p table=NAME"
 	}
+}
+
+// NewTableID returns a random id that a driver puts into a new table's
+// definition (a MySQL COMMENT, a comment in SQLite's CREATE statement)
+// where the catalog has no identity of its own that a recreated table
+// would not share.
+func NewTableID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("a random id for the table: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }

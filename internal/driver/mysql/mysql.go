@@ -2,9 +2,7 @@ package mysql
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -624,15 +622,6 @@ func addIdentityColumn(ctx context.Context, c *sql.Conn) error {
 	return nil
 }
 
-// newTableID returns a random id for a new table's comment.
-func newTableID() (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("mysql: a random id for the table: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 // withLock runs fn on one connection holding the database's table-change
 // lock, so that two clients creating or dropping tables do not race on the
 // marker table. MySQL's DDL commits at once, so the lock, not a
@@ -677,7 +666,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 		if err := addIdentityColumn(ctx, c); err != nil {
 			return err
 		}
-		id, err := newTableID()
+		id, err := driver.NewTableID()
 		if err != nil {
 			return err
 		}

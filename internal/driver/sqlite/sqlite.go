@@ -2,10 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	sqldriver "database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -485,22 +483,13 @@ func addIdentityColumn(ctx context.Context, c *sql.Conn) error {
 	return err
 }
 
-// newTableID returns a random id for a new table's CREATE statement.
-func newTableID() (string, error) {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("sqlite: a random id for the table: %w", err)
-	}
-	return hex.EncodeToString(b[:]), nil
-}
-
 // CreateTable creates the table and records it in the marker table, in one
 // transaction so that a table is never left unrecorded.
 func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
 	if err := driver.CheckTable(t); err != nil {
 		return err
 	}
-	id, err := newTableID()
+	id, err := driver.NewTableID()
 	if err != nil {
 		return err
 	}

@@ -34,8 +34,8 @@ func (o Outage) Duration() time.Duration { return o.End.Sub(o.Start) }
 const MinOutage = 100 * time.Millisecond
 
 // Reconnection: a worker whose connection broke opens a new session,
-// waiting between attempts from reconnectBackoff doubling up to
-// reconnectMaxBackoff, so that an outage's end is seen within half a
+// waiting between attempts as a RetryPolicy from reconnectBackoff doubling
+// up to reconnectMaxBackoff, so that an outage's end is seen within half a
 // second without hammering a database that is starting up.
 const (
 	reconnectBackoff    = 10 * time.Millisecond
@@ -163,8 +163,8 @@ func (w *worker) reconnect(ctx context.Context) bool {
 	if p.opts.OpTimeout > 0 {
 		timeout = max(p.opts.OpTimeout, time.Second)
 	}
-	wait := reconnectBackoff
-	for {
+	backoff := RetryPolicy{Backoff: reconnectBackoff, MaxBackoff: reconnectMaxBackoff}
+	for n := 0; ; n++ {
 		if p.stop.Load() || ctx.Err() != nil {
 			return false
 		}
@@ -179,13 +179,7 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		}
 		p.avail.fail(t0, measure.Now(), 0)
 		p.noteError("RECONNECT", "reconnect", err)
-		d := wait/2 + time.Duration(w.rng.Int64N(int64(wait/2)+1))
-		wait = min(2*wait, reconnectMaxBackoff)
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, backoff.wait(n, w.rng)) {
 			return false
 		}
 	}

@@ -62,15 +62,24 @@ func (w *worker) pace(ctx context.Context, n int) int64 {
 	}
 	intended := w.next
 	w.next += w.period * int64(n)
-	if d := time.Duration(intended - measure.Now()); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-	}
+	sleep(ctx, time.Duration(intended-measure.Now()))
 	return intended
+}
+
+// sleep waits for d, or until ctx is done; it reports whether ctx is
+// still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (w *worker) transactions(ctx context.Context) {
@@ -151,18 +160,7 @@ func (w *worker) backoff(ctx context.Context, n int) bool {
 	if w.phase.stop.Load() {
 		return false
 	}
-	d := w.phase.opts.Retry.wait(n, w.rng)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return sleep(ctx, w.phase.opts.Retry.wait(n, w.rng))
 }
 
 // once sends one attempt of an operation to the session, under the

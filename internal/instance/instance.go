@@ -138,34 +138,26 @@ func (s *Server) firstStart(ctx context.Context, opts Options) error {
 		return err
 	}
 	s.port = port
+	args := s.args
 	switch s.kind {
 	case Postgres:
-		if err := s.configurePostgres(opts.Settings); err != nil {
-			return err
-		}
-		if err := s.launch(s.args); err != nil {
-			return err
-		}
-		return s.waitReady(ctx, true)
+		err = s.configurePostgres(opts.Settings)
 	case Redis:
-		if err := s.configureRedis(opts.Settings); err != nil {
-			return err
-		}
-		if err := s.launch(s.args); err != nil {
-			return err
-		}
-		return s.waitReady(ctx, false)
+		err = s.configureRedis(opts.Settings)
 	default:
-		if err := s.configureMariaDB(opts.Settings); err != nil {
-			return err
-		}
+		err = s.configureMariaDB(opts.Settings)
 		// The init file creates the dbprobe user while the server starts;
 		// later starts go without it.
-		if err := s.launch(append(append([]string(nil), s.args...), "--init-file="+filepath.Join(s.dir, "init.sql"))); err != nil {
-			return err
-		}
-		return s.waitReady(ctx, false)
+		args = append(append([]string(nil), s.args...), "--init-file="+filepath.Join(s.dir, "init.sql"))
 	}
+	if err != nil {
+		return err
+	}
+	if err := s.launch(args); err != nil {
+		return err
+	}
+	// PostgreSQL's first start still has to create the dbprobe database.
+	return s.waitReady(ctx, s.kind == Postgres)
 }
 
 // URL returns a dbprobe URL for the server, password included: never

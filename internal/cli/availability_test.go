@@ -59,16 +59,7 @@ func runAsync(t *testing.T, args ...string) func() (string, string, error) {
 // readSummary reads the run phase's summary from a JSON result.
 func readSummary(t *testing.T, path string) *result.Summary {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ph := range res.Phases {
+	for _, ph := range readResult(t, path).Phases {
 		if ph.Header.Phase == "run" && ph.Summary != nil {
 			return ph.Summary
 		}
@@ -80,17 +71,8 @@ func readSummary(t *testing.T, path string) *result.Summary {
 // idleSeconds counts the run phase's intervals that finished no operation.
 func idleSeconds(t *testing.T, path string) int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	idle := 0
-	for _, ph := range res.Phases {
+	for _, ph := range readResult(t, path).Phases {
 		for _, iv := range ph.Intervals {
 			if ph.Header.Phase == "run" && iv.Ops == 0 {
 				idle++

@@ -21,7 +21,6 @@ import (
 	"dbprobe/internal/cli"
 	"dbprobe/internal/driver"
 	_ "dbprobe/internal/driver/all"
-	"dbprobe/internal/result"
 	"dbprobe/internal/testdb"
 	"dbprobe/internal/workload"
 )
@@ -178,15 +177,7 @@ func loadAndRun(t *testing.T, dbURL string, wantMetrics []string, extraLoad ...s
 		t.Fatalf("-s printed no status line on stderr:\n%s", stderr)
 	}
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	if len(res.Phases) != 1 || res.Phases[0].Summary == nil || res.Phases[0].Summary.Ops != ops {
 		t.Fatalf("JSON result: %+v", res)
 	}

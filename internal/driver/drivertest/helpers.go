@@ -3,6 +3,9 @@ package drivertest
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +78,23 @@ func Values(key string, n int) [][]byte {
 		v[i] = fmt.Appendf(nil, "%s-f%d", key, i)
 	}
 	return v
+}
+
+var operationsLine = regexp.MustCompile(`(?m)^\[([A-Z-]+)\], Operations, (\d+)$`)
+
+// Operations sums the Operations lines of a phase's YCSB text output but
+// CLEANUP's, and reports whether any operation failed (a -FAILED series or
+// a Return=ERROR line), for tests that run dbprobe as a user would.
+func Operations(out string) (ops int, failed bool) {
+	for _, m := range operationsLine.FindAllStringSubmatch(out, -1) {
+		if strings.HasSuffix(m[1], "-FAILED") {
+			failed = true
+		}
+		if m[1] == "CLEANUP" {
+			continue
+		}
+		n, _ := strconv.Atoi(m[2])
+		ops += n
+	}
+	return ops, failed || strings.Contains(out, "Return=ERROR")
 }

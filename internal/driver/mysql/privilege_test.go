@@ -6,8 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
 	_ "dbprobe/internal/driver/all"
+	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 )
 
@@ -64,22 +63,6 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 	return stdout.String(), stderr.String(), err
 }
 
-// operations sums the Operations lines of a run's YCSB output and reports
-// whether any operation failed.
-func operations(out string) (ops int, failed bool) {
-	for _, m := range regexp.MustCompile(`(?m)^\[([A-Z-]+)\], Operations, (\d+)$`).FindAllStringSubmatch(out, -1) {
-		if strings.HasSuffix(m[1], "-FAILED") {
-			failed = true
-		}
-		if m[1] == "CLEANUP" {
-			continue
-		}
-		n, _ := strconv.Atoi(m[2])
-		ops += n
-	}
-	return ops, failed || strings.Contains(out, "Return=ERROR")
-}
-
 // The run phase works for a user holding only SELECT, INSERT and UPDATE on
 // the table, and a user without UPDATE is told so in one line, with the
 // GRANT to run, before anything runs.
@@ -94,7 +77,7 @@ func TestLeastPrivilegeRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("workload %s as the least-privilege user: %v\n%s", w, err, stderr)
 		}
-		if ops, failed := operations(stdout); ops != 300 || failed {
+		if ops, failed := drivertest.Operations(stdout); ops != 300 || failed {
 			t.Fatalf("workload %s: %d operations, failures %v:\n%s", w, ops, failed, stdout)
 		}
 	}

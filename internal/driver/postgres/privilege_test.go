@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/url"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
 	_ "dbprobe/internal/driver/all"
+	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 )
 
@@ -68,28 +68,6 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 	return stdout.String(), stderr.String(), err
 }
 
-// operations sums the Operations lines of a run's YCSB output and reports
-// whether any operation failed.
-func operations(out string) (ops int, failed bool) {
-	for _, m := range regexp.MustCompile(`(?m)^\[([A-Z-]+)\], Operations, (\d+)$`).FindAllStringSubmatch(out, -1) {
-		if strings.HasSuffix(m[1], "-FAILED") {
-			failed = true
-		}
-		if m[1] == "CLEANUP" {
-			continue
-		}
-		var n int
-		for _, c := range m[2] {
-			n = n*10 + int(c-'0')
-		}
-		ops += n
-	}
-	if strings.Contains(out, "Return=ERROR") {
-		failed = true
-	}
-	return ops, failed
-}
-
 // The run phase works for a user holding only SELECT, INSERT and UPDATE on
 // the table: it does not read dbprobe's marker table, create functions or
 // need the catalog beyond what every user sees. A user without UPDATE is
@@ -111,7 +89,7 @@ func TestLeastPrivilegeRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("workload %s as the least-privilege user: %v\n%s", w, err, stderr)
 		}
-		if ops, failed := operations(stdout); ops != 300 || failed {
+		if ops, failed := drivertest.Operations(stdout); ops != 300 || failed {
 			t.Fatalf("workload %s: %d operations, failures %v:\n%s", w, ops, failed, stdout)
 		}
 	}

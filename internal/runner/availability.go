@@ -125,6 +125,17 @@ func unavailable(err error) bool {
 	return c == driver.ClassConnLost || c == driver.ClassTimeout
 }
 
+// guarded runs one call to the session under the phase's operation
+// timeout, and marks the session broken when the call failed in a way that
+// leaves the connection in doubt (lost, or timed out).
+func (w *worker) guarded(ctx context.Context, call func(context.Context) error) error {
+	err := w.withTimeout(ctx, call)
+	if err != nil && unavailable(err) {
+		w.broken = true
+	}
+	return err
+}
+
 // withTimeout runs call under the phase's operation timeout, when there is
 // one, and names a failure it caused a timeout whatever the driver made of
 // the cancellation.

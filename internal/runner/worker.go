@@ -170,11 +170,7 @@ func (w *worker) once(ctx context.Context, kind workload.Operation, vals [][]byt
 	if w.broken {
 		return errSessionLost
 	}
-	err := w.withTimeout(ctx, func(ctx context.Context) error { return w.send(ctx, kind, vals) })
-	if err != nil && unavailable(err) {
-		w.broken = true
-	}
-	return err
+	return w.guarded(ctx, func(ctx context.Context) error { return w.send(ctx, kind, vals) })
 }
 
 // send sends one attempt of an operation to the session.
@@ -331,15 +327,11 @@ func (w *worker) load(ctx context.Context) {
 // retry policy while it fails with a retryable error.
 func (w *worker) insertBatch(ctx context.Context, keys [][]byte, rows [][][]byte) error {
 	return w.retrying(ctx, workload.Insert, func() error {
-		err := w.withTimeout(ctx, func(ctx context.Context) error {
+		return w.guarded(ctx, func(ctx context.Context) error {
 			if len(keys) == 1 {
 				return w.sess.Insert(ctx, keys[0], rows[0])
 			}
 			return w.sess.InsertBatch(ctx, keys, rows)
 		})
-		if err != nil && unavailable(err) {
-			w.broken = true
-		}
-		return err
 	})
 }

@@ -410,12 +410,10 @@ func (l *loop) reopenDatabase(ctx context.Context) {
 		return // still unreachable; the failure was noted once
 	}
 	l.db, l.dbOpen = dm, dm
-	s, err := dm.Sample(dctx)
-	if err != nil {
-		l.databaseFailed(err)
-		return
+	l.baseDatabase(dctx)
+	if l.db == nil {
+		return // failed again at once: databaseFailed closed it
 	}
-	l.prev, l.prevTime = s, l.sampleTime(s)
 	now := l.clock.Now()
 	l.m.note(fmt.Sprintf("database monitor reconnected %v into the run, after %v without database samples",
 		now.Sub(l.origin).Round(time.Millisecond), now.Sub(l.lost).Round(time.Millisecond)))

@@ -21,6 +21,7 @@ import (
 	"dbprobe/internal/cli"
 	"dbprobe/internal/driver"
 	_ "dbprobe/internal/driver/all"
+	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 	"dbprobe/internal/workload"
 )
@@ -84,15 +85,7 @@ func integritySpec(records int64) *workload.Spec {
 func checkLoaded(t *testing.T, dbURL string, records int64) {
 	t.Helper()
 	ctx := context.Background()
-	target, err := driver.ParseTarget(dbURL, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, _, err := driver.Lookup(target.Driver)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := d.Open(ctx, target, driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, dbURL, "", driver.Options{Sessions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,9 +369,7 @@ func TestUpdateChangesOneField(t *testing.T) {
 func readRow(t *testing.T, dbURL string, key []byte) [][]byte {
 	t.Helper()
 	ctx := context.Background()
-	target, _ := driver.ParseTarget(dbURL, "")
-	d, _, _ := driver.Lookup(target.Driver)
-	db, err := d.Open(ctx, target, driver.Options{Sessions: 1})
+	db, err := drivertest.OpenURL(t, dbURL, "", driver.Options{Sessions: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

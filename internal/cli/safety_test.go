@@ -11,6 +11,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
 	"dbprobe/internal/testdb"
 )
 
@@ -95,19 +96,7 @@ func TestDriversRefuseBadNames(t *testing.T) {
 	good := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 10}
 	for _, st := range safetyTargets {
 		t.Run(st.name, func(t *testing.T) {
-			target, err := driver.ParseTarget(st.url(t), "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			d, _, err := driver.Lookup(target.Driver)
-			if err != nil {
-				t.Fatal(err)
-			}
-			db, err := d.Open(ctx, target, driver.Options{Sessions: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer db.Close()
+			db := drivertest.MustOpen(t, st.url(t), driver.Options{Sessions: 1})
 			bad := []driver.Table{}
 			for _, n := range injections {
 				tb := good

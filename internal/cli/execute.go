@@ -91,6 +91,12 @@ func runPhases(cmd *cobra.Command, o *options, phases []runner.Phase, stops *int
 		return err
 	}
 	defer j.db.Close()
+	if r, ok := j.db.(driver.SettingsRestorer); ok {
+		// Close is never reached after a second interrupt: a server-wide
+		// setting the run changed is put back here instead.
+		stderr := j.stderr
+		stops.atAbandon(func() { restoreAtAbandon(r, stderr) })
+	}
 	if o.out != "" {
 		if j.out, err = result.Create(o.out); err != nil {
 			return badinput.New("cannot write --out %s: %v", o.out, shortError(errors.Unwrap(err)))
@@ -609,4 +615,19 @@ func (j *job) interruptNote() string {
 		by = "stopped by " + signalName(sig)
 	}
 	return fmt.Sprintf("%s: no operation started after it; those in flight had up to %s (--drain-timeout) to finish, and any still running then was cancelled and counted as failed", by, j.opts.drainTimeout)
+}
+
+// abandonRestoreTimeout bounds putting server settings back after a second
+// interrupt, which is meant to stop the command at once.
+const abandonRestoreTimeout = 5 * time.Second
+
+// restoreAtAbandon puts back the server-wide settings the run changed
+// when a second interrupt abandons the command, and says so on stderr if
+// it cannot.
+func restoreAtAbandon(r driver.SettingsRestorer, stderr io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), abandonRestoreTimeout)
+	defer cancel()
+	if err := r.RestoreSettings(ctx); err != nil {
+		fmt.Fprintf(stderr, "dbprobe: %v; set it back by hand\n", err)
+	}
 }

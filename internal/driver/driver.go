@@ -158,3 +158,14 @@ func ModuleVersion(path string) string {
 	}
 	return "unknown"
 }
+
+// SettingsRestorer is the capability of a DB that changes settings beyond
+// its own connections (MySQL's innodb_flush_log_at_trx_commit, SQL
+// Server's database options, Redis's appendfsync). RestoreSettings puts
+// them back without closing anything, so that a command stopped at once (a
+// second Ctrl-C) still leaves the server as it found it; Close does it
+// too, and whichever comes second finds nothing left to do. ctx bounds the
+// work; it is safe to call while sessions are in use.
+type SettingsRestorer interface {
+	RestoreSettings(ctx context.Context) error
+}

@@ -366,13 +366,23 @@ func (db *DB) flushSetting(ctx context.Context) (string, error) {
 // restoreDurability puts back what applyDurability changed, once, unless
 // someone has changed the variable again since: their value stands.
 func (db *DB) restoreDurability() error {
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	return db.RestoreSettings(ctx)
+}
+
+var _ driver.SettingsRestorer = (*DB)(nil)
+
+// RestoreSettings puts innodb_flush_log_at_trx_commit back to what it was
+// before Open, if Open changed it and nobody has changed it since. It
+// runs once: later calls, Close's included, return the first one's
+// outcome.
+func (db *DB) RestoreSettings(ctx context.Context) error {
 	c := db.durability
 	if c == nil {
 		return nil
 	}
 	c.restore.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-		defer cancel()
 		now, err := db.flushSetting(ctx)
 		if err != nil {
 			c.err = fmt.Errorf("mysql: %s was not put back to %s: %w", flushVariable, c.previous, classify(err))

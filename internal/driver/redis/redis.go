@@ -63,8 +63,10 @@ type DB struct {
 	// nothing.
 	release func(context.Context) error
 
-	closeOnce sync.Once
-	closeErr  error
+	releaseOnce sync.Once
+	releaseErr  error
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // checkKnobs refuses the knobs Redis does not have, before anything is
@@ -375,15 +377,27 @@ func firstLine(err error) string {
 // Info describes the driver, the server and its settings.
 func (db *DB) Info() driver.Info { return db.info }
 
+var _ driver.SettingsRestorer = (*DB)(nil)
+
+// RestoreSettings puts appendfsync back when Open changed it (and no other
+// DB of this process still needs the change). It runs once: later calls,
+// Close's included, return the first one's outcome.
+func (db *DB) RestoreSettings(ctx context.Context) error {
+	db.releaseOnce.Do(func() {
+		if db.release != nil {
+			db.releaseErr = db.release(ctx)
+		}
+	})
+	return db.releaseErr
+}
+
 // Close puts appendfsync back when Open changed it, and releases every
 // connection. Sessions left open fail with a lost connection afterwards.
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
-		if db.release != nil {
-			ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-			db.closeErr = db.release(ctx)
-			cancel()
-		}
+		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+		db.closeErr = db.RestoreSettings(ctx)
+		cancel()
 		if err := db.client.Close(); err != nil && db.closeErr == nil {
 			db.closeErr = err
 		}

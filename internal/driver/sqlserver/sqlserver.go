@@ -190,10 +190,19 @@ func checkApplied(st dbState, changes []change) error {
 	return nil
 }
 
-// restore puts back the options Open changed, newest first, each only
-// while it still holds dbprobe's value. It runs once: a second call finds
-// nothing to do.
+// restore puts back the options Open changed, within restoreTimeout.
 func (db *DB) restore() error {
+	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
+	defer cancel()
+	return db.RestoreSettings(ctx)
+}
+
+var _ dbdriver.SettingsRestorer = (*DB)(nil)
+
+// RestoreSettings puts back the database options Open changed, newest
+// first, each only while it still holds dbprobe's value. It runs once: a
+// second call, Close's included, finds nothing to do.
+func (db *DB) RestoreSettings(ctx context.Context) error {
 	db.mu.Lock()
 	changes := db.applied
 	db.applied = nil
@@ -201,8 +210,6 @@ func (db *DB) restore() error {
 	if len(changes) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
-	defer cancel()
 	var errs []error
 	for i := len(changes) - 1; i >= 0; i-- {
 		if _, err := db.pool.ExecContext(ctx, changes[i].restore); err != nil {

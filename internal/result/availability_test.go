@@ -27,19 +27,7 @@ func TestAvailabilityTextAndJSON(t *testing.T) {
 		t.Fatalf("text lacks %q:\n%s", want, text.String())
 	}
 
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	if err := w.WriteHeader(sampleHeader("run")); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteSummary(s); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.Phases[0].Summary.Availability; !reflect.DeepEqual(got, s.Availability) {
+	if got := readBack(t, s).Availability; !reflect.DeepEqual(got, s.Availability) {
 		t.Fatalf("read back %+v, wrote %+v", got, s.Availability)
 	}
 

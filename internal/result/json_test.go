@@ -319,19 +319,7 @@ func TestDiagnosisInTextAndJSON(t *testing.T) {
 	if !strings.Contains(text.String(), "\n# bottleneck: commit flush (log write/sync) — 70%") {
 		t.Errorf("text output lacks the bottleneck line:\n%s", text.String())
 	}
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	if err := w.WriteHeader(sampleHeader("run")); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.WriteSummary(s); err != nil {
-		t.Fatal(err)
-	}
-	f, err := Read(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := f.Phases[0].Summary.Diagnosis; !reflect.DeepEqual(got, s.Diagnosis) {
+	if got := readBack(t, s).Diagnosis; !reflect.DeepEqual(got, s.Diagnosis) {
 		t.Errorf("diagnosis read back %+v, want %+v", got, s.Diagnosis)
 	}
 }

@@ -1,6 +1,8 @@
 package result
 
 import (
+	"bytes"
+	"testing"
 	"time"
 
 	"dbprobe/internal/measure"
@@ -84,4 +86,23 @@ func sampleSummary(phase string) Summary {
 		Warmup:      10 * time.Second,
 		Notes:       []string{"interrupted by signal after 10.1 s"},
 	}
+}
+
+// readBack writes a run phase's header and s as a result file and returns
+// the summary Read finds in it.
+func readBack(t *testing.T, s Summary) *Summary {
+	t.Helper()
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteSummary(s); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Phases[0].Summary
 }

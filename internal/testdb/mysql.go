@@ -75,6 +75,31 @@ func OpenMySQL(t testing.TB, rawURL string) *sql.DB {
 	return db
 }
 
+// MySQLDatabaseUser creates user name with password pw, every privilege
+// on the database base names and none on the server (no PROCESS, no
+// SUPER), dropped when the test ends, and returns base with its
+// credentials. admin is a connection allowed to create users.
+func MySQLDatabaseUser(t testing.TB, admin *sql.DB, base, name, pw string) string {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbName := strings.TrimPrefix(u.Path, "/")
+	for _, q := range []string{
+		"DROP USER IF EXISTS '" + name + "'@'127.0.0.1'",
+		"CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
+		"GRANT ALL PRIVILEGES ON `" + dbName + "`.* TO '" + name + "'@'127.0.0.1'",
+	} {
+		if _, err := admin.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { admin.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'") })
+	u.User = url.UserPassword(name, pw)
+	return u.String()
+}
+
 // FreshMySQLDatabase creates an empty database on the server MySQLURL
 // names, dbprobe_test_<random>, and returns its URL. The database is dropped
 // when the test ends, after the test's own cleanups (register closing your

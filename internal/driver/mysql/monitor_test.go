@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -281,34 +280,9 @@ func TestMonitorClosed(t *testing.T) {
 
 // TestMonitorWithoutProcessPrivilege: a user without PROCESS cannot read
 // INNODB_TRX; the monitor says so and still lists its own sessions.
-// limitedUser creates a user with every privilege on the test's database
-// and none on the server (no PROCESS), dropped when the test ends, and
-// returns base with its credentials.
-func limitedUser(t *testing.T, admin *sql.DB, base string) string {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dbName := strings.TrimPrefix(u.Path, "/")
-	const name, pw = "dbprobe_monitor", "monitor-pw"
-	for _, q := range []string{
-		"DROP USER IF EXISTS '" + name + "'@'127.0.0.1'",
-		"CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
-		"GRANT ALL PRIVILEGES ON `" + dbName + "`.* TO '" + name + "'@'127.0.0.1'",
-	} {
-		if _, err := admin.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { admin.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'") })
-	u.User = url.UserPassword(name, pw)
-	return u.String()
-}
-
 func TestMonitorWithoutProcessPrivilege(t *testing.T) {
 	u, admin, _, _ := monitored(t, 1)
-	db := openDB(t, limitedUser(t, admin, u))
+	db := openDB(t, testdb.MySQLDatabaseUser(t, admin, u, "dbprobe_monitor", "monitor-pw"))
 	m := openMonitor(t, db)
 	if !unavailableMentions(m, "PROCESS") {
 		t.Errorf("Unavailable does not name the missing PROCESS privilege: %q", m.Unavailable())

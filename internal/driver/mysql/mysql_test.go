@@ -770,7 +770,7 @@ func TestDurability(t *testing.T) {
 	})
 
 	t.Run("without the privilege", func(t *testing.T) {
-		limited := limitedUser(t, admin, u)
+		limited := testdb.MySQLDatabaseUser(t, admin, u, "dbprobe_limited", "limited-pw")
 		before := globalVar(t, admin, flush)
 		db, err := drivertest.OpenURL(t, limited, "", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed})
 		if err == nil {
@@ -790,27 +790,6 @@ func TestDurability(t *testing.T) {
 			t.Errorf("Info reports %s = %q, want %s", flush, got, before)
 		}
 	})
-}
-
-// limitedUser creates a user with every privilege on the test's database
-// and none on the server, and returns its URL.
-func limitedUser(t *testing.T, admin *sql.DB, base string) string {
-	t.Helper()
-	u, _ := url.Parse(base)
-	dbName := strings.TrimPrefix(u.Path, "/")
-	const name, pw = "dbprobe_limited", "limited-pw"
-	for _, q := range []string{
-		"DROP USER IF EXISTS '" + name + "'@'127.0.0.1'",
-		"CREATE USER '" + name + "'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
-		"GRANT ALL PRIVILEGES ON `" + dbName + "`.* TO '" + name + "'@'127.0.0.1'",
-	} {
-		if _, err := admin.Exec(q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(func() { admin.Exec("DROP USER IF EXISTS '" + name + "'@'127.0.0.1'") })
-	u.User = url.UserPassword(name, pw)
-	return u.String()
 }
 
 func TestMemoryTable(t *testing.T) {

@@ -21,7 +21,10 @@ import (
 // CPU per operation: the client's cost, which is what bench/compare puts
 // side by side with the stock clients.
 func BenchReadUpdate(b *testing.B, db driver.DB, tbl driver.Table, records, workers int) {
-	ctx := context.Background()
+	// A run's context can be cancelled (Ctrl-C), and drivers may pay for
+	// watching it; a context that cannot would hide that cost.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	fields := len(tbl.Fields)
 	keys := make([][]byte, records)
 	values := make([][][]byte, records)

@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	sqldriver "database/sql/driver"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,7 +87,7 @@ func (s *session) loadBatch(ctx context.Context, keys [][]byte, values [][][]byt
 	if err := s.simple(ctx, "START TRANSACTION"); err != nil {
 		return err
 	}
-	res, err := s.conn.ExecContext(ctx, s.d.loadData(s.readerName))
+	res, err := s.conn.exec(s.d.loadData(s.readerName), nil)
 	if err != nil {
 		err = s.fail(ctx, err)
 		s.rollback(ctx)
@@ -115,23 +116,24 @@ func (s *session) loadBatch(ctx context.Context, keys [][]byte, values [][][]byt
 // firstWarning returns the first warning (not a note) the last statement
 // left, as a classified server error, or nil.
 func (s *session) firstWarning(ctx context.Context) error {
-	rows, err := s.conn.QueryContext(ctx, "SHOW WARNINGS")
+	rows, err := s.conn.query("SHOW WARNINGS")
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	var found *gomysql.MySQLError
-	for rows.Next() {
-		var level, message string
-		var code uint16
-		if err := rows.Scan(&level, &code, &message); err != nil {
-			rows.Close()
-			return s.fail(ctx, err)
+	row := make([]sqldriver.Value, 3) // Level, Code, Message
+	for {
+		var more bool
+		if more, err = nextRow(rows, row); !more {
+			break
 		}
-		if level != "Note" && found == nil {
-			found = &gomysql.MySQLError{Number: code, Message: message}
+		if found != nil {
+			continue
+		}
+		if found, err = warning(row); err != nil {
+			break
 		}
 	}
-	err = rows.Err()
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}
@@ -142,4 +144,22 @@ func (s *session) firstWarning(ctx context.Context) error {
 		return classify(found)
 	}
 	return nil
+}
+
+// warning returns a row of SHOW WARNINGS as a server error, or nil for a
+// note.
+func warning(row []sqldriver.Value) (*gomysql.MySQLError, error) {
+	level, err := text(row[0])
+	if err != nil || string(level) == "Note" {
+		return nil, err
+	}
+	code, err := intValue(row[1])
+	if err != nil {
+		return nil, err
+	}
+	message, err := text(row[2])
+	if err != nil {
+		return nil, err
+	}
+	return &gomysql.MySQLError{Number: uint16(code), Message: string(message)}, nil
 }

@@ -553,11 +553,12 @@ func connectionID(ctx context.Context, conn sqldriver.Conn) (int64, error) {
 		}
 		return 0, err
 	}
-	return idValue(dest[0])
+	return intValue(dest[0])
 }
 
-// idValue reads a thread id as the text or binary protocol hands it.
-func idValue(v sqldriver.Value) (int64, error) {
+// intValue reads an integer column (a thread id, a row count) as the text
+// or binary protocol hands it.
+func intValue(v sqldriver.Value) (int64, error) {
 	switch v := v.(type) {
 	case int64:
 		return v, nil
@@ -568,7 +569,7 @@ func idValue(v sqldriver.Value) (int64, error) {
 	case string:
 		return strconv.ParseInt(v, 10, 64)
 	}
-	return 0, fmt.Errorf("mysql: CONNECTION_ID() is a %T", v)
+	return 0, fmt.Errorf("mysql: an integer column came back as %T", v)
 }
 
 var _ driver.Monitorable = (*DB)(nil)

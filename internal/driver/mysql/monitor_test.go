@@ -417,9 +417,9 @@ func TestIDValue(t *testing.T) {
 		{nil, 0, true},
 		{3.5, 0, true},
 	} {
-		got, err := idValue(tc.v)
+		got, err := intValue(tc.v)
 		if (err != nil) != tc.wantErr || got != tc.want {
-			t.Errorf("idValue(%#v) = %d, %v; want %d, error %v", tc.v, got, err, tc.want, tc.wantErr)
+			t.Errorf("intValue(%#v) = %d, %v; want %d, error %v", tc.v, got, err, tc.want, tc.wantErr)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"database/sql"
+	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -54,12 +55,14 @@ type Driver struct{}
 // DB is an open MySQL or MariaDB database: a database/sql pool whose
 // connections the sessions take one each, and the table lifecycle.
 type DB struct {
-	pool     *sql.DB
-	opts     driver.Options
-	settings *settings
-	target   driver.Target
-	lockName string // GET_LOCK name serialising table changes in this database
-	foldCase bool   // lower_case_table_names is set: table names are stored lowercase
+	pool *sql.DB
+	// connector opens the sessions' connections, which are not the pool's.
+	connector sqldriver.Connector
+	opts      driver.Options
+	settings  *settings
+	target    driver.Target
+	lockName  string // GET_LOCK name serialising table changes in this database
+	foldCase  bool   // lower_case_table_names is set: table names are stored lowercase
 
 	serverVersion string
 	mariaDB       bool
@@ -103,27 +106,29 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, err
 	}
+	s.cfg.DialFunc = dialSocket
 	connector, err := gomysql.NewConnector(s.cfg)
 	if err != nil {
 		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
 	}
 	conns := &connIDs{}
 	pool := sql.OpenDB(conns.connector(connector))
-	// Each session holds a connection of its own; Inspect, the DDL and the
-	// KILL of a cancelled statement need a few more.
-	sessions := max(opts.Sessions, 1)
-	pool.SetMaxOpenConns(sessions + 4)
-	pool.SetMaxIdleConns(sessions + 4)
+	// The sessions hold connections of their own; the pool serves Inspect,
+	// the DDL, the monitor and the KILL of cancelled statements (of up to
+	// every session's at once).
+	pool.SetMaxOpenConns(max(opts.Sessions, 1) + 4)
+	pool.SetMaxIdleConns(4)
 
 	db := &DB{
-		pool:     pool,
-		opts:     opts,
-		settings: s,
-		target:   target,
-		conns:    conns,
-		lockName: lockName(s.cfg.DBName),
-		open:     map[*session]struct{}{},
-		procsOK:  map[string]bool{},
+		pool:      pool,
+		connector: connector,
+		opts:      opts,
+		settings:  s,
+		target:    target,
+		conns:     conns,
+		lockName:  lockName(s.cfg.DBName),
+		open:      map[*session]struct{}{},
+		procsOK:   map[string]bool{},
 	}
 	// The first connection, handshake included, is bounded by the connect
 	// timeout even when ctx is not: go-sql-driver bounds only the dial, and

@@ -1078,6 +1078,28 @@ func TestTimeoutsAndCancellation(t *testing.T) {
 		}
 	})
 
+	t.Run("cancel with read_timeout", func(t *testing.T) {
+		// go-sql-driver sets a deadline of its own before every read; the
+		// cancellation must not wait for it.
+		release := lock(t, "k")
+		defer release()
+		db2 := drivertest.MustOpen(t, withParams(t, u, "read_timeout", "30s"), driver.Options{Sessions: 1})
+		s2 := drivertest.Session(t, db2, tbl)
+		run, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s2.Update(run, []byte("k"), []int{0}, [][]byte{[]byte("w")}) }()
+		time.Sleep(200 * time.Millisecond)
+		cancel()
+		select {
+		case err := <-done:
+			if driver.Code(err) != "canceled" {
+				t.Fatalf("update canceled while blocked: %v, class %v, code %q", err, driver.ClassOf(err), driver.Code(err))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a canceled update is still waiting 10 s later")
+		}
+	})
+
 	t.Run("max_statement_time", func(t *testing.T) {
 		release := lock(t, "k")
 		defer release()

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
@@ -24,9 +23,6 @@ const killTimeout = 2 * time.Second
 // errSessionClosed is the error of an operation on a closed session.
 var errSessionClosed = errors.New("mysql: the session is closed")
 
-// errConnDead marks a connection go-sql-driver has closed.
-var errConnDead = errors.New("mysql: the connection is closed")
-
 // emptyValue stands in for a nil value: go-sql-driver sends a nil []byte
 // as NULL, and an empty value is an empty string.
 var emptyValue = []byte{}
@@ -41,8 +37,9 @@ const (
 	callDelete
 )
 
-// Session returns a worker's handle: a connection of the pool held until
-// Close, and statements prepared on it as they are first used. On the
+// Session returns a worker's handle: a connection of its own (not the
+// pool's, see conn) held until Close, and statements prepared on it as
+// they are first used. On the
 // procedure path it first creates the table's procedures if some are
 // missing.
 func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
@@ -65,18 +62,17 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 		d:       d,
 		nfields: n,
 		proc:    proc,
-		raw:     make([]sql.RawBytes, n+1),
-		dest:    make([]any, n+1),
+		dest:    make([]sqldriver.Value, n+1),
 		picked:  make([][]byte, n),
-		args:    make([]any, 0, n+2),
-	}
-	for i := range s.raw {
-		s.dest[i] = &s.raw[i]
+		args:    make([]sqldriver.NamedValue, 0, n+2),
 	}
 	s.resetStatements()
-	if err := s.connect(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return nil, err
 	}
+	// ctx may be only the opening's (the runner's reconnection has a
+	// timeout of its own): its end must not close the new connection.
+	s.conn.unwatch()
 	db.mu.Lock()
 	if db.closed {
 		db.mu.Unlock()
@@ -97,16 +93,15 @@ type session struct {
 	nfields int
 	proc    bool // call the procedures rather than send statements
 
-	conn   *sql.Conn // nil until connected, and after the connection broke
-	connID int64     // the server's id of conn's thread, for KILL
+	conn   *conn // nil until connected, and after the connection broke
+	connID int64 // the server's id of the last connection's thread
 	closed bool
 	stmts  stmtSet
 
-	args   []any          // arguments, reused by every call
-	raw    []sql.RawBytes // a row's columns, valid until the next row
-	dest   []any          // pointers to raw, for Scan
-	picked [][]byte       // the listed fields of a procedure's full row
-	subKey []byte         // scratch for the subsets key
+	args   []sqldriver.NamedValue // arguments, reused by every call
+	dest   []sqldriver.Value      // a row's columns, valid until the next row
+	picked [][]byte               // the listed fields of a row, for visit
+	subKey []byte                 // scratch for the subsets key
 
 	loader     *loadReader // the LOAD DATA stream, registered on first use
 	readerName string
@@ -116,66 +111,63 @@ type session struct {
 
 // stmtSet is the statements prepared on the session's connection.
 type stmtSet struct {
-	readAll, scanAll, updateAll, insertOne, deleteOne *sql.Stmt
-	readOne, updateOne                                []*sql.Stmt
+	readAll, scanAll, updateAll, insertOne, deleteOne *stmt
+	readOne, updateOne                                []*stmt
 	// subsets holds statements on several fields, by kind and field list.
-	subsets map[string]*sql.Stmt
+	subsets map[string]*stmt
 	// batch holds multi-row INSERTs by row count.
-	batch map[int]*sql.Stmt
-	calls [5]*sql.Stmt
-	all   []*sql.Stmt // every statement above, to close
+	batch map[int]*stmt
+	calls [5]*stmt
+	all   []*stmt // every statement above, to close
 }
 
 func (s *session) resetStatements() {
 	s.stmts = stmtSet{
-		readOne:   make([]*sql.Stmt, s.nfields),
-		updateOne: make([]*sql.Stmt, s.nfields),
-		subsets:   map[string]*sql.Stmt{},
-		batch:     map[int]*sql.Stmt{},
+		readOne:   make([]*stmt, s.nfields),
+		updateOne: make([]*stmt, s.nfields),
+		subsets:   map[string]*stmt{},
+		batch:     map[int]*stmt{},
 	}
 }
 
-// connect takes a connection from the pool when the session has none.
-func (s *session) connect(ctx context.Context) error {
+// ready readies the session for an operation under ctx: ctx is live and
+// watched, and the session has a connection, a new one if the last broke
+// or a context it watched ended.
+func (s *session) ready(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return classify(err)
+	}
+	if s.conn != nil && !s.conn.watch(ctx) {
+		s.dropConn()
+	}
 	if s.conn != nil {
 		return nil
 	}
 	if s.closed {
 		return driver.Classify(errSessionClosed, codeConnLost, driver.ClassConnLost)
 	}
-	c, err := s.db.pool.Conn(ctx)
+	c, err := openConn(ctx, s.db.connector, s.db.settings.cfg.Timeout)
 	if err != nil {
 		return classify(err)
 	}
-	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.connID); err != nil {
-		c.Close()
-		return classify(err)
-	}
-	s.conn = c
+	s.db.conns.add(c.id)
+	s.conn, s.connID = c, c.id
+	c.watch(ctx)
 	return nil
 }
 
-// alive reports whether the session's connection can still be used:
-// go-sql-driver closes a connection when a context ends under a statement,
-// and when it breaks.
-func (s *session) alive() bool {
-	err := s.conn.Raw(func(dc any) error {
-		if v, ok := dc.(sqldriver.Validator); ok && !v.IsValid() {
-			return errConnDead
-		}
-		return nil
-	})
-	return err == nil
-}
-
 // fail classifies the error of an operation. When the connection did not
-// survive it, the session lets it go (the next operation takes another)
+// survive it, the session lets it go (the next operation opens another)
 // and calls the error a lost connection whatever it was, unless the
 // caller's context ended: then the server may still be running the
 // statement, and is told to stop it.
 func (s *session) fail(ctx context.Context, err error) error {
+	if s.conn != nil && s.conn.expired.Load() && ctx.Err() != nil {
+		// Closing the socket stopped the statement: the caller gave up.
+		err = ctx.Err()
+	}
 	cerr := classify(err)
-	if s.conn == nil || s.alive() {
+	if s.conn == nil || s.conn.valid() {
 		return cerr
 	}
 	if ctx.Err() != nil {
@@ -192,36 +184,32 @@ func (s *session) fail(ctx context.Context, err error) error {
 	return cerr
 }
 
-// kill ends the server thread of the session's connection. go-sql-driver
-// closes the socket when a context ends, but the server notices only when
-// it next reads from it: a statement waiting for a lock would go on
+// kill ends the server thread of the session's connection. The client's
+// socket fails at once when a context ends, but the server notices only
+// when it next reads from it: a statement waiting for a lock would go on
 // waiting, and then run.
 func (s *session) kill() {
 	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 	defer cancel()
-	_, _ = s.db.pool.ExecContext(ctx, "KILL CONNECTION "+strconv.FormatInt(s.connID, 10))
+	_, _ = s.db.pool.ExecContext(ctx, "KILL CONNECTION "+strconv.FormatInt(s.conn.id, 10))
 }
 
-// dropConn closes the session's statements and returns its connection to
-// the pool, which discards it when it is broken.
+// dropConn closes the session's statements and its connection.
 func (s *session) dropConn() {
 	if s.conn == nil {
 		return
 	}
 	for _, st := range s.stmts.all {
-		st.Close()
+		st.close()
 	}
 	s.resetStatements()
-	s.conn.Close()
+	s.conn.close()
 	s.conn = nil
 }
 
-// prepare prepares query on the session's connection.
-func (s *session) prepare(ctx context.Context, query string) (*sql.Stmt, error) {
-	if err := s.connect(ctx); err != nil {
-		return nil, err
-	}
-	st, err := s.conn.PrepareContext(ctx, query)
+// prepare prepares query on the session's connection, which ready opened.
+func (s *session) prepare(ctx context.Context, query string) (*stmt, error) {
+	st, err := s.conn.prepare(query)
 	if err != nil {
 		return nil, s.fail(ctx, err)
 	}
@@ -242,7 +230,7 @@ func (s *session) checkFields(fields []int) error {
 
 // subset returns the statement of a kind on several fields, preparing it
 // the first time that list of fields is seen.
-func (s *session) subset(ctx context.Context, kind byte, fields []int) (*sql.Stmt, error) {
+func (s *session) subset(ctx context.Context, kind byte, fields []int) (*stmt, error) {
 	k := append(s.subKey[:0], kind)
 	for _, f := range fields {
 		k = append(k, byte(f>>8), byte(f))
@@ -269,7 +257,7 @@ func (s *session) subset(ctx context.Context, kind byte, fields []int) (*sql.Stm
 }
 
 // lazy returns *slot, preparing query into it the first time.
-func (s *session) lazy(ctx context.Context, slot **sql.Stmt, query func() string) (*sql.Stmt, error) {
+func (s *session) lazy(ctx context.Context, slot **stmt, query func() string) (*stmt, error) {
 	if *slot == nil {
 		st, err := s.prepare(ctx, query())
 		if err != nil {
@@ -280,7 +268,7 @@ func (s *session) lazy(ctx context.Context, slot **sql.Stmt, query func() string
 	return *slot, nil
 }
 
-func (s *session) readStmt(ctx context.Context, fields []int) (*sql.Stmt, error) {
+func (s *session) readStmt(ctx context.Context, fields []int) (*stmt, error) {
 	switch {
 	case fields == nil:
 		return s.lazy(ctx, &s.stmts.readAll, func() string { return s.d.read(nil) })
@@ -290,14 +278,14 @@ func (s *session) readStmt(ctx context.Context, fields []int) (*sql.Stmt, error)
 	return s.subset(ctx, 'r', fields)
 }
 
-func (s *session) scanStmt(ctx context.Context, fields []int) (*sql.Stmt, error) {
+func (s *session) scanStmt(ctx context.Context, fields []int) (*stmt, error) {
 	if fields == nil {
 		return s.lazy(ctx, &s.stmts.scanAll, func() string { return s.d.scan(nil) })
 	}
 	return s.subset(ctx, 's', fields)
 }
 
-func (s *session) updateStmt(ctx context.Context, fields []int) (*sql.Stmt, error) {
+func (s *session) updateStmt(ctx context.Context, fields []int) (*stmt, error) {
 	switch {
 	case fields == nil:
 		return s.lazy(ctx, &s.stmts.updateAll, func() string { return s.d.update(nil) })
@@ -308,8 +296,13 @@ func (s *session) updateStmt(ctx context.Context, fields []int) (*sql.Stmt, erro
 }
 
 // call returns the prepared CALL of one of the table's procedures.
-func (s *session) call(ctx context.Context, which int) (*sql.Stmt, error) {
+func (s *session) call(ctx context.Context, which int) (*stmt, error) {
 	return s.lazy(ctx, &s.stmts.calls[which], func() string { return s.d.calls()[which] })
+}
+
+// arg appends v to the session's arguments.
+func (s *session) arg(v any) {
+	s.args = append(s.args, sqldriver.NamedValue{Ordinal: len(s.args) + 1, Value: v})
 }
 
 // value returns b as an argument: never nil, which would be NULL.
@@ -347,7 +340,10 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if err := s.checkFields(fields); err != nil {
 		return err
 	}
-	var st *sql.Stmt
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	var st *stmt
 	var err error
 	cols := n
 	if s.proc {
@@ -359,22 +355,23 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if err != nil {
 		return err
 	}
-	rows, err := st.QueryContext(ctx, value(key))
+	s.args = s.args[:0]
+	s.arg(value(key))
+	rows, err := s.queryArgs(ctx, st)
 	if err != nil {
-		return s.fail(ctx, err)
+		return err
 	}
-	found := false
-	if rows.Next() {
-		if err := rows.Scan(s.dest[:cols]...); err != nil {
-			rows.Close()
-			return s.fail(ctx, err)
-		}
+	found, err := nextRow(rows, s.dest[:cols])
+	if err == nil && found {
 		for i := 0; i < n; i++ {
-			values[i] = append(values[i][:0], s.raw[s.column(fields, i)]...)
+			var b []byte
+			if b, err = text(s.dest[s.column(fields, i)]); err != nil {
+				break
+			}
+			values[i] = append(values[i][:0], b...)
 		}
-		found = true
 	}
-	if err := s.finish(ctx, rows); err != nil {
+	if err := s.finish(ctx, rows, err); err != nil {
 		return err
 	}
 	if !found {
@@ -383,13 +380,23 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	return nil
 }
 
-// finish closes rows, and reports what went wrong while reading them.
-func (s *session) finish(ctx context.Context, rows *sql.Rows) error {
-	err := rows.Err()
+// queryArgs runs a statement that returns rows with s.args.
+func (s *session) queryArgs(ctx context.Context, st *stmt) (sqldriver.Rows, error) {
+	rows, err := st.query.QueryContext(unwatched, s.args)
+	clear(s.args)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return rows, nil
+}
+
+// finish closes rows, and reports what went wrong while reading them
+// (err) or closing them.
+func (s *session) finish(ctx context.Context, rows sqldriver.Rows, err error) error {
 	if cerr := rows.Close(); err == nil {
 		err = cerr
 	}
-	clear(s.raw)
+	clear(s.dest)
 	if err != nil {
 		return s.fail(ctx, err)
 	}
@@ -404,8 +411,11 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	if err := s.checkFields(fields); err != nil {
 		return 0, err
 	}
+	if err := s.ready(ctx); err != nil {
+		return 0, err
+	}
 	n := s.count(fields)
-	var st *sql.Stmt
+	var st *stmt
 	var err error
 	cols := 1 + n
 	if s.proc {
@@ -417,29 +427,46 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	if err != nil {
 		return 0, err
 	}
-	rows, err := st.QueryContext(ctx, value(startKey), int64(count))
+	s.args = s.args[:0]
+	s.arg(value(startKey))
+	s.arg(int64(count))
+	rows, err := s.queryArgs(ctx, st)
 	if err != nil {
-		return 0, s.fail(ctx, err)
+		return 0, err
 	}
 	read := 0
-	for rows.Next() {
+	for {
+		var more bool
+		if more, err = nextRow(rows, s.dest[:cols]); !more {
+			break
+		}
 		if visit != nil {
-			if err := rows.Scan(s.dest[:cols]...); err != nil {
-				rows.Close()
-				return read, s.fail(ctx, err)
+			if err = s.visitRow(fields, n, visit); err != nil {
+				break
 			}
-			for i := 0; i < n; i++ {
-				s.picked[i] = s.raw[1+s.column(fields, i)]
-			}
-			visit(s.raw[0], s.picked[:n])
 		}
 		read++
 	}
 	clear(s.picked)
-	if err := s.finish(ctx, rows); err != nil {
+	if err := s.finish(ctx, rows, err); err != nil {
 		return read, err
 	}
 	return read, nil
+}
+
+// visitRow hands the scanned row in s.dest to visit.
+func (s *session) visitRow(fields []int, n int, visit func(key []byte, values [][]byte)) error {
+	key, err := text(s.dest[0])
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if s.picked[i], err = text(s.dest[1+s.column(fields, i)]); err != nil {
+			return err
+		}
+	}
+	visit(key, s.picked[:n])
+	return nil
 }
 
 // Update sets the listed fields (nil: all) of one record.
@@ -451,18 +478,22 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 	if err := s.checkFields(fields); err != nil {
 		return err
 	}
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	if s.proc {
 		st, err := s.call(ctx, callUpdate)
 		if err != nil {
 			return err
 		}
 		// Every field is an argument; NULL keeps the column's value.
-		s.args = append(s.args[:0], value(key))
+		s.args = s.args[:0]
+		s.arg(value(key))
 		for range s.nfields {
-			s.args = append(s.args, nil)
+			s.arg(nil)
 		}
 		for i := 0; i < n; i++ {
-			s.args[1+s.column(fields, i)] = value(values[i])
+			s.args[1+s.column(fields, i)].Value = value(values[i])
 		}
 		return s.callOne(ctx, st)
 	}
@@ -472,9 +503,9 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 	}
 	s.args = s.args[:0]
 	for _, v := range values[:n] {
-		s.args = append(s.args, value(v))
+		s.arg(value(v))
 	}
-	s.args = append(s.args, value(key))
+	s.arg(value(key))
 	return s.execOne(ctx, st)
 }
 
@@ -483,7 +514,10 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if len(values) != s.nfields {
 		return fmt.Errorf("mysql: insert of %d values into %d fields", len(values), s.nfields)
 	}
-	var st *sql.Stmt
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	var st *stmt
 	var err error
 	if s.proc {
 		st, err = s.call(ctx, callInsert)
@@ -493,44 +527,55 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if err != nil {
 		return err
 	}
-	s.args = append(s.args[:0], value(key))
+	s.args = s.args[:0]
+	s.arg(value(key))
 	for _, v := range values {
-		s.args = append(s.args, value(v))
+		s.arg(value(v))
 	}
-	_, err = st.ExecContext(ctx, s.args...)
-	clear(s.args)
-	if err != nil {
-		return s.fail(ctx, err)
-	}
-	return nil
+	_, err = s.execArgs(ctx, st)
+	return err
 }
 
 // Delete removes one record.
 func (s *session) Delete(ctx context.Context, key []byte) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
 	if s.proc {
 		st, err := s.call(ctx, callDelete)
 		if err != nil {
 			return err
 		}
-		s.args = append(s.args[:0], value(key))
+		s.args = s.args[:0]
+		s.arg(value(key))
 		return s.callOne(ctx, st)
 	}
 	st, err := s.lazy(ctx, &s.stmts.deleteOne, s.d.delete)
 	if err != nil {
 		return err
 	}
-	s.args = append(s.args[:0], value(key))
+	s.args = s.args[:0]
+	s.arg(value(key))
 	return s.execOne(ctx, st)
+}
+
+// execArgs runs a statement without a result set with s.args.
+func (s *session) execArgs(ctx context.Context, st *stmt) (sqldriver.Result, error) {
+	res, err := st.exec.ExecContext(unwatched, s.args)
+	clear(s.args)
+	if err != nil {
+		return nil, s.fail(ctx, err)
+	}
+	return res, nil
 }
 
 // execOne runs a statement that changes one row with s.args; no row found
 // is ErrNotFound. The connection reports the rows an UPDATE found, not only
 // those it changed.
-func (s *session) execOne(ctx context.Context, st *sql.Stmt) error {
-	res, err := st.ExecContext(ctx, s.args...)
-	clear(s.args)
+func (s *session) execOne(ctx context.Context, st *stmt) error {
+	res, err := s.execArgs(ctx, st)
 	if err != nil {
-		return s.fail(ctx, err)
+		return err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -544,20 +589,17 @@ func (s *session) execOne(ctx context.Context, st *sql.Stmt) error {
 
 // callOne calls a procedure that changes one row with s.args and returns
 // ROW_COUNT() as its result set; 0 is ErrNotFound.
-func (s *session) callOne(ctx context.Context, st *sql.Stmt) error {
-	rows, err := st.QueryContext(ctx, s.args...)
-	clear(s.args)
+func (s *session) callOne(ctx context.Context, st *stmt) error {
+	rows, err := s.queryArgs(ctx, st)
 	if err != nil {
-		return s.fail(ctx, err)
+		return err
 	}
 	var n int64 = -1
-	if rows.Next() {
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return s.fail(ctx, err)
-		}
+	found, err := nextRow(rows, s.dest[:1])
+	if err == nil && found {
+		n, err = intValue(s.dest[0])
 	}
-	if err := s.finish(ctx, rows); err != nil {
+	if err := s.finish(ctx, rows, err); err != nil {
 		return err
 	}
 	switch {
@@ -578,7 +620,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 	if len(keys) == 0 {
 		return nil
 	}
-	if err := s.connect(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
 	if s.db.bulkLoad() {
@@ -593,22 +635,25 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 
 // simple runs a statement without arguments on the session's connection.
 func (s *session) simple(ctx context.Context, query string) error {
-	if err := s.connect(ctx); err != nil {
+	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	if _, err := s.conn.ExecContext(ctx, query); err != nil {
+	if _, err := s.conn.exec(query, nil); err != nil {
 		return s.fail(ctx, err)
 	}
 	return nil
 }
 
-// rollback ends the session's transaction after a failure. A lock wait
-// timeout (1205) rolls back only its statement, so the ROLLBACK is always
-// sent; a deadlock has rolled back the whole transaction already, and a
-// ROLLBACK then does nothing.
+// rollback ends the session's transaction after a failure, on the
+// connection it failed on if that still works; never on a new one. A lock
+// wait timeout (1205) rolls back only its statement, so the ROLLBACK is
+// always sent; a deadlock has rolled back the whole transaction already,
+// and a ROLLBACK then does nothing.
 func (s *session) rollback(ctx context.Context) {
-	if s.conn != nil {
-		_ = s.simple(context.WithoutCancel(ctx), "ROLLBACK")
+	if s.conn != nil && !s.conn.expired.Load() {
+		if _, err := s.conn.exec("ROLLBACK", nil); err != nil {
+			_ = s.fail(context.WithoutCancel(ctx), err)
+		}
 	}
 }
 
@@ -665,34 +710,34 @@ func (s *session) chunks(keys [][]byte, values [][][]byte) []int {
 func (s *session) insertChunk(ctx context.Context, keys [][]byte, values [][][]byte) error {
 	s.args = s.args[:0]
 	for i, k := range keys {
-		s.args = append(s.args, value(k))
+		s.arg(value(k))
 		for _, v := range values[i] {
-			s.args = append(s.args, value(v))
+			s.arg(value(v))
 		}
 	}
-	defer clear(s.args)
 	rows := len(keys)
 	st := s.stmts.batch[rows]
 	if st == nil && len(s.stmts.batch) < maxBatchStatements {
 		var err error
 		if st, err = s.prepare(ctx, s.d.insert(rows)); err != nil {
+			clear(s.args)
 			return err
 		}
 		s.stmts.batch[rows] = st
 	}
-	var err error
 	if st != nil {
-		_, err = st.ExecContext(ctx, s.args...)
-	} else {
-		_, err = s.conn.ExecContext(ctx, s.d.insert(rows), s.args...) // prepared for this execution
+		_, err := s.execArgs(ctx, st)
+		return err
 	}
+	_, err := s.conn.exec(s.d.insert(rows), s.args) // prepared for this execution
+	clear(s.args)
 	if err != nil {
 		return s.fail(ctx, err)
 	}
 	return nil
 }
 
-// Close returns the session's connection to the pool, its statements closed.
+// Close closes the session's statements and connection.
 func (s *session) Close() error {
 	s.closeOnce.Do(s.close)
 	return nil

@@ -3,7 +3,14 @@
 //
 // --db redis://[user:password@]host:6379/DB, or rediss://… for TLS. The
 // password may also come from DBPROBE_PASSWORD; go-redis's URL options
-// (dial_timeout, pool_size, max_retries, …) are accepted.
+// (dial_timeout, pool_size, max_retries, protocol, …) are accepted. The
+// protocol is RESP2 unless the URL says protocol=3: dbprobe uses nothing of
+// RESP3, and go-redis looks for push notifications before every RESP3 reply.
+//
+// Each session keeps one connection of the pool for its reads and
+// single-record writes (a go-redis Conn), rather than checking one out and
+// back per operation, and takes a fresh one after an error that may have
+// broken it.
 //
 // # Data model
 //

@@ -12,12 +12,17 @@ import (
 	"dbprobe/internal/driver"
 )
 
-// session is one worker's handle on a table. It holds no connection of its
-// own: each call takes one from the DB's pool, which Options.Sessions sized
-// so that every session finds one. It is not safe for concurrent use.
+// session is one worker's handle on a table. Its reads and single-record
+// writes go through a connection it keeps (a go-redis Conn), which skips
+// the pool's checkout and health check on every operation; scans and
+// batches take connections from the DB's pool, which Options.Sessions
+// sized so that every session finds one. It is not safe for concurrent
+// use.
 type session struct {
 	db     *DB
 	client *redis.Client
+	conn   *redis.Conn
+	closed bool
 	k      keys
 	fields []string // the table's field names, FIELD0…
 
@@ -28,6 +33,9 @@ type session struct {
 	keyArgs  [2]string
 	scanKey  []byte
 	scanVals [][]byte
+	// readAll is HMGET of every field: the command and the field names
+	// made interface values once, rather than on every read.
+	readAll []any
 
 	// beforeExec, when set (tests only), runs between the WATCHed checks of
 	// a plain InsertBatch and its EXEC.
@@ -35,7 +43,26 @@ type session struct {
 }
 
 func newSession(db *DB, k keys, t driver.Table) *session {
-	return &session{db: db, client: db.client, k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
+	s := &session{db: db, client: db.client, conn: db.client.Conn(), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
+	s.readAll = make([]any, 0, 2+len(t.Fields))
+	s.readAll = append(s.readAll, "hmget", nil)
+	for _, f := range t.Fields {
+		s.readAll = append(s.readAll, f)
+	}
+	return s
+}
+
+// keep lets go of the session's connection after an error that may have
+// left it unusable: anything but the server's own error reply. go-redis
+// marks such a connection bad, and a Conn refuses every command after;
+// the next command takes a fresh connection from the pool.
+func (s *session) keep(err error) {
+	var reply redis.Error
+	if err == nil || errors.As(err, &reply) || s.closed {
+		return
+	}
+	_ = s.conn.Close()
+	s.conn = s.client.Conn()
 }
 
 // fieldNames returns the names of the listed field indexes (nil: all).
@@ -63,11 +90,31 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if len(values) < len(names) {
 		return fmt.Errorf("redis: read of %d fields into %d values", len(names), len(values))
 	}
-	got, err := s.client.HMGet(ctx, s.k.record(key), names...).Result()
+	if err := ctx.Err(); err != nil {
+		return classify(err) // the session's Conn, unlike the pool, does not look
+	}
+	args := s.readArgs(key, fields, names)
+	cmd := redis.NewSliceCmd(ctx, args...)
+	err = s.conn.Process(ctx, cmd)
+	args[1] = nil
+	s.keep(err)
 	if err != nil {
 		return classify(err)
 	}
-	return fill(values, got, names, key)
+	return fill(values, cmd.Val(), names, key)
+}
+
+// readArgs returns the arguments of an HMGET of the named fields of key.
+func (s *session) readArgs(key []byte, fields []int, names []string) []any {
+	if fields == nil {
+		s.readAll[1] = s.k.record(key)
+		return s.readAll
+	}
+	s.args = append(s.args[:0], "hmget", s.k.record(key))
+	for _, n := range names {
+		s.args = append(s.args, n)
+	}
+	return s.args
 }
 
 // fill copies an HMGET reply into values. A record with none of the fields
@@ -192,10 +239,15 @@ func (s *session) Delete(ctx context.Context, key []byte) error {
 // runOne runs a single-record script on the record's key and the index,
 // with s.args; a reply of 0 means the table has no such record.
 func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) error {
+	if err := ctx.Err(); err != nil {
+		clear(s.args)
+		return classify(err) // the session's Conn, unlike the pool, does not look
+	}
 	s.keyArgs[0], s.keyArgs[1] = s.k.record(key), s.k.index
-	n, err := script.Run(ctx, s.client, s.keyArgs[:], s.args...).Int64()
+	n, err := script.Run(ctx, s.conn, s.keyArgs[:], s.args...).Int64()
 	clear(s.args)
 	s.keyArgs[0] = ""
+	s.keep(err)
 	switch {
 	case err != nil && errors.Is(err, redis.Nil):
 		return driver.ErrNotFound
@@ -348,5 +400,12 @@ func (s *session) existingKey(ctx context.Context, tx *redis.Tx, keys [][]byte, 
 	return redis.TxFailedErr
 }
 
-// Close does nothing: the session holds no connection between calls.
-func (s *session) Close() error { return nil }
+// Close gives the session's connection back to the pool. Closing twice
+// is harmless.
+func (s *session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return s.conn.Close()
+}

@@ -107,6 +107,11 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, string, 
 	// once rather than after go-redis's five tries.
 	opts.DialerRetries = 1
 	opts.Dialer = plainDialer(opts)
+	if !q.Has("protocol") {
+		// RESP2: dbprobe uses nothing of RESP3, and go-redis looks for push
+		// notifications before every RESP3 reply.
+		opts.Protocol = 2
+	}
 	// Context deadlines bound each call, so that a run's timeouts apply.
 	opts.ContextTimeoutEnabled = true
 	// Maintenance notifications are a Redis Cloud/Enterprise handshake the

@@ -94,6 +94,7 @@ func (s *Set) Names() []string { return s.names }
 func (s *Set) NewRecorder() *Recorder {
 	r := &Recorder{
 		hists:    make([]*hdr.Histogram, len(s.names)),
+		pending:  make([][]int64, len(s.names)),
 		overflow: make([]int64, len(s.names)),
 		statuses: map[StatusKey]int64{},
 		retries:  make([]int64, len(s.names)),
@@ -108,9 +109,20 @@ func (s *Set) NewRecorder() *Recorder {
 // Recorder is one worker's histograms. Its lock is taken by its worker on
 // every record and by the Set once per tick, so it is never contended on
 // the hot path.
+//
+// A worker's latencies of one interval first go to a short list (pending)
+// and only past maxPending of them into its histogram: merging a
+// histogram into the interval's walks every bucket up to its largest
+// value and emptying it clears them all, which for a worker doing a few
+// hundred operations a second cost more than recording them (measured: 32
+// workers' ticks took 8–10 ms each, 3% of the client's CPU on PostgreSQL
+// at 16,000 operations a second). The values of the list are recorded
+// into the interval's histogram one by one, exactly as they would have
+// been into the worker's.
 type Recorder struct {
 	mu       sync.Mutex
 	hists    []*hdr.Histogram // allocated on first use: most series stay empty
+	pending  [][]int64        // values not yet in hists, at most maxPending per series
 	overflow []int64
 	statuses map[StatusKey]int64
 	retries  []int64
@@ -125,20 +137,32 @@ func (r *Recorder) Record(series int, micros int64) { r.RecordN(series, micros, 
 // batch, which are all acknowledged when the batch commits.
 func (r *Recorder) RecordN(series int, micros, n int64) {
 	r.mu.Lock()
-	h := r.hists[series]
-	if h == nil {
-		h = newHistogram()
-		r.hists[series] = h
-	}
 	if micros > HighestMicros {
 		r.overflow[series] += n
 		micros = HighestMicros
 	} else if micros < 0 {
 		micros = 0
 	}
+	if p := r.pending[series]; n == 1 && len(p) < maxPending {
+		if p == nil {
+			p = make([]int64, 0, maxPending)
+		}
+		r.pending[series] = append(p, micros)
+		r.mu.Unlock()
+		return
+	}
+	h := r.hists[series]
+	if h == nil {
+		h = newHistogram()
+		r.hists[series] = h
+	}
 	_ = h.RecordValues(micros, n) // cannot fail: micros is within range
 	r.mu.Unlock()
 }
+
+// maxPending is how many values a series of a Recorder holds before it
+// records into its histogram: 8 KB, a second of up to 1,024 operations.
+const maxPending = 1024
 
 // Error counts one failure by the database's error code (or its class
 // when the database gave no code), for the result's error table.
@@ -211,15 +235,23 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 	iv := Interval{Start: s.last, End: now, View: newView(len(s.names))}
 	for _, r := range s.recorders {
 		r.mu.Lock()
-		for i, h := range r.hists {
-			if h == nil || h.TotalCount() == 0 {
+		for i, p := range r.pending {
+			h := r.hists[i]
+			used := h != nil && h.TotalCount() > 0
+			if len(p) == 0 && !used {
 				continue
 			}
 			if iv.Histograms[i] == nil {
 				iv.Histograms[i] = newHistogram()
 			}
-			iv.Histograms[i].Merge(h)
-			h.Reset()
+			for _, v := range p {
+				_ = iv.Histograms[i].RecordValue(v) // within range: RecordN clamped it
+			}
+			r.pending[i] = p[:0]
+			if used {
+				iv.Histograms[i].Merge(h)
+				h.Reset()
+			}
 			iv.Overflow[i] += r.overflow[i]
 			r.overflow[i] = 0
 		}

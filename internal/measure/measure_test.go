@@ -1,6 +1,8 @@
 package measure
 
 import (
+	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -135,5 +137,61 @@ func BenchmarkRecord(b *testing.B) {
 	r := s.NewRecorder()
 	for i := 0; b.Loop(); i++ {
 		r.Record(0, int64(i&4095))
+	}
+}
+
+// A worker's values reach the interval's histogram the same whether they
+// waited in its short list or went into its own histogram (past
+// maxPending of them, or a batch's n values at once): the interval equals
+// a histogram that recorded every value directly.
+func TestIntervalEqualsDirectRecording(t *testing.T) {
+	s := newTestSet()
+	r := s.NewRecorder()
+	want := newHistogram()
+	for round, count := range []int{10, maxPending + 500, 3 * maxPending} {
+		want.Reset()
+		for i := range count {
+			v := int64(1 + (i*7919+round)%50000)
+			r.Record(0, v)
+			_ = want.RecordValue(v)
+		}
+		r.RecordN(0, 1234, 40)
+		_ = want.RecordValues(1234, 40)
+		iv := s.Tick(time.Now(), true)
+		got := iv.Histograms[0]
+		if !got.Equals(want) {
+			t.Fatalf("round %d (%d values): interval count %d max %d p99 %d, want count %d max %d p99 %d",
+				round, count, got.TotalCount(), got.Max(), got.ValueAtPercentile(99),
+				want.TotalCount(), want.Max(), want.ValueAtPercentile(99))
+		}
+	}
+	if got, wantN := s.Total().Histograms[0].TotalCount(), int64(10+maxPending+500+3*maxPending+3*40); got != wantN {
+		t.Fatalf("cumulative count %d, want %d", got, wantN)
+	}
+	if iv := s.Tick(time.Now(), true); iv.Histograms[0] != nil {
+		t.Fatalf("an interval with nothing recorded has a histogram of %d values", iv.Histograms[0].TotalCount())
+	}
+}
+
+// BenchmarkTick is one second of 32 workers doing 250 reads and 250
+// updates each (16,000 operations a second) then the tick that merges
+// them: the harness's cost per second beside the operations.
+func BenchmarkTick(b *testing.B) {
+	s := NewSet([]string{"READ", "UPDATE"}, []bool{true, true}, time.Now())
+	recs := make([]*Recorder, 32)
+	for i := range recs {
+		recs[i] = s.NewRecorder()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for b.Loop() {
+		b.StopTimer()
+		for _, r := range recs {
+			for j := range 500 {
+				// Log-normal around 1 ms, as a database's latencies are.
+				r.Record(j%2, int64(math.Exp(rng.NormFloat64()*0.8+7)))
+			}
+		}
+		b.StartTimer()
+		s.Tick(time.Now(), true)
 	}
 }

@@ -161,8 +161,9 @@ func (r *Recorder) RecordN(series int, micros, n int64) {
 }
 
 // maxPending is how many values a series of a Recorder holds before it
-// records into its histogram: 8 KB, a second of up to 1,024 operations.
-const maxPending = 1024
+// records into its histogram: 32 KB, a second of up to 4,096 operations,
+// below which the list costs less to merge than a histogram does.
+const maxPending = 4096
 
 // Error counts one failure by the database's error code (or its class
 // when the database gave no code), for the result's error table.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,9 +22,12 @@ import (
 //
 // conn therefore gives go-sql-driver a context that never ends and
 // watches the caller's itself, once for as many statements as use it
-// (see watch). When it ends, the socket is closed: a statement waiting for
-// the server fails at once, and the session tells the server to stop the
-// statement (KILL). That is what go-sql-driver does on a context's end too.
+// (see watch). When it ends while the session is using the connection
+// (busy), the socket is closed: a statement waiting for the server fails
+// at once, and the session tells the server to stop the statement (KILL).
+// That is what go-sql-driver does on a context's end too. A context that
+// ends between operations (an operation's own, under --op-timeout) leaves
+// the connection alone.
 type conn struct {
 	dc       sqldriver.Conn
 	prepper  sqldriver.ConnPrepareContext
@@ -33,11 +37,14 @@ type conn struct {
 	sock     net.Conn // the socket under dc (under TLS too)
 	id       int64    // CONNECTION_ID(): the server's thread, for KILL
 
-	watched   context.Context
 	stopWatch func() bool
-	// expired is set when a watched context ended: the socket is closed,
-	// or will be any moment, and the connection is done for.
+	// expired is set when a watched context ended while the connection was
+	// busy: the socket is closed, and the connection is done for.
 	expired atomic.Bool
+
+	mu       sync.Mutex // guards the fields below, shared with expire
+	watched  context.Context
+	inFlight bool // the session is using the connection
 }
 
 // unwatched is the context conn passes to go-sql-driver, which then
@@ -97,16 +104,18 @@ func openConn(ctx context.Context, connector sqldriver.Connector, timeout time.D
 }
 
 // watch makes ctx's end stop the connection's statements, and reports
-// whether the connection can still be used: not when a context it
-// watched before ended.
+// whether the connection can still be used: not once a context's end
+// closed it. Only the session's goroutine calls it, so watched is read
+// here without the lock; it is written under it, for expire.
 func (c *conn) watch(ctx context.Context) bool {
-	if ctx == c.watched {
-		return !c.expired.Load()
-	}
-	c.unwatch()
-	c.watched = ctx
-	if ctx.Done() != nil {
-		c.stopWatch = context.AfterFunc(ctx, c.expire)
+	if ctx != c.watched {
+		c.unwatch()
+		c.mu.Lock()
+		c.watched = ctx
+		c.mu.Unlock()
+		if ctx.Done() != nil {
+			c.stopWatch = context.AfterFunc(ctx, func() { c.expire(ctx) })
+		}
 	}
 	return !c.expired.Load()
 }
@@ -114,17 +123,44 @@ func (c *conn) watch(ctx context.Context) bool {
 // unwatch ends the watch of the current context: its end no longer
 // concerns the connection.
 func (c *conn) unwatch() {
-	if c.stopWatch != nil && !c.stopWatch() {
-		// The context ended already: the socket may close any moment.
-		c.expired.Store(true)
+	if c.stopWatch != nil {
+		c.stopWatch()
+		c.stopWatch = nil
 	}
-	c.watched, c.stopWatch = nil, nil
+	c.mu.Lock()
+	c.watched = nil
+	c.mu.Unlock()
 }
 
-// expire runs when the watched context ends. Closing the socket, rather
-// than setting a deadline, holds even when the URL sets read_timeout:
-// go-sql-driver sets its own deadline before every read.
-func (c *conn) expire() {
+// busy marks the connection in use by an operation under ctx until idle,
+// and reports whether ctx is still live. It looks at ctx after marking,
+// so that an end from then on is seen by expire.
+func (c *conn) busy(ctx context.Context) bool {
+	c.mu.Lock()
+	c.inFlight = true
+	c.mu.Unlock()
+	return ctx.Err() == nil
+}
+
+// idle ends what busy began.
+func (c *conn) idle() {
+	c.mu.Lock()
+	c.inFlight = false
+	c.mu.Unlock()
+}
+
+// expire runs when a watched context ends. It closes the socket when that
+// context is still the watched one and an operation is using the
+// connection; a callback late for a context no longer watched does
+// nothing. Closing the socket, rather than setting a deadline, holds even
+// when the URL sets read_timeout: go-sql-driver sets its own deadline
+// before every read.
+func (c *conn) expire(ctx context.Context) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ctx != c.watched || !c.inFlight {
+		return
+	}
 	c.expired.Store(true)
 	_ = c.sock.Close()
 }

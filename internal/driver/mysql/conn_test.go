@@ -3,6 +3,7 @@ package mysql
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 // A session opened under a context that ends right after (the runner's
@@ -24,5 +25,30 @@ func TestSessionOutlivesItsOpeningContext(t *testing.T) {
 	}
 	if s.connID != id {
 		t.Errorf("the session opened a second connection (%d after %d) once its opening context ended", s.connID, id)
+	}
+}
+
+// With --op-timeout every operation has a context of its own, cancelled
+// when the operation is over: that end must not close the connection for
+// the next operation.
+func TestContextPerOperationKeepsTheConnection(t *testing.T) {
+	_, _, db, tbl := monitored(t, 1)
+	sess, err := db.Session(context.Background(), tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	s := sess.(*session)
+	id := s.connID
+	for i := range 5 {
+		op, cancel := context.WithTimeout(context.Background(), time.Minute)
+		err := s.Insert(op, []byte{'k', byte('0' + i)}, [][]byte{[]byte("v")})
+		cancel()
+		if err != nil {
+			t.Fatalf("insert %d: %v", i, err)
+		}
+	}
+	if s.connID != id {
+		t.Errorf("operations under contexts of their own opened new connections (%d after %d)", s.connID, id)
 	}
 }

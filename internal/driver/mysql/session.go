@@ -71,7 +71,8 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 		return nil, err
 	}
 	// ctx may be only the opening's (the runner's reconnection has a
-	// timeout of its own): its end must not close the new connection.
+	// timeout of its own): the session is not using the connection now.
+	s.conn.idle()
 	s.conn.unwatch()
 	db.mu.Lock()
 	if db.closed {
@@ -132,7 +133,8 @@ func (s *session) resetStatements() {
 
 // ready readies the session for an operation under ctx: ctx is live and
 // watched, and the session has a connection, a new one if the last broke
-// or a context it watched ended.
+// or a context's end closed it, marked busy. Every operation that readied
+// the session ends with idle.
 func (s *session) ready(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return classify(err)
@@ -140,20 +142,30 @@ func (s *session) ready(ctx context.Context) error {
 	if s.conn != nil && !s.conn.watch(ctx) {
 		s.dropConn()
 	}
-	if s.conn != nil {
-		return nil
+	if s.conn == nil {
+		if s.closed {
+			return driver.Classify(errSessionClosed, codeConnLost, driver.ClassConnLost)
+		}
+		c, err := openConn(ctx, s.db.connector, s.db.settings.cfg.Timeout)
+		if err != nil {
+			return classify(err)
+		}
+		s.db.conns.add(c.id)
+		s.conn, s.connID = c, c.id
+		c.watch(ctx)
 	}
-	if s.closed {
-		return driver.Classify(errSessionClosed, codeConnLost, driver.ClassConnLost)
+	if !s.conn.busy(ctx) {
+		s.conn.idle()
+		return classify(ctx.Err())
 	}
-	c, err := openConn(ctx, s.db.connector, s.db.settings.cfg.Timeout)
-	if err != nil {
-		return classify(err)
-	}
-	s.db.conns.add(c.id)
-	s.conn, s.connID = c, c.id
-	c.watch(ctx)
 	return nil
+}
+
+// idle ends an operation that ready began.
+func (s *session) idle() {
+	if s.conn != nil {
+		s.conn.idle()
+	}
 }
 
 // fail classifies the error of an operation. When the connection did not
@@ -343,6 +355,7 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	defer s.idle()
 	var st *stmt
 	var err error
 	cols := n
@@ -414,6 +427,7 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	if err := s.ready(ctx); err != nil {
 		return 0, err
 	}
+	defer s.idle()
 	n := s.count(fields)
 	var st *stmt
 	var err error
@@ -481,6 +495,7 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	defer s.idle()
 	if s.proc {
 		st, err := s.call(ctx, callUpdate)
 		if err != nil {
@@ -517,6 +532,7 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	defer s.idle()
 	var st *stmt
 	var err error
 	if s.proc {
@@ -541,6 +557,7 @@ func (s *session) Delete(ctx context.Context, key []byte) error {
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	defer s.idle()
 	if s.proc {
 		st, err := s.call(ctx, callDelete)
 		if err != nil {
@@ -623,6 +640,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
+	defer s.idle()
 	if s.db.bulkLoad() {
 		err := s.loadBatch(ctx, keys, values)
 		if err == nil || !isLoadRefused(err) {
@@ -634,6 +652,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 }
 
 // simple runs a statement without arguments on the session's connection.
+// It runs inside an operation (InsertBatch), whose idle ends it.
 func (s *session) simple(ctx context.Context, query string) error {
 	if err := s.ready(ctx); err != nil {
 		return err

@@ -211,7 +211,12 @@ func (s *Server) launch(args []string) error {
 	cmd := exec.Command(s.server, args...)
 	cmd.Dir = s.dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred}
+	// Pdeathsig: the kernel kills the server when dbprobe dies, even by
+	// SIGKILL, which leaves no code of dbprobe's to stop it; otherwise a
+	// throwaway server would go on holding its port and memory. (The
+	// signal goes when the thread that started the server ends; Go ends a
+	// thread only under a goroutine that locked it, which dbprobe has not.)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logFile.Close()
 		return fmt.Errorf("instance: start %s: %w", s.server, err)

@@ -1,11 +1,15 @@
 package instance
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -280,5 +284,81 @@ func TestRedisLifecycle(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("%s still exists after Close: %v", dir, err)
+	}
+}
+
+// starterEnv makes the test binary the starter process of
+// TestServerDiesWithItsStarter, for the kind of server it names.
+const starterEnv = "DBPROBE_INSTANCE_STARTER"
+
+// When the process that started a server dies, even by SIGKILL, the
+// server dies too: no throwaway server is left holding its port.
+// PostgreSQL runs as the postgres user when the test runs as root, the
+// case where the kernel could forget the signal with the change of user.
+func TestServerDiesWithItsStarter(t *testing.T) {
+	kinds := map[string]Kind{"redis": Redis, "postgres": Postgres}
+	if name := os.Getenv(starterEnv); name != "" {
+		// The starter: start a server, say which, and wait to be killed.
+		s, err := Start(context.Background(), kinds[name], Options{})
+		if err != nil {
+			fmt.Printf("error %v\n", err)
+			return
+		}
+		fmt.Printf("started %d %s\n", s.cmd.Process.Pid, s.dir)
+		time.Sleep(time.Minute)
+		s.Close()
+		return
+	}
+	for name := range kinds {
+		t.Run(name, func(t *testing.T) { killStarter(t, name) })
+	}
+}
+
+// killStarter runs a starter of the named kind of server, kills it with
+// SIGKILL, and waits for its server to end.
+func killStarter(t *testing.T, name string) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServerDiesWithItsStarter$")
+	cmd.Env = append(os.Environ(), starterEnv+"="+name)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var pid int
+	var dir string
+	lines := bufio.NewScanner(out)
+	for lines.Scan() {
+		line := lines.Text()
+		if msg, ok := strings.CutPrefix(line, "error "); ok {
+			if strings.Contains(msg, ErrNotInstalled.Error()) {
+				testdb.Unavailable(t, msg)
+			}
+			t.Fatalf("the starter could not start %s: %s", name, msg)
+		}
+		if _, err := fmt.Sscanf(line, "started %d %s", &pid, &dir); err == nil {
+			break
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("the starter never said which server it started: %v", lines.Err())
+	}
+	defer os.RemoveAll(dir)
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the server %d is not running before its starter is killed: %v", pid, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the server %d still runs 10 s after its starter was killed", pid)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

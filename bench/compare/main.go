@@ -132,23 +132,27 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 	for _, ts := range strings.Split(threadList, ",") {
 		threads, err := strconv.Atoi(ts)
 		check(err)
-		var pgb, dbp []measurement
-		for rep := range reps {
-			// Alternate which tool goes first, so drift over time is shared.
-			first, second := func() { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) },
-				func() {
-					dbp = append(dbp, dbprobe(bin, append([]string{"run", "--threads", ts, "-p", "operationcount=" + strconv.Itoa(ops)}, common...), ops))
-				}
-			if rep%2 == 1 {
-				first, second = second, first
-			}
-			first()
-			second()
+		var pgb, dbp, quiet []measurement
+		runArgs := append([]string{"run", "--threads", ts, "-p", "operationcount=" + strconv.Itoa(ops)}, common...)
+		// dbprobe runs as users run it (its monitor on) and with --no-monitor,
+		// the load path alone, as pgbench is.
+		tools := []func(rep int){
+			func(rep int) { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) },
+			func(int) { dbp = append(dbp, dbprobe(bin, runArgs, ops)) },
+			func(int) { quiet = append(quiet, dbprobe(bin, append(runArgs[:len(runArgs):len(runArgs)], "--no-monitor"), ops)) },
 		}
-		mp, md := median(pgb), median(dbp)
+		for rep := range reps {
+			// Rotate which tool goes first, so drift over time is shared.
+			for i := range tools {
+				tools[(rep+i)%len(tools)](rep)
+			}
+		}
+		mp, md, mq := median(pgb), median(dbp), median(quiet)
 		row(threads, "pgbench -M prepared", mp)
 		row(threads, "dbprobe", md)
+		row(threads, "dbprobe --no-monitor", mq)
 		fmt.Printf("| %d | dbprobe / pgbench | %.2f× | | | %.2f× |\n", threads, md.opsPerSec/mp.opsPerSec, md.cpuPerOp/mp.cpuPerOp)
+		fmt.Printf("| %d | dbprobe --no-monitor / pgbench | %.2f× | | | %.2f× |\n", threads, mq.opsPerSec/mp.opsPerSec, mq.cpuPerOp/mp.cpuPerOp)
 	}
 	fmt.Println()
 }

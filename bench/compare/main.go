@@ -139,7 +139,9 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 		tools := []func(rep int){
 			func(rep int) { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) },
 			func(int) { dbp = append(dbp, dbprobe(bin, runArgs, ops)) },
-			func(int) { quiet = append(quiet, dbprobe(bin, append(runArgs[:len(runArgs):len(runArgs)], "--no-monitor"), ops)) },
+			func(int) {
+				quiet = append(quiet, dbprobe(bin, append(runArgs[:len(runArgs):len(runArgs)], "--no-monitor"), ops))
+			},
 		}
 		for rep := range reps {
 			// Rotate which tool goes first, so drift over time is shared.

@@ -82,6 +82,12 @@ func userInfoMisplaced(u *url.URL) bool {
 		// sqlite://:memory: has no @ after it).
 		return true
 	}
+	if u.User == nil && u.Port() != "" && strings.Contains(rest, "@") {
+		// "a://u:1234/pw@h": a password that starts with digits reads as
+		// a port when a / ? or # follows them, and its rest, with the @,
+		// as the path, the query or the fragment.
+		return true
+	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			return false

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	sqldriver "database/sql/driver"
+
+	"dbprobe/internal/driver"
 )
 
 // conn is one go-sql-driver connection that a session holds itself, not
@@ -37,14 +38,11 @@ type conn struct {
 	sock     net.Conn // the socket under dc (under TLS too)
 	id       int64    // CONNECTION_ID(): the server's thread, for KILL
 
-	stopWatch func() bool
+	// watcher watches the caller's context (see driver.ContextWatch).
+	watcher driver.ContextWatch
 	// expired is set when a watched context ended while the connection was
 	// busy: the socket is closed, and the connection is done for.
 	expired atomic.Bool
-
-	mu       sync.Mutex // guards the fields below, shared with expire
-	watched  context.Context
-	inFlight bool // the session is using the connection
 }
 
 // unwatched is the context conn passes to go-sql-driver, which then
@@ -103,64 +101,19 @@ func openConn(ctx context.Context, connector sqldriver.Connector, timeout time.D
 	return c, nil
 }
 
-// watch makes ctx's end stop the connection's statements, and reports
-// whether the connection can still be used: not once a context's end
-// closed it. Only the session's goroutine calls it, so watched is read
-// here without the lock; it is written under it, for expire.
+// watch makes ctx's end stop the connection's statements (see
+// driver.ContextWatch), and reports whether the connection can still be
+// used: not once a context's end closed it.
 func (c *conn) watch(ctx context.Context) bool {
-	if ctx != c.watched {
-		c.unwatch()
-		c.mu.Lock()
-		c.watched = ctx
-		c.mu.Unlock()
-		if ctx.Done() != nil {
-			c.stopWatch = context.AfterFunc(ctx, func() { c.expire(ctx) })
-		}
-	}
+	c.watcher.Watch(ctx, c.expire)
 	return !c.expired.Load()
 }
 
-// unwatch ends the watch of the current context: its end no longer
-// concerns the connection.
-func (c *conn) unwatch() {
-	if c.stopWatch != nil {
-		c.stopWatch()
-		c.stopWatch = nil
-	}
-	c.mu.Lock()
-	c.watched = nil
-	c.mu.Unlock()
-}
-
-// busy marks the connection in use by an operation under ctx until idle,
-// and reports whether ctx is still live. It looks at ctx after marking,
-// so that an end from then on is seen by expire.
-func (c *conn) busy(ctx context.Context) bool {
-	c.mu.Lock()
-	c.inFlight = true
-	c.mu.Unlock()
-	return ctx.Err() == nil
-}
-
-// idle ends what busy began.
-func (c *conn) idle() {
-	c.mu.Lock()
-	c.inFlight = false
-	c.mu.Unlock()
-}
-
-// expire runs when a watched context ends. It closes the socket when that
-// context is still the watched one and an operation is using the
-// connection; a callback late for a context no longer watched does
-// nothing. Closing the socket, rather than setting a deadline, holds even
-// when the URL sets read_timeout: go-sql-driver sets its own deadline
-// before every read.
-func (c *conn) expire(ctx context.Context) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ctx != c.watched || !c.inFlight {
-		return
-	}
+// expire runs when a watched context ends while the connection is busy.
+// Closing the socket, rather than setting a deadline, holds even when the
+// URL sets read_timeout: go-sql-driver sets its own deadline before every
+// read.
+func (c *conn) expire() {
 	c.expired.Store(true)
 	_ = c.sock.Close()
 }
@@ -170,7 +123,7 @@ func (c *conn) valid() bool { return c.validity.IsValid() }
 
 // close ends the watch and the connection.
 func (c *conn) close() {
-	c.unwatch()
+	c.watcher.Unwatch()
 	c.dc.Close()
 }
 

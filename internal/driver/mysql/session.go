@@ -72,8 +72,8 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 	}
 	// ctx may be only the opening's (the runner's reconnection has a
 	// timeout of its own): the session is not using the connection now.
-	s.conn.idle()
-	s.conn.unwatch()
+	s.conn.watcher.Idle()
+	s.conn.watcher.Unwatch()
 	db.mu.Lock()
 	if db.closed {
 		db.mu.Unlock()
@@ -154,8 +154,8 @@ func (s *session) ready(ctx context.Context) error {
 		s.conn, s.connID = c, c.id
 		c.watch(ctx)
 	}
-	if !s.conn.busy(ctx) {
-		s.conn.idle()
+	if !s.conn.watcher.Busy(ctx) {
+		s.conn.watcher.Idle()
 		return classify(ctx.Err())
 	}
 	return nil
@@ -164,7 +164,7 @@ func (s *session) ready(ctx context.Context) error {
 // idle ends an operation that ready began.
 func (s *session) idle() {
 	if s.conn != nil {
-		s.conn.idle()
+		s.conn.watcher.Idle()
 	}
 }
 

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"dbprobe/internal/driver"
 )
 
 // wire drives one connection that pgconn opened, authenticated and then
@@ -22,7 +23,7 @@ import (
 // context watcher on every statement; measured on YCSB workload A with 32
 // sessions on 2 CPUs that is about a quarter of dbprobe's CPU per
 // operation, enough to put it above pgbench's. wire instead watches a
-// context once for many statements (see watch) and writes each exchange
+// context once for many statements (driver.ContextWatch) and writes each exchange
 // with one system call.
 //
 // wire does only what sessions need: bind and execute named statements with
@@ -54,17 +55,13 @@ type wire struct {
 	ready  bool  // ReadyForQuery seen: the exchange is over
 	broken error // set once the connection cannot be used any more
 
-	// Cancellation. A context is watched (context.AfterFunc) from the first
-	// exchange that uses it until an exchange uses another one, so that a
-	// worker passing the same context to every operation pays no
-	// registration, and no allocation, per operation.
-	watchStop  func() bool   // ends the watch of c.watched
+	// Cancellation. A context is watched from the first exchange that
+	// uses it until an exchange uses another one (driver.ContextWatch), so
+	// that a worker passing the same context to every operation pays no
+	// registration, and no allocation, per operation; an exchange is busy
+	// from send to end.
+	watcher    driver.ContextWatch
 	cancelDone chan struct{} // a cancellation sends here when it has finished
-	cur        context.Context
-	mu         sync.Mutex // guards the fields below, shared with cancelFor
-	watched    context.Context
-	inFlight   bool // an exchange is between send and end
-	fired      bool // a cancellation ran during this exchange
 }
 
 // errBroken marks every use of a connection that broke earlier.
@@ -101,7 +98,7 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 
 // close says goodbye to the server and closes the connection.
 func (c *wire) close() {
-	c.unwatch()
+	c.watcher.Unwatch()
 	if c.broken == nil {
 		if bye, err := (&pgproto3.Terminate{}).Encode(nil); err == nil {
 			_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
@@ -178,16 +175,10 @@ func (c *wire) send(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if ctx.Done() != nil {
-		if ctx != c.cur {
-			c.watch(ctx)
-		}
-		c.mu.Lock()
-		c.inFlight = true
-		c.mu.Unlock()
-		// Checked after inFlight is set: a cancellation from now on is seen.
-		if err := ctx.Err(); err != nil {
+		c.watcher.Watch(ctx, c.cancel)
+		if !c.watcher.Busy(ctx) {
 			c.wbuf = c.wbuf[:0]
-			return c.end(err)
+			return c.end(ctx.Err())
 		}
 	}
 	c.ready = false
@@ -202,39 +193,11 @@ func (c *wire) send(ctx context.Context) error {
 	return nil
 }
 
-// watch starts watching ctx, and stops watching the previous context.
-func (c *wire) watch(ctx context.Context) {
-	c.unwatch()
-	c.mu.Lock()
-	c.watched = ctx
-	c.mu.Unlock()
-	c.cur = ctx
-	c.watchStop = context.AfterFunc(ctx, func() { c.cancelFor(ctx) })
-}
-
-func (c *wire) unwatch() {
-	if c.watchStop != nil {
-		c.watchStop()
-		c.watchStop = nil
-	}
-	c.mu.Lock()
-	c.watched = nil
-	c.mu.Unlock()
-	c.cur = nil
-}
-
-// cancelFor runs when a watched context ends. If an exchange under that
-// context is in flight, it asks the server to cancel the statement (which
-// then fails with 57014, the connection living on) and sets a deadline on
-// the connection in case the server does not answer.
-func (c *wire) cancelFor(ctx context.Context) {
-	c.mu.Lock()
-	if !c.inFlight || c.watched != ctx {
-		c.mu.Unlock()
-		return
-	}
-	c.fired = true
-	c.mu.Unlock()
+// cancel runs when a watched context ends while an exchange under it is
+// in flight. It asks the server to cancel the statement (which then fails
+// with 57014, the connection living on) and sets a deadline on the
+// connection in case the server does not answer.
+func (c *wire) cancel() {
 	defer func() { c.cancelDone <- struct{}{} }()
 	_ = c.conn.SetDeadline(time.Now().Add(cancelDeadlineDelay))
 
@@ -263,15 +226,11 @@ func (c *wire) cancelFor(ctx context.Context) {
 // clears the deadline it set, and a network error it caused becomes the
 // context's error. err is the exchange's error.
 func (c *wire) end(err error) error {
-	if c.cur == nil {
+	cur := c.watcher.Current()
+	if cur == nil {
 		return err
 	}
-	c.mu.Lock()
-	c.inFlight = false
-	fired := c.fired
-	c.fired = false
-	c.mu.Unlock()
-	if !fired {
+	if !c.watcher.Idle() {
 		return err
 	}
 	<-c.cancelDone
@@ -282,7 +241,7 @@ func (c *wire) end(err error) error {
 		// The context's error first, so that a cancellation is told from a
 		// statement_timeout; the server's 57014 or the deadline's network
 		// error after it.
-		return fmt.Errorf("%w: %w", c.cur.Err(), err)
+		return fmt.Errorf("%w: %w", cur.Err(), err)
 	}
 	return nil
 }

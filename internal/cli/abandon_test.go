@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"dbprobe/internal/instance"
 	"dbprobe/internal/result"
 	"dbprobe/internal/testdb"
@@ -109,12 +107,7 @@ func settingOf(t *testing.T, kind instance.Kind, url string) serverSetting {
 			},
 		}
 	case instance.Redis:
-		opts, err := redis.ParseURL(url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		admin := redis.NewClient(opts)
-		t.Cleanup(func() { admin.Close() })
+		admin := testdb.OpenRedis(t, url)
 		ctx := context.Background()
 		return serverSetting{
 			durability: "full",

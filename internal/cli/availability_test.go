@@ -13,7 +13,6 @@ import (
 	"time"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
-	"github.com/redis/go-redis/v9"
 
 	"dbprobe/internal/instance"
 	"dbprobe/internal/result"
@@ -288,12 +287,7 @@ func TestKilledConnectionsAreReplaced(t *testing.T) {
 		{
 			name: "redis", url: func(t *testing.T) string { return testdb.FreshRedisDatabase(t) },
 			kill: func(t *testing.T, url string) int {
-				opts, err := redis.ParseURL(url)
-				if err != nil {
-					t.Fatal(err)
-				}
-				c := redis.NewClient(opts)
-				defer c.Close()
+				c := testdb.OpenRedis(t, url)
 				n, err := c.ClientKillByFilter(context.Background(), "TYPE", "normal", "SKIPME", "yes").Result()
 				if err != nil || n < 4 {
 					t.Fatalf("CLIENT KILL: %d killed, %v", n, err)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
-
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/testdb"
 )
@@ -21,12 +19,7 @@ func TestMissingWritePermissionStopsTheRun(t *testing.T) {
 	if _, stderr, err := run(t, "load", "--db", base, "-p", "recordcount=200"); err != nil {
 		t.Fatalf("load: %v\n%s", err, stderr)
 	}
-	opts, err := redis.ParseURL(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opts)
-	defer admin.Close()
+	admin := testdb.OpenRedis(t, base)
 	ctx := context.Background()
 	const user, password = "dbprobe_reader", "reader-Secret-1"
 	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "~*", "+@read", "+@connection", "+@scripting", "-@write").Err(); err != nil {

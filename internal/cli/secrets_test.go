@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
@@ -156,12 +155,7 @@ func redisSecretTarget(t *testing.T) secretTarget {
 	fresh := testdb.FreshRedisDatabase(t)
 	c := newCanary(t)
 	user := randomName(t, "canary_")
-	opts, err := redis.ParseURL(fresh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin := redis.NewClient(opts)
-	t.Cleanup(func() { admin.Close() })
+	admin := testdb.OpenRedis(t, fresh)
 	ctx := context.Background()
 	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+c.password, "~*", "&*", "+@all").Err(); err != nil {
 		t.Fatalf("ACL SETUSER: %v", strings.ReplaceAll(err.Error(), c.password, "…"))

@@ -149,6 +149,20 @@ func flush(t testing.TB, base *redis.Options, n int) {
 	}
 }
 
+// OpenRedis opens a client on rawURL for a test's own commands (ACL
+// users, CONFIG, CLIENT KILL), closed when the test ends.
+func OpenRedis(t testing.TB, rawURL string) *redis.Client {
+	t.Helper()
+	opts, err := redis.ParseURL(rawURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet(opts)
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // quiet turns off what the test helpers have no use for: retries, and the
 // maintenance-notification handshake go-redis tries on every connection.
 func quiet(opts *redis.Options) {

@@ -41,19 +41,6 @@ func TestRedisURLWithoutServer(t *testing.T) {
 	}
 }
 
-// client connects to rawURL outside any helper under test.
-func client(t *testing.T, rawURL string) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet(opts)
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
 func databaseOf(t *testing.T, rawURL string) int {
 	t.Helper()
 	u, err := url.Parse(rawURL)
@@ -72,13 +59,13 @@ func TestFreshRedisDatabase(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	admin := client(t, base)
+	admin := OpenRedis(t, base)
 	var first, second int
 	tokens := map[int]string{}
 	t.Run("fresh", func(t *testing.T) {
 		u := FreshRedisDatabase(t)
 		first = databaseOf(t, u)
-		c := client(t, u)
+		c := OpenRedis(t, u)
 		if n, err := c.DBSize(ctx).Result(); err != nil || n != 0 {
 			t.Fatalf("database %d holds %d keys (%v), want a fresh, empty one", first, n, err)
 		}
@@ -90,7 +77,7 @@ func TestFreshRedisDatabase(t *testing.T) {
 		if first == 0 || second == 0 || first == second {
 			t.Fatalf("fresh databases %d and %d: want two distinct ones, neither 0", first, second)
 		}
-		if n, err := client(t, other).DBSize(ctx).Result(); err != nil || n != 0 {
+		if n, err := OpenRedis(t, other).DBSize(ctx).Result(); err != nil || n != 0 {
 			t.Fatalf("the second database holds %d keys (%v)", n, err)
 		}
 		for _, n := range []int{first, second} {
@@ -114,7 +101,7 @@ func TestFreshRedisDatabase(t *testing.T) {
 	// the key is gone either way.)
 	u, _ := url.Parse(base)
 	u.Path = "/" + strconv.Itoa(first)
-	if n, err := client(t, u.String()).Exists(ctx, "left-behind").Result(); err != nil || n != 0 {
+	if n, err := OpenRedis(t, u.String()).Exists(ctx, "left-behind").Result(); err != nil || n != 0 {
 		t.Errorf("database %d still holds the test's key (%d, %v)", first, n, err)
 	}
 }
@@ -155,7 +142,7 @@ func TestStartRedis(t *testing.T) {
 			t.Fatalf("private server on %s, want 127.0.0.1", parsed.Hostname())
 		}
 		addr = parsed.Host
-		c := client(t, u)
+		c := OpenRedis(t, u)
 		ctx := context.Background()
 		cfg, err := c.ConfigGet(ctx, "appendonly").Result()
 		if err != nil || cfg["appendonly"] != "no" {
@@ -167,7 +154,7 @@ func TestStartRedis(t *testing.T) {
 		// The password is required.
 		noPW := *parsed
 		noPW.User = nil
-		if err := client(t, noPW.String()).Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		if err := OpenRedis(t, noPW.String()).Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 			t.Fatalf("PING without the password: %v, want NOAUTH", err)
 		}
 	})

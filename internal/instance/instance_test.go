@@ -304,7 +304,7 @@ func TestServerDiesWithItsStarter(t *testing.T) {
 			fmt.Printf("error %v\n", err)
 			return
 		}
-		fmt.Printf("started %d %s\n", s.cmd.Process.Pid, s.dir)
+		fmt.Printf("started %d %s\n", s.cmd.Process.Pid, s.Dir())
 		time.Sleep(time.Minute)
 		s.Close()
 		return

@@ -7,10 +7,15 @@
 // protocol is RESP2 unless the URL says protocol=3: dbprobe uses nothing of
 // RESP3, and go-redis looks for push notifications before every RESP3 reply.
 //
-// Each session keeps one connection of the pool for its reads and
-// single-record writes (a go-redis Conn), rather than checking one out and
-// back per operation, and takes a fresh one after an error that may have
-// broken it.
+// Each session keeps one connection for its reads and single-record
+// writes, on a go-redis client of its own, rather than checking one out of
+// the pool and back per operation, and takes a fresh one after an error
+// that may have broken it. Its operations set no socket deadlines: the
+// session watches the caller's context once for many operations, and when
+// that context ends (Ctrl-C, the run's end, --op-timeout) while an
+// operation waits on the server, it closes the socket, so the operation
+// ends at once, and reconnects. read_timeout and write_timeout in the URL
+// add go-redis's per-command deadlines back.
 //
 // # Data model
 //

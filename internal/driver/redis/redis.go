@@ -54,10 +54,13 @@ type Driver struct{}
 // connections) that sessions share.
 type DB struct {
 	client *redis.Client
-	opts   driver.Options
-	addr   string // host:port, for messages
-	index  int    // the logical database number
-	info   driver.Info
+	// sessionOpts are the options of a session's own client (ownConn).
+	sessionOpts redis.Options
+	own         sessionClients
+	opts        driver.Options
+	addr        string // host:port, for messages
+	index       int    // the logical database number
+	info        driver.Info
 
 	// release puts appendfsync back as it was; nil when Open changed
 	// nothing.
@@ -107,7 +110,9 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, err
 	}
-	db := &DB{client: redis.NewClient(copts), opts: opts, addr: copts.Addr, index: copts.DB}
+	// Taken before NewClient, which rewrites the options it is given.
+	sessionOpts := sessionOptions(*copts)
+	db := &DB{client: redis.NewClient(copts), sessionOpts: sessionOpts, opts: opts, addr: copts.Addr, index: copts.DB}
 	if err := db.client.Ping(ctx).Err(); err != nil {
 		db.client.Close()
 		return nil, openError(err, target, copts.Addr, copts.Username, copts.DB, copts.TLSConfig != nil)
@@ -398,6 +403,7 @@ func (db *DB) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 		db.closeErr = db.RestoreSettings(ctx)
 		cancel()
+		db.own.closeAll()
 		if err := db.client.Close(); err != nil && db.closeErr == nil {
 			db.closeErr = err
 		}

@@ -13,15 +13,15 @@ import (
 )
 
 // session is one worker's handle on a table. Its reads and single-record
-// writes go through a connection it keeps (a go-redis Conn), which skips
-// the pool's checkout and health check on every operation; scans and
-// batches take connections from the DB's pool, which Options.Sessions
-// sized so that every session finds one. It is not safe for concurrent
-// use.
+// writes go through a connection it keeps (ownConn), which skips the
+// pool's checkout and health check and the socket deadlines on every
+// operation; scans and batches take connections from the DB's pool, which
+// Options.Sessions sized so that every session finds one. It is not safe
+// for concurrent use.
 type session struct {
 	db     *DB
 	client *redis.Client
-	conn   *redis.Conn
+	own    *ownConn
 	closed bool
 	k      keys
 	fields []string // the table's field names, FIELD0…
@@ -43,26 +43,13 @@ type session struct {
 }
 
 func newSession(db *DB, k keys, t driver.Table) *session {
-	s := &session{db: db, client: db.client, conn: db.client.Conn(), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
+	s := &session{db: db, client: db.client, own: newOwnConn(db), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
 	s.readAll = make([]any, 0, 2+len(t.Fields))
 	s.readAll = append(s.readAll, "hmget", nil)
 	for _, f := range t.Fields {
 		s.readAll = append(s.readAll, f)
 	}
 	return s
-}
-
-// keep lets go of the session's connection after an error that may have
-// left it unusable: anything but the server's own error reply. go-redis
-// marks such a connection bad, and a Conn refuses every command after;
-// the next command takes a fresh connection from the pool.
-func (s *session) keep(err error) {
-	var reply redis.Error
-	if err == nil || errors.As(err, &reply) || s.closed {
-		return
-	}
-	_ = s.conn.Close()
-	s.conn = s.client.Conn()
 }
 
 // fieldNames returns the names of the listed field indexes (nil: all).
@@ -90,14 +77,13 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if len(values) < len(names) {
 		return fmt.Errorf("redis: read of %d fields into %d values", len(names), len(values))
 	}
-	if err := ctx.Err(); err != nil {
-		return classify(err) // the session's Conn, unlike the pool, does not look
+	if err := s.own.begin(ctx); err != nil {
+		return err
 	}
 	args := s.readArgs(key, fields, names)
 	cmd := redis.NewSliceCmd(ctx, args...)
-	err = s.conn.Process(ctx, cmd)
+	err = s.own.end(ctx, s.own.conn.Process(ctx, cmd))
 	args[1] = nil
-	s.keep(err)
 	if err != nil {
 		return classify(err)
 	}
@@ -239,15 +225,15 @@ func (s *session) Delete(ctx context.Context, key []byte) error {
 // runOne runs a single-record script on the record's key and the index,
 // with s.args; a reply of 0 means the table has no such record.
 func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) error {
-	if err := ctx.Err(); err != nil {
+	if err := s.own.begin(ctx); err != nil {
 		clear(s.args)
-		return classify(err) // the session's Conn, unlike the pool, does not look
+		return err
 	}
 	s.keyArgs[0], s.keyArgs[1] = s.k.record(key), s.k.index
-	n, err := script.Run(ctx, s.conn, s.keyArgs[:], s.args...).Int64()
+	n, err := script.Run(ctx, s.own.conn, s.keyArgs[:], s.args...).Int64()
+	err = s.own.end(ctx, err)
 	clear(s.args)
 	s.keyArgs[0] = ""
-	s.keep(err)
 	switch {
 	case err != nil && errors.Is(err, redis.Nil):
 		return driver.ErrNotFound
@@ -407,5 +393,5 @@ func (s *session) Close() error {
 		return nil
 	}
 	s.closed = true
-	return s.conn.Close()
+	return s.own.close()
 }

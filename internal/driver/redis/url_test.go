@@ -65,6 +65,39 @@ func TestClientOptions(t *testing.T) {
 	}
 }
 
+// A session's own client has one connection, and no socket deadlines
+// unless the URL sets a timeout, which then stands as written.
+func TestSessionOptions(t *testing.T) {
+	for _, tc := range []struct {
+		query               string
+		sessions            int
+		readWant, writeWant time.Duration
+	}{
+		{"", 8, -2, -2},
+		{"?pool_size=50&dial_timeout=3s", 8, -2, -2},
+		{"?read_timeout=30s", 8, 30 * time.Second, 0},
+		{"?write_timeout=2s", 1, 0, 2 * time.Second},
+		{"?read_timeout=1s&write_timeout=2s", 1, time.Second, 2 * time.Second},
+	} {
+		target, err := driver.ParseTarget("redis://127.0.0.1:6379/0"+tc.query, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool, _, err := clientOptions(target, tc.sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := sessionOptions(*pool)
+		if o.PoolSize != 1 || o.MinIdleConns != 0 || o.ReadTimeout != tc.readWant || o.WriteTimeout != tc.writeWant {
+			t.Errorf("%s: pool %d, min idle %d, read timeout %v, write timeout %v; want 1, 0, %v, %v",
+				tc.query, o.PoolSize, o.MinIdleConns, o.ReadTimeout, o.WriteTimeout, tc.readWant, tc.writeWant)
+		}
+		if o.Dialer == nil || o.Addr != pool.Addr || o.DialTimeout != pool.DialTimeout {
+			t.Errorf("%s: the session's client does not dial as the pool does", tc.query)
+		}
+	}
+}
+
 func TestClientOptionsRefusesBadURLs(t *testing.T) {
 	const secret = "Sup3r-s3cret"
 	for _, tc := range []struct{ url, want string }{

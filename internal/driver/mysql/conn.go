@@ -12,6 +12,7 @@ import (
 	sqldriver "database/sql/driver"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 // conn is one go-sql-driver connection that a session holds itself, not
@@ -64,6 +65,8 @@ func dialSocket(ctx context.Context, network, addr string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Raw reads and writes (see rawnet); go-sql-driver puts TLS on top.
+	c = rawnet.Wrap(c)
 	if slot, ok := ctx.Value(socketSlotKey{}).(*socketSlot); ok {
 		slot.sock = c
 	}

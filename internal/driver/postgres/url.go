@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 // urlForm is how a PostgreSQL URL is written, for messages.
@@ -59,6 +62,16 @@ func parseConfig(target driver.Target, u *url.URL) (*pgxpool.Config, error) {
 	if err != nil {
 		return nil, badinput.New("--db %s is not a valid PostgreSQL URL: %w; write it as %s",
 			target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(parseReason(err)), Err: err}, urlForm)
+	}
+	// Sockets with raw reads and writes (see rawnet), under TLS when the
+	// URL asks for it.
+	dial := cfg.ConnConfig.DialFunc
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return rawnet.Wrap(c), nil
 	}
 	return cfg, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 // dialTimeout bounds how long opening one connection may take when the URL
@@ -131,18 +132,43 @@ func plainDialer(opts *redis.Options) func(ctx context.Context, network, addr st
 	tlsConfig := opts.TLSConfig
 	d := &net.Dialer{Timeout: opts.DialTimeout, KeepAlive: 5 * time.Minute}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var conn net.Conn
-		var err error
-		if tlsConfig != nil {
-			conn, err = (&tls.Dialer{NetDialer: d, Config: tlsConfig}).DialContext(ctx, network, addr)
-		} else {
-			conn, err = d.DialContext(ctx, network, addr)
+		if d.Timeout > 0 {
+			// As tls.Dialer: the timeout bounds the handshake too.
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d.Timeout)
+			defer cancel()
 		}
+		sock, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
+		// Raw reads and writes (see rawnet), under TLS when asked for.
+		conn := rawnet.Wrap(sock)
+		if tlsConfig != nil {
+			tc := tls.Client(conn, tlsFor(tlsConfig, addr))
+			if err := tc.HandshakeContext(ctx); err != nil {
+				sock.Close()
+				return nil, err
+			}
+			conn = tc
+		}
 		return opaqueConn{conn}, nil
 	}
+}
+
+// tlsFor names the server to verify after addr's host when config does
+// not, as tls.Dialer would.
+func tlsFor(config *tls.Config, addr string) *tls.Config {
+	if config.ServerName != "" {
+		return config
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	c := config.Clone()
+	c.ServerName = host
+	return c
 }
 
 // opaqueConn is a net.Conn without SyscallConn.

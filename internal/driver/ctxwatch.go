@@ -21,6 +21,9 @@ import (
 type ContextWatch struct {
 	current context.Context // what the owner last watched, read without the lock
 	stop    func() bool
+	// ended receives when an onEnd that ran during an operation has
+	// returned; Idle waits for it.
+	ended chan struct{}
 
 	mu       sync.Mutex // guards the fields below, shared with the callback
 	watched  context.Context
@@ -42,9 +45,14 @@ func (w *ContextWatch) Watch(ctx context.Context, onEnd func()) {
 	w.mu.Unlock()
 	w.current = ctx
 	if ctx.Done() != nil {
+		if w.ended == nil {
+			w.ended = make(chan struct{}, 1)
+		}
+		ended := w.ended
 		w.stop = context.AfterFunc(ctx, func() {
 			if w.claim(ctx) {
 				onEnd()
+				ended <- struct{}{}
 			}
 		})
 	}
@@ -76,12 +84,17 @@ func (w *ContextWatch) Busy(ctx context.Context) bool {
 	return ctx.Err() == nil
 }
 
-// Idle ends what Busy began, and reports whether onEnd ran meanwhile.
+// Idle ends what Busy began, and reports whether onEnd ran meanwhile;
+// when it did, Idle returns only once onEnd has, so that the owner may
+// undo what onEnd did (a closed socket, a deadline) without a race.
 func (w *ContextWatch) Idle() (fired bool) {
 	w.mu.Lock()
 	w.inFlight = false
 	fired, w.fired = w.fired, false
 	w.mu.Unlock()
+	if fired {
+		<-w.ended
+	}
 	return fired
 }
 

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,4 +71,29 @@ func TestContextWatch(t *testing.T) {
 	if w.Idle() || w.Current() != nil {
 		t.Error("Unwatch left the context watched")
 	}
+}
+
+// When the context ends during an operation, Idle returns only after
+// onEnd has, so that the owner can undo what onEnd did.
+func TestContextWatchIdleWaitsForOnEnd(t *testing.T) {
+	var w ContextWatch
+	started, release := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	ctx, cancel := context.WithCancel(context.Background())
+	w.Watch(ctx, func() {
+		close(started)
+		<-release
+		finished.Store(true)
+	})
+	w.Busy(ctx)
+	cancel()
+	<-started
+	time.AfterFunc(100*time.Millisecond, func() { close(release) })
+	if !w.Idle() {
+		t.Fatal("Idle did not report the end during the operation")
+	}
+	if !finished.Load() {
+		t.Error("Idle returned while onEnd was still running")
+	}
+	w.Unwatch()
 }

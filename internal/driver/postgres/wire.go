@@ -60,8 +60,7 @@ type wire struct {
 	// that a worker passing the same context to every operation pays no
 	// registration, and no allocation, per operation; an exchange is busy
 	// from send to end.
-	watcher    driver.ContextWatch
-	cancelDone chan struct{} // a cancellation sends here when it has finished
+	watcher driver.ContextWatch
 }
 
 // errBroken marks every use of a connection that broke earlier.
@@ -86,12 +85,11 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 		fe.SetMaxBodyLen(hc.Config.MaxProtocolMessageBodyLen)
 	}
 	c := &wire{
-		conn:       hc.Conn,
-		fe:         fe,
-		pid:        hc.PID,
-		secret:     hc.SecretKey,
-		wbuf:       make([]byte, 0, 1024),
-		cancelDone: make(chan struct{}, 1),
+		conn:   hc.Conn,
+		fe:     fe,
+		pid:    hc.PID,
+		secret: hc.SecretKey,
+		wbuf:   make([]byte, 0, 1024),
 	}
 	return c, nil
 }
@@ -198,7 +196,6 @@ func (c *wire) send(ctx context.Context) error {
 // with 57014, the connection living on) and sets a deadline on the
 // connection in case the server does not answer.
 func (c *wire) cancel() {
-	defer func() { c.cancelDone <- struct{}{} }()
 	_ = c.conn.SetDeadline(time.Now().Add(cancelDeadlineDelay))
 
 	d := net.Dialer{Timeout: cancelDeadlineDelay}
@@ -222,7 +219,7 @@ func (c *wire) cancel() {
 	time.Sleep(100 * time.Millisecond)
 }
 
-// end finishes an exchange. If a cancellation ran, it waits for it and
+// end finishes an exchange. If a cancellation ran (Idle waits for it), it
 // clears the deadline it set, and a network error it caused becomes the
 // context's error. err is the exchange's error.
 func (c *wire) end(err error) error {
@@ -233,7 +230,6 @@ func (c *wire) end(err error) error {
 	if !c.watcher.Idle() {
 		return err
 	}
-	<-c.cancelDone
 	if c.broken == nil {
 		_ = c.conn.SetDeadline(time.Time{})
 	}

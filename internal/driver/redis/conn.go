@@ -35,9 +35,6 @@ type ownConn struct {
 	sock    atomic.Pointer[net.Conn] // the client's socket, set by its dialer
 	expired atomic.Bool              // a watched context ended during an operation
 	watch   driver.ContextWatch
-	// expireDone receives when expire has closed the socket, which end
-	// waits for before it replaces the client.
-	expireDone chan struct{}
 }
 
 // sessionOptions turns the options of the DB's pool, not yet used by a
@@ -54,7 +51,7 @@ func sessionOptions(pool redis.Options) redis.Options {
 }
 
 func newOwnConn(db *DB) *ownConn {
-	c := &ownConn{db: db, expireDone: make(chan struct{}, 1)}
+	c := &ownConn{db: db}
 	c.connect()
 	return c
 }
@@ -96,7 +93,6 @@ func (c *ownConn) begin(ctx context.Context) error {
 
 // expire runs when a watched context ends while an operation is in flight.
 func (c *ownConn) expire() {
-	defer func() { c.expireDone <- struct{}{} }()
 	c.expired.Store(true)
 	if sock := c.sock.Load(); sock != nil {
 		(*sock).Close()
@@ -114,7 +110,6 @@ func (c *ownConn) end(ctx context.Context, err error) error {
 	var reply redis.Error
 	answered := err == nil || errors.As(err, &reply)
 	if c.watch.Idle() {
-		<-c.expireDone
 		c.renew()
 		if !answered && ctx.Err() != nil {
 			return ctx.Err()
@@ -131,30 +126,29 @@ func (c *ownConn) end(ctx context.Context, err error) error {
 // renew replaces the client whose socket expire closed: go-redis would
 // otherwise pool the closed socket as a healthy connection.
 func (c *ownConn) renew() {
-	c.closeClient()
+	_ = c.closeClient()
 	c.sock.Store(nil)
 	c.expired.Store(false)
 	c.connect()
 }
 
-func (c *ownConn) closeClient() {
-	_ = c.conn.Close()
-	_ = c.client.Close()
-	c.db.own.remove(c.client)
-}
-
-// close stops watching and closes the client.
-func (c *ownConn) close() error {
-	c.watch.Unwatch()
+// closeClient closes the connection and the client, and forgets it.
+func (c *ownConn) closeClient() error {
 	err := c.conn.Close()
 	if cerr := c.client.Close(); err == nil {
 		err = cerr
 	}
 	c.db.own.remove(c.client)
-	if errors.Is(err, redis.ErrClosed) {
-		return nil // the DB closed it first
-	}
 	return err
+}
+
+// close stops watching and closes the client.
+func (c *ownConn) close() error {
+	c.watch.Unwatch()
+	if err := c.closeClient(); !errors.Is(err, redis.ErrClosed) {
+		return err
+	}
+	return nil // the DB closed it first
 }
 
 // sessionClients are the sessions' own clients of a DB, closed with it so

@@ -21,14 +21,7 @@ func TestCancelDuringOperation(t *testing.T) {
 		t.Run("url"+query, func(t *testing.T) {
 			db := drivertest.MustOpen(t, u+query, driver.Options{Sessions: 1})
 			ctx := context.Background()
-			tbl := drivertest.Table("usertable"+strconv.Itoa(i), 1)
-			if err := db.CreateTable(ctx, tbl); err != nil {
-				t.Fatal(err)
-			}
-			s := drivertest.Session(t, db, tbl)
-			if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
-				t.Fatal(err)
-			}
+			s := oneRecord(t, db, "usertable"+strconv.Itoa(i))
 			vals := make([][]byte, 1)
 
 			slept := make(chan error, 1)

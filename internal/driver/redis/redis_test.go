@@ -764,11 +764,12 @@ func TestWrongTypeWritesNothing(t *testing.T) {
 	}
 }
 
-func TestTimeoutsAndClosedDB(t *testing.T) {
-	u := testdb.StartRedis(t, "--enable-debug-command", "yes")
-	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 2})
+// oneRecord creates a table of one field holding the record k = "v", and
+// returns a session on it.
+func oneRecord(t *testing.T, db driver.DB, table string) driver.Session {
+	t.Helper()
 	ctx := context.Background()
-	tbl := drivertest.Table("usertable", 1)
+	tbl := drivertest.Table(table, 1)
 	if err := db.CreateTable(ctx, tbl); err != nil {
 		t.Fatal(err)
 	}
@@ -776,6 +777,14 @@ func TestTimeoutsAndClosedDB(t *testing.T) {
 	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
+
+func TestTimeoutsAndClosedDB(t *testing.T) {
+	u := testdb.StartRedis(t, "--enable-debug-command", "yes")
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 2})
+	ctx := context.Background()
+	s := oneRecord(t, db, "usertable")
 	vals := make([][]byte, 1)
 
 	t.Run("deadline", func(t *testing.T) {

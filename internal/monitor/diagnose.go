@@ -73,8 +73,9 @@ func waitClass(event string) string {
 // The rules, in order: the client first (a saturated client makes every
 // database figure a consequence of it), then the class of wait that holds
 // most of dbprobe's active sessions if it dominates, then the host's CPU,
-// then sessions that sit idle in the server waiting for the next request;
-// otherwise nothing is saturated.
+// then sessions that sit idle in the server waiting for the next request
+// (the client's when its goroutines wait long for a thread, the round
+// trip's otherwise); otherwise nothing is saturated.
 func Diagnose(intervals []Interval, threads int) Diagnosis {
 	ev := map[string]float64{}
 	avg := func(name string) (float64, bool) {
@@ -138,6 +139,7 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 		ev["db.sessions.active"] = active
 	}
 
+	sessionsIdle := haveActive && threads > 0 && active/float64(threads) < sessionsIdleRatio
 	d := Diagnosis{Evidence: ev}
 	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 	switch {
@@ -162,7 +164,17 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 		if haveLag {
 			d.Verdict += fmt.Sprintf(", goroutines wait %.1f ms (p99) for a thread", lag)
 		}
-	case haveActive && threads > 0 && active/float64(threads) < sessionsIdleRatio:
+	// A client that gets less CPU than it could use (a neighbour on its
+	// core, a throttled container) never reaches the CPU rule, but its
+	// goroutines queue for a thread while the server waits for requests.
+	case haveLag && lag >= clientSchedLagMs && (sessionsIdle || !haveActive):
+		d.Limit = LimitClient
+		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %g cores", lag, cpu, procs)
+		if haveActive {
+			d.Verdict += fmt.Sprintf(", %.1f of %d sessions busy in the server", active, threads)
+		}
+		d.Verdict += "; the database figures are what this client could ask for, add client CPU or clients"
+	case sessionsIdle:
 		d.Limit = LimitRoundTrip
 		d.Verdict = fmt.Sprintf("round trips — on average %.1f of %d sessions are busy in the server; the rest wait for the next request: latency between client and server, or the client's pace", active, threads)
 	default:

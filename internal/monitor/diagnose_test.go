@@ -46,6 +46,8 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 		{"client CPU saturated", with(map[string]float64{"client.cpu%": 195, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "dbprobe itself"},
 		{"client on one core, starved", with(map[string]float64{"client.cpu%": 97, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 12, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "12.0 ms"},
 		{"scheduling lag on a saturated shared host is the host's", with(map[string]float64{"client.sched.latency_p99_ms": 15, "db.sessions.active": 3, "db.wait.CPU": 1, "host.cpu.idle%": 4}), 8, LimitServerCPU, "15.0 ms"},
+		{"client starved of CPU it cannot get, sessions idle", with(map[string]float64{"client.cpu%": 70, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 25, "db.sessions.active": 0.4, "db.wait.CPU": 1, "host.cpu.idle%": 30}), 8, LimitClient, "25.0 ms (p99) for a thread, CPU 70% of its 1 cores, 0.4 of 8 sessions"},
+		{"scheduling lag while the server is busy is not the client's", with(map[string]float64{"client.sched.latency_p99_ms": 8, "db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},
 		{"sessions idle in the server", with(map[string]float64{"db.sessions.active": 1.5, "db.wait.CPU": 1, "host.cpu.idle%": 60}), 32, LimitRoundTrip, "1.5 of 32"},
 		{"headroom", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "45% idle"},
 		{"other sessions' waits do not count", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 1, "db.wait.other.IO:WALSync": 1, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},

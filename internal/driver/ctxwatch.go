@@ -19,23 +19,27 @@ import (
 // for a context no longer watched, does nothing. Watch, Unwatch, Busy,
 // Idle and Current belong to the connection's goroutine.
 type ContextWatch struct {
+	// OnEnd runs, once, on a goroutine of its own, when a watched context
+	// ends during an operation under it. Set it before the first Watch:
+	// bound once, it costs no closure per operation.
+	OnEnd func()
+
 	current context.Context // what the owner last watched, read without the lock
 	stop    func() bool
-	// ended receives when an onEnd that ran during an operation has
+	// ended receives when an OnEnd that ran during an operation has
 	// returned; Idle waits for it.
 	ended chan struct{}
 
 	mu       sync.Mutex // guards the fields below, shared with the callback
 	watched  context.Context
 	inFlight bool
-	fired    bool // onEnd ran during this operation
+	fired    bool // OnEnd ran during this operation
 }
 
 // Watch watches ctx, and stops watching the previous context, unless ctx
-// is the one watched already. When ctx ends during an operation under it,
-// onEnd runs once, on a goroutine of its own. A context that cannot end
-// is recorded but needs no watching.
-func (w *ContextWatch) Watch(ctx context.Context, onEnd func()) {
+// is the one watched already. A context that cannot end is recorded but
+// needs no watching.
+func (w *ContextWatch) Watch(ctx context.Context) {
 	if ctx == w.current {
 		return
 	}
@@ -48,7 +52,7 @@ func (w *ContextWatch) Watch(ctx context.Context, onEnd func()) {
 		if w.ended == nil {
 			w.ended = make(chan struct{}, 1)
 		}
-		ended := w.ended
+		ended, onEnd := w.ended, w.OnEnd
 		w.stop = context.AfterFunc(ctx, func() {
 			if w.claim(ctx) {
 				onEnd()
@@ -76,7 +80,7 @@ func (w *ContextWatch) Current() context.Context { return w.current }
 
 // Busy marks an operation under ctx in flight until Idle, and reports
 // whether ctx is still live. It looks at ctx after marking, so that an
-// end from then on runs onEnd.
+// end from then on runs OnEnd.
 func (w *ContextWatch) Busy(ctx context.Context) bool {
 	w.mu.Lock()
 	w.inFlight = true
@@ -84,9 +88,9 @@ func (w *ContextWatch) Busy(ctx context.Context) bool {
 	return ctx.Err() == nil
 }
 
-// Idle ends what Busy began, and reports whether onEnd ran meanwhile;
-// when it did, Idle returns only once onEnd has, so that the owner may
-// undo what onEnd did (a closed socket, a deadline) without a race.
+// Idle ends what Busy began, and reports whether OnEnd ran meanwhile;
+// when it did, Idle returns only once OnEnd has, so that the owner may
+// undo what OnEnd did (a closed socket, a deadline) without a race.
 func (w *ContextWatch) Idle() (fired bool) {
 	w.mu.Lock()
 	w.inFlight = false

@@ -20,11 +20,11 @@ func TestContextWatch(t *testing.T) {
 			return false
 		}
 	}
-	var w ContextWatch
+	w := ContextWatch{OnEnd: onEnd}
 
 	// Ends during an operation: onEnd runs, and Idle reports it.
 	ctx, cancel := context.WithCancel(context.Background())
-	w.Watch(ctx, onEnd)
+	w.Watch(ctx)
 	if !w.Busy(ctx) {
 		t.Fatal("Busy under a live context reported it ended")
 	}
@@ -42,7 +42,7 @@ func TestContextWatch(t *testing.T) {
 
 	// Ends between operations: nothing runs, the next operation is clean.
 	ctx, cancel = context.WithCancel(context.Background())
-	w.Watch(ctx, onEnd)
+	w.Watch(ctx)
 	w.Busy(ctx)
 	w.Idle()
 	cancel()
@@ -50,7 +50,7 @@ func TestContextWatch(t *testing.T) {
 		t.Error("onEnd ran for a context that ended between operations")
 	}
 	next := context.Background()
-	w.Watch(next, onEnd)
+	w.Watch(next)
 	if w.Current() != next {
 		t.Error("Current is not the context watched last")
 	}
@@ -61,7 +61,7 @@ func TestContextWatch(t *testing.T) {
 
 	// Unwatched before it ends: nothing runs, even during an operation.
 	ctx, cancel = context.WithCancel(context.Background())
-	w.Watch(ctx, onEnd)
+	w.Watch(ctx)
 	w.Unwatch()
 	w.Busy(next)
 	cancel()
@@ -76,15 +76,15 @@ func TestContextWatch(t *testing.T) {
 // When the context ends during an operation, Idle returns only after
 // onEnd has, so that the owner can undo what onEnd did.
 func TestContextWatchIdleWaitsForOnEnd(t *testing.T) {
-	var w ContextWatch
 	started, release := make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
-	ctx, cancel := context.WithCancel(context.Background())
-	w.Watch(ctx, func() {
+	w := ContextWatch{OnEnd: func() {
 		close(started)
 		<-release
 		finished.Store(true)
-	})
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	w.Watch(ctx)
 	w.Busy(ctx)
 	cancel()
 	<-started

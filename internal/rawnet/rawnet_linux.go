@@ -4,15 +4,34 @@ import (
 	"io"
 	"net"
 	"os"
+	"sync"
 	"syscall"
 	"unsafe"
 )
 
 // Conn is a TCP connection whose reads and writes are raw system calls
 // (see the package's description).
+//
+// The functions handed to the raw connection are bound once, in Wrap, and
+// find their buffer and leave their result in the Conn: a closure made per
+// call would cost allocations on every read and write. The mutexes keep
+// concurrent Reads (or Writes) from sharing those fields; the socket's own
+// lock serializes them anyway.
 type Conn struct {
 	*net.TCPConn
 	rc syscall.RawConn
+
+	readMu   sync.Mutex
+	readBuf  []byte
+	readN    int
+	readErr  syscall.Errno
+	readFunc func(fd uintptr) bool
+
+	writeMu   sync.Mutex
+	writeBuf  []byte
+	written   int
+	writeErr  syscall.Errno
+	writeFunc func(fd uintptr) bool
 }
 
 // Wrap returns c with raw reads and writes when it is a TCP connection,
@@ -26,7 +45,10 @@ func Wrap(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	return &Conn{TCPConn: tc, rc: rc}
+	conn := &Conn{TCPConn: tc, rc: rc}
+	conn.readFunc = conn.readOnce
+	conn.writeFunc = conn.writeAll
+	return conn
 }
 
 func (c *Conn) opError(op string, err error) error {
@@ -39,21 +61,12 @@ func (c *Conn) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.rc.Read(func(fd uintptr) bool {
-		for {
-			r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-			switch e {
-			case syscall.EINTR:
-				continue
-			case syscall.EAGAIN:
-				return false
-			}
-			n, errno = int(r), e
-			return true
-		}
-	})
+	c.readMu.Lock()
+	c.readBuf, c.readN, c.readErr = b, 0, 0
+	err := c.rc.Read(c.readFunc)
+	n, errno := c.readN, c.readErr
+	c.readBuf = nil
+	c.readMu.Unlock()
 	switch {
 	case err != nil:
 		return 0, c.opError("read", err)
@@ -65,27 +78,31 @@ func (c *Conn) Read(b []byte) (int, error) {
 	return n, nil
 }
 
+// readOnce is one attempt of Read: false when the socket holds nothing.
+func (c *Conn) readOnce(fd uintptr) bool {
+	b := c.readBuf
+	for {
+		r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		}
+		c.readN, c.readErr = int(r), e
+		return true
+	}
+}
+
 // Write writes all of b, waiting in the poller while the socket's buffer
 // is full.
 func (c *Conn) Write(b []byte) (int, error) {
-	written := 0
-	var errno syscall.Errno
-	err := c.rc.Write(func(fd uintptr) bool {
-		for written < len(b) {
-			r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[written])), uintptr(len(b)-written))
-			switch e {
-			case 0:
-				written += int(r)
-			case syscall.EINTR:
-			case syscall.EAGAIN:
-				return false
-			default:
-				errno = e
-				return true
-			}
-		}
-		return true
-	})
+	c.writeMu.Lock()
+	c.writeBuf, c.written, c.writeErr = b, 0, 0
+	err := c.rc.Write(c.writeFunc)
+	written, errno := c.written, c.writeErr
+	c.writeBuf = nil
+	c.writeMu.Unlock()
 	switch {
 	case err != nil:
 		return written, c.opError("write", err)
@@ -93,4 +110,24 @@ func (c *Conn) Write(b []byte) (int, error) {
 		return written, c.opError("write", os.NewSyscallError("write", errno))
 	}
 	return written, nil
+}
+
+// writeAll is one attempt of Write: false when the socket's buffer fills
+// before all of it is written.
+func (c *Conn) writeAll(fd uintptr) bool {
+	b := c.writeBuf
+	for c.written < len(b) {
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[c.written])), uintptr(len(b)-c.written))
+		switch e {
+		case 0:
+			c.written += int(r)
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			c.writeErr = e
+			return true
+		}
+	}
+	return true
 }

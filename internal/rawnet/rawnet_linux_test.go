@@ -144,3 +144,33 @@ func TestWrapLeavesOtherConnectionsAlone(t *testing.T) {
 		t.Error("Wrap changed a connection that is not TCP")
 	}
 }
+
+// A request and its reply cost no allocation: Read and Write run on every
+// operation of every worker.
+func TestReadAndWriteDoNotAllocate(t *testing.T) {
+	c, server := pair(t)
+	request, reply := []byte("ping\n"), make([]byte, 16)
+	go func() {
+		buf := make([]byte, 16)
+		for {
+			n, err := server.Read(buf)
+			if err != nil {
+				return
+			}
+			if _, err := server.Write(buf[:n]); err != nil {
+				return
+			}
+		}
+	}()
+	allocs := testing.AllocsPerRun(200, func() {
+		if _, err := c.Write(request); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, reply[:len(request)]); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per request and reply, want 0", allocs)
+	}
+}

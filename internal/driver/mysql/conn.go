@@ -88,6 +88,7 @@ func openConn(ctx context.Context, connector sqldriver.Connector, timeout time.D
 		return nil, err
 	}
 	c := &conn{dc: dc, sock: slot.sock}
+	c.watcher.OnEnd = c.expire
 	var ok [4]bool
 	c.prepper, ok[0] = dc.(sqldriver.ConnPrepareContext)
 	c.execer, ok[1] = dc.(sqldriver.ExecerContext)
@@ -108,7 +109,7 @@ func openConn(ctx context.Context, connector sqldriver.Connector, timeout time.D
 // driver.ContextWatch), and reports whether the connection can still be
 // used: not once a context's end closed it.
 func (c *conn) watch(ctx context.Context) bool {
-	c.watcher.Watch(ctx, c.expire)
+	c.watcher.Watch(ctx)
 	return !c.expired.Load()
 }
 

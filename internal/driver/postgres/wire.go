@@ -91,6 +91,7 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 		secret: hc.SecretKey,
 		wbuf:   make([]byte, 0, 1024),
 	}
+	c.watcher.OnEnd = c.cancel
 	return c, nil
 }
 
@@ -173,7 +174,7 @@ func (c *wire) send(ctx context.Context) error {
 		return fmt.Errorf("postgres: %w", err)
 	}
 	if ctx.Done() != nil {
-		c.watcher.Watch(ctx, c.cancel)
+		c.watcher.Watch(ctx)
 		if !c.watcher.Busy(ctx) {
 			c.wbuf = c.wbuf[:0]
 			return c.end(ctx.Err())

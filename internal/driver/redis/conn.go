@@ -52,6 +52,7 @@ func sessionOptions(pool redis.Options) redis.Options {
 
 func newOwnConn(db *DB) *ownConn {
 	c := &ownConn{db: db}
+	c.watch.OnEnd = c.expire
 	c.connect()
 	return c
 }
@@ -83,7 +84,7 @@ func (c *ownConn) begin(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return classify(err)
 	}
-	c.watch.Watch(ctx, c.expire)
+	c.watch.Watch(ctx)
 	if !c.watch.Busy(ctx) {
 		c.watch.Idle()
 		return classify(ctx.Err())
@@ -107,8 +108,7 @@ func (c *ownConn) expire() {
 // connection bad and the Conn refuses every command after, so it is
 // replaced too.
 func (c *ownConn) end(ctx context.Context, err error) error {
-	var reply redis.Error
-	answered := err == nil || errors.As(err, &reply)
+	answered := err == nil || isReply(err)
 	if c.watch.Idle() {
 		c.renew()
 		if !answered && ctx.Err() != nil {
@@ -190,4 +190,12 @@ func (sc *sessionClients) closeAll() {
 	for c := range clients {
 		c.Close()
 	}
+}
+
+// isReply reports whether err is the server's own reply. It is a function
+// of its own so that the target errors.As needs is allocated only for an
+// error, not on every operation.
+func isReply(err error) bool {
+	var reply redis.Error
+	return errors.As(err, &reply)
 }

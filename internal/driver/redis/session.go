@@ -30,11 +30,20 @@ type session struct {
 	// the caller's is kept.
 	names    []string
 	args     []any
-	keyArgs  [2]string
 	scanKey  []byte
 	scanVals [][]byte
-	// readAll is HMGET of every field: the command and the field names
-	// made interface values once, rather than on every read.
+
+	// The arguments of reads and single-record writes. A string or a byte
+	// slice put in an interface is copied to the heap on every call; the
+	// field names and the index key are made interface values once, and
+	// keys and values go in through pointers (bytesArg).
+	fieldArgs []any
+	indexArg  any
+	recordKey bytesArg   // the record's Redis key, built in a buffer kept
+	ycsbKey   bytesArg   // the caller's key
+	values    []bytesArg // the caller's values
+	evalArgs  []any
+	// readAll is HMGET of every field.
 	readAll []any
 
 	// beforeExec, when set (tests only), runs between the WATCHed checks of
@@ -43,13 +52,41 @@ type session struct {
 }
 
 func newSession(db *DB, k keys, t driver.Table) *session {
-	s := &session{db: db, client: db.client, own: newOwnConn(db), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields))}
-	s.readAll = make([]any, 0, 2+len(t.Fields))
-	s.readAll = append(s.readAll, "hmget", nil)
+	s := &session{db: db, client: db.client, own: newOwnConn(db), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields)),
+		indexArg: k.index, values: make([]bytesArg, len(t.Fields))}
 	for _, f := range t.Fields {
-		s.readAll = append(s.readAll, f)
+		s.fieldArgs = append(s.fieldArgs, f)
 	}
+	s.readAll = append([]any{"hmget", &s.recordKey}, s.fieldArgs...)
 	return s
+}
+
+// bytesArg hands a byte slice to go-redis as a command argument through a
+// pointer, which an interface holds without allocating.
+type bytesArg struct{ b []byte }
+
+// MarshalBinary gives go-redis the bytes to send.
+func (a *bytesArg) MarshalBinary() ([]byte, error) { return a.b, nil }
+
+// setRecordKey builds the record key of a YCSB key in s.recordKey.
+func (s *session) setRecordKey(key []byte) {
+	s.recordKey.b = s.k.appendRecord(s.recordKey.b[:0], key)
+}
+
+// fieldValueArgs appends to s.args the name and value of each field
+// written: the listed field indexes (nil: all) with their values.
+func (s *session) fieldValueArgs(fields []int, n int, values [][]byte) {
+	if len(s.values) < n {
+		s.values = make([]bytesArg, n)
+	}
+	for i := range n {
+		f := i
+		if fields != nil {
+			f = fields[i]
+		}
+		s.values[i].b = values[i]
+		s.args = append(s.args, s.fieldArgs[f], &s.values[i])
+	}
 }
 
 // fieldNames returns the names of the listed field indexes (nil: all).
@@ -80,25 +117,25 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if err := s.own.begin(ctx); err != nil {
 		return err
 	}
-	args := s.readArgs(key, fields, names)
-	cmd := redis.NewSliceCmd(ctx, args...)
+	s.setRecordKey(key)
+	cmd := redis.NewSliceCmd(ctx, s.readArgs(fields)...)
 	err = s.own.end(ctx, s.own.conn.Process(ctx, cmd))
-	args[1] = nil
+	clear(s.args)
 	if err != nil {
 		return classify(err)
 	}
 	return fill(values, cmd.Val(), names, key)
 }
 
-// readArgs returns the arguments of an HMGET of the named fields of key.
-func (s *session) readArgs(key []byte, fields []int, names []string) []any {
+// readArgs returns the arguments of an HMGET of the listed fields (nil:
+// all) of the record in s.recordKey.
+func (s *session) readArgs(fields []int) []any {
 	if fields == nil {
-		s.readAll[1] = s.k.record(key)
 		return s.readAll
 	}
-	s.args = append(s.args[:0], "hmget", s.k.record(key))
-	for _, n := range names {
-		s.args = append(s.args, n)
+	s.args = append(s.args[:0], "hmget", &s.recordKey)
+	for _, f := range fields {
+		s.args = append(s.args, s.fieldArgs[f])
 	}
 	return s.args
 }
@@ -196,10 +233,8 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 	if len(values) < len(names) {
 		return fmt.Errorf("redis: update of %d fields with %d values", len(names), len(values))
 	}
-	s.args = append(s.args[:0], key)
-	for i, n := range names {
-		s.args = append(s.args, n, values[i])
-	}
+	s.args = append(s.args[:0], &s.ycsbKey)
+	s.fieldValueArgs(fields, len(names), values)
 	return s.runOne(ctx, updateScript, key)
 }
 
@@ -209,31 +244,43 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if len(values) != len(s.fields) {
 		return fmt.Errorf("redis: insert of %d values into %d fields", len(values), len(s.fields))
 	}
-	s.args = append(s.args[:0], key)
-	for i, n := range s.fields {
-		s.args = append(s.args, n, values[i])
-	}
+	s.args = append(s.args[:0], &s.ycsbKey)
+	s.fieldValueArgs(nil, len(s.fields), values)
 	return s.runOne(ctx, insertScript, key)
 }
 
 // Delete removes one record and its index entry, with one script.
 func (s *session) Delete(ctx context.Context, key []byte) error {
-	s.args = append(s.args[:0], key)
+	s.args = append(s.args[:0], &s.ycsbKey)
 	return s.runOne(ctx, deleteScript, key)
 }
 
+// scriptSHA holds the single-record scripts' SHA1s as interface values,
+// made once rather than on every operation.
+var scriptSHA = map[*redis.Script]any{
+	insertScript: insertScript.Hash(),
+	updateScript: updateScript.Hash(),
+	deleteScript: deleteScript.Hash(),
+}
+
 // runOne runs a single-record script on the record's key and the index,
-// with s.args; a reply of 0 means the table has no such record.
+// with s.args after them, by its SHA1 (EVALSHA, as Script.Run does), and
+// by its text when the server does not have it; a reply of 0 means the
+// table has no such record.
 func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) error {
+	s.ycsbKey.b = key
+	defer s.forgetArgs()
 	if err := s.own.begin(ctx); err != nil {
-		clear(s.args)
 		return err
 	}
-	s.keyArgs[0], s.keyArgs[1] = s.k.record(key), s.k.index
-	n, err := script.Run(ctx, s.own.conn, s.keyArgs[:], s.args...).Int64()
+	s.setRecordKey(key)
+	s.evalArgs = append(append(s.evalArgs[:0], "evalsha", scriptSHA[script], 2, &s.recordKey, s.indexArg), s.args...)
+	cmd := redis.NewCmd(ctx, s.evalArgs...)
+	if err := s.own.conn.Process(ctx, cmd); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
+		cmd = script.Eval(ctx, s.own.conn, []string{string(s.recordKey.b), s.k.index}, s.args...)
+	}
+	n, err := cmd.Int64()
 	err = s.own.end(ctx, err)
-	clear(s.args)
-	s.keyArgs[0] = ""
 	switch {
 	case err != nil && errors.Is(err, redis.Nil):
 		return driver.ErrNotFound
@@ -246,6 +293,15 @@ func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) 
 		return driver.ErrNotFound
 	}
 	return nil
+}
+
+// forgetArgs clears what the arguments of the last command held of the
+// caller's.
+func (s *session) forgetArgs() {
+	clear(s.args)
+	clear(s.evalArgs)
+	clear(s.values)
+	s.ycsbKey.b = nil
 }
 
 // InsertBatch adds records all or none: with Options.BulkLoad in one

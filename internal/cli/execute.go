@@ -360,7 +360,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, j.interruptNote())
 	}
-	sum.Diagnosis = diagnose(monitored, out, cfg.Threads)
+	sum.Diagnosis = diagnose(monitored, out.Start, out.End, cfg.Threads)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")

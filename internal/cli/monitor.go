@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"dbprobe/internal/monitor"
 	"dbprobe/internal/result"
@@ -50,13 +51,14 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 }
 
 // diagnose names the phase's limit from the monitor intervals that fall in
-// its measured part (after the warm-up), or returns nil when there are none.
-func diagnose(intervals []monitor.Interval, out *runner.Outcome, threads int) *result.Diagnosis {
+// its measured part, start to end (after the warm-up), or returns nil when
+// there are none.
+func diagnose(intervals []monitor.Interval, start, end time.Time, threads int) *result.Diagnosis {
 	var measured []monitor.Interval
 	for _, iv := range intervals {
 		// An interval belongs to the measured part when most of it does.
 		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
-		if !mid.Before(out.Start) && !mid.After(out.End) {
+		if !mid.Before(start) && !mid.After(end) {
 			measured = append(measured, iv)
 		}
 	}
@@ -65,6 +67,20 @@ func diagnose(intervals []monitor.Interval, out *runner.Outcome, threads int) *r
 	}
 	d := monitor.Diagnose(measured, threads)
 	return &result.Diagnosis{Limit: string(d.Limit), Verdict: d.Verdict, Evidence: d.Evidence}
+}
+
+// diagnoseRecovered gives a summary rebuilt by recover the diagnosis the
+// run would have printed, from the monitor samples its result holds.
+func diagnoseRecovered(p result.Phase, s *result.Summary) {
+	start, end, ok := p.MeasuredWindow()
+	if !ok || len(p.Monitor) == 0 {
+		return
+	}
+	intervals := make([]monitor.Interval, len(p.Monitor))
+	for i, m := range p.Monitor {
+		intervals[i] = monitor.Interval{Start: m.Start, End: m.End, Metrics: m.Metrics}
+	}
+	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"))
 }
 
 // databaseIsLocal reports whether the database runs on this machine, so

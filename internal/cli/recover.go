@@ -26,9 +26,10 @@ each interval carrying every series' HDR histogram, so the summary is the
 one the run would have printed had it stopped after its last complete
 interval: operations, Return= counts, errors per code and retries add up
 exactly, warm-up intervals are left out, and the percentiles are those of
-the merged histograms. What the run did after its last complete interval
-(at most one interval) is lost; the summary says so and is marked
-recovered (and interrupted).
+the merged histograms. The bottleneck verdict is made again from the
+monitor samples the result holds; outages are not rebuilt. What the run
+did after its last complete interval (at most one interval) is lost; the
+summary says so and is marked recovered (and interrupted).
 
 It prints each recovered phase as a run prints it: the header, then YCSB's
 text results. Then it adds the recovered summary records to RESULT, at the
@@ -60,7 +61,7 @@ func recoverResult(stdout, stderr io.Writer, path, out string) error {
 	if err != nil {
 		return badinput.New("cannot read %s: %v", path, shortError(err))
 	}
-	repaired, recovered, cut, err := result.Repair(data)
+	repaired, recovered, cut, err := result.Repair(data, diagnoseRecovered)
 	if err != nil {
 		return badinput.New("%s cannot be recovered: %v", path, err)
 	}

@@ -82,6 +82,35 @@ func TestRecoverRebuildsTheRunsSummary(t *testing.T) {
 	}
 }
 
+// The recovered summary carries the bottleneck verdict the run printed,
+// made again from the monitor samples in the result.
+func TestRecoverRebuildsTheDiagnosis(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite://" + filepath.ToSlash(filepath.Join(dir, "ycsb.db"))
+	if _, stderr, err := run(t, "load", "--db", db, "-p", "recordcount=500", "--no-monitor"); err != nil {
+		t.Fatalf("load: %v\n%s", err, stderr)
+	}
+	out := filepath.Join(dir, "result.jsonl")
+	if _, stderr, err := run(t, "run", "--db", db, "-p", "recordcount=500", "-p", "operationcount=0", "--duration", "2500ms", "--threads", "2", "--out", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	want := withoutSummary(t, out)
+	if want.Diagnosis == nil {
+		t.Fatal("the monitored run printed no diagnosis")
+	}
+	stdout, stderr, err := run(t, "recover", out)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	got := readResult(t, out).Phases[0].Summary
+	if got == nil || !reflect.DeepEqual(got.Diagnosis, want.Diagnosis) {
+		t.Fatalf("recovered diagnosis %+v, want the run's %+v", got, want.Diagnosis)
+	}
+	if !strings.Contains(stdout, "# bottleneck: "+want.Diagnosis.Verdict+"\n") {
+		t.Errorf("recover did not print the verdict:\n%s", stdout)
+	}
+}
+
 func TestRecoverOut(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "result.jsonl")
 	if _, stderr, err := run(t, "run", "--db", "null", "--operations", "2000", "--no-monitor", "--out", out); err != nil {

@@ -71,7 +71,7 @@ func FuzzRead(f *testing.F) {
 				t.Fatalf("the complete lines alone read differently: %v", err)
 			}
 		}
-		repaired, recovered, _, err := Repair(data)
+		repaired, recovered, _, err := Repair(data, nil)
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "result: phase ") {
 				t.Fatalf("Repair refused what Read accepted: %v", err)

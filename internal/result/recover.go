@@ -24,13 +24,18 @@ type Recovered struct {
 	Summary   Summary
 }
 
+// Finish completes a recovered summary with what this package cannot
+// rebuild itself, such as the monitor's diagnosis of the phase.
+type Finish func(p Phase, s *Summary)
+
 // Repair rebuilds the summary of every phase of a result file that has
 // none (its run was killed, or its machine crashed) and returns the file
 // with those summary records added: each at the end of its phase, every
-// complete line of data kept byte for byte. A last line cut by the kill is
-// left out, and cut says so. It fails, naming the line, on anything else
-// Read refuses.
-func Repair(data []byte) (repaired []byte, recovered []Recovered, cut bool, err error) {
+// complete line of data kept byte for byte. finish, when not nil, runs on
+// each rebuilt summary before it is written. A last line cut by the kill
+// is left out, and cut says so. It fails, naming the line, on anything
+// else Read refuses.
+func Repair(data []byte, finish Finish) (repaired []byte, recovered []Recovered, cut bool, err error) {
 	f, err := Read(bytes.NewReader(data))
 	if err != nil {
 		return nil, nil, false, err
@@ -43,6 +48,9 @@ func Repair(data []byte) (repaired []byte, recovered []Recovered, cut bool, err 
 		s, err := RecoverSummary(p)
 		if err != nil {
 			return nil, nil, false, fmt.Errorf("result: phase %d (%s): %w", i+1, p.Header.Phase, err)
+		}
+		if finish != nil {
+			finish(p, &s)
 		}
 		summaries[i] = &s
 		recovered = append(recovered, Recovered{Header: p.Header, Intervals: len(p.Intervals), Summary: s})
@@ -101,8 +109,9 @@ func isHeaderLine(line []byte) bool {
 // Failures by code (Summary.Errors) are taken from the Return= statuses,
 // where the runner counts each failure once under its code ("NOT_FOUND",
 // "ERROR(23505)", "UNEXPECTED_STATE") beside YCSB's plain "ERROR" total.
-// The run's diagnosis and availability are not rebuilt: the intervals do
-// not carry what they are made from.
+// The run's availability is not rebuilt: the intervals do not carry what
+// it is made from. The diagnosis is the monitor's to make from the
+// phase's monitor samples (see Repair's finish and MeasuredWindow).
 func RecoverSummary(p Phase) (Summary, error) {
 	s := Summary{
 		Phase:       p.Header.Phase,
@@ -287,6 +296,26 @@ func recordType(line []byte) (string, error) {
 	err := json.Unmarshal(line, &probe)
 	return probe.Type, err
 }
+
+// MeasuredWindow returns the start of the first interval after the
+// warm-up and the end of the last one: the part of the phase its figures
+// cover. ok is false when no interval was measured.
+func (p Phase) MeasuredWindow() (start, end time.Time, ok bool) {
+	for _, iv := range p.Intervals {
+		if iv.Warmup {
+			continue
+		}
+		if !ok {
+			start, ok = iv.Start, true
+		}
+		end = iv.End
+	}
+	return start, end, ok
+}
+
+// SettingInt returns the header setting key as an integer, 0 when absent
+// or not a number.
+func (h Header) SettingInt(key string) int { return settingInt(h, key) }
 
 // settingInt returns the header setting key as an integer, 0 when absent
 // or not a number.

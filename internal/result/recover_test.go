@@ -204,7 +204,7 @@ func TestRepair(t *testing.T) {
 	t.Run("killed during the run, last line cut", func(t *testing.T) {
 		whole := resultFile(t, []Phase{loaded, run})
 		data := append(bytes.Clone(whole), `{"type":"interval","phase":"run","sta`...)
-		repaired, recovered, cut, err := Repair(data)
+		repaired, recovered, cut, err := Repair(data, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func TestRepair(t *testing.T) {
 			t.Errorf("summary read back %+v\nwant %+v", *got, want)
 		}
 		// A second repair finds nothing to do.
-		again, none, cut, err := Repair(repaired)
+		again, none, cut, err := Repair(repaired, nil)
 		if err != nil || len(none) != 0 || cut || !bytes.Equal(again, repaired) {
 			t.Errorf("second repair: %d recovered, cut %v, err %v", len(none), cut, err)
 		}
@@ -235,7 +235,7 @@ func TestRepair(t *testing.T) {
 
 	t.Run("each phase without a summary, in place", func(t *testing.T) {
 		data := resultFile(t, []Phase{load, run})
-		repaired, recovered, cut, err := Repair(bytes.TrimSuffix(data, []byte("\n")))
+		repaired, recovered, cut, err := Repair(bytes.TrimSuffix(data, []byte("\n")), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func TestRepair(t *testing.T) {
 		data := resultFile(t, []Phase{loaded, run})
 		lines := bytes.SplitAfter(data, []byte("\n"))
 		lines[6] = []byte("{\"type\":\"interval\",\"pha\n")
-		_, _, _, err := Repair(bytes.Join(lines, nil))
+		_, _, _, err := Repair(bytes.Join(lines, nil), nil)
 		if err == nil || !strings.Contains(err.Error(), "line 7: not a JSON record") {
 			t.Fatalf("err %v", err)
 		}

@@ -17,8 +17,10 @@
 // with the postmaster and none gets to flush anything on the way out —
 // which is what a crash-durability check needs. Each server also runs in a
 // process group of its own, away from dbprobe's terminal signals, and is
-// killed by the kernel when dbprobe dies, even by SIGKILL (its temporary
-// directory then stays behind). Restart starts the server again
+// killed by the kernel when dbprobe dies, even by SIGKILL; the temporary
+// directory it leaves then is removed by the next Start, which removes
+// every server directory whose owner (the dbprobe process named in it) no
+// longer runs. Restart starts the server again
 // on the same data directory and port, crash recovery included; Stop is a
 // clean fast shutdown; Close stops (or kills) the server and removes every
 // file, and may be called more than once.

@@ -100,6 +100,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Server, error) {
 	if s.ready <= 0 {
 		s.ready = 60 * time.Second
 	}
+	removeOrphans()
 	var err error
 	switch kind {
 	case Postgres:
@@ -484,22 +485,86 @@ func alive(pid int) bool {
 
 // procStat reads a process's state and parent from /proc/PID/stat.
 func procStat(pid int) (state string, ppid int, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", 0, false
-	}
-	// The command name may hold spaces and parentheses: the fields after
-	// it start after the last ')'. They are state, ppid, pgrp, ….
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return "", 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 {
+	f, ok := procStatFields(pid)
+	if !ok || len(f) < 2 {
 		return "", 0, false
 	}
 	ppid, _ = strconv.Atoi(f[1])
 	return f[0], ppid, true
+}
+
+// procStatFields returns the fields of /proc/PID/stat that follow the
+// command name: state, ppid, pgrp, … (field 3 onwards).
+func procStatFields(pid int) ([]string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return nil, false
+	}
+	// The command name may hold spaces and parentheses: the fields after
+	// it start after the last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(string(b[i+1:])), true
+}
+
+// ownerFile, in a server's temporary directory, names the process that
+// made it: its PID and its start time (clock ticks after boot, field 22
+// of /proc/PID/stat), which together tell a directory in use from one
+// whose owner died, even once the PID is used again.
+const ownerFile = "dbprobe-owner"
+
+// dirPrefixes are the names of the servers' temporary directories.
+var dirPrefixes = []string{"dbprobe-pg-", "dbprobe-my-", "dbprobe-redis-"}
+
+// makeDir makes a server's temporary directory and writes its owner file.
+func makeDir(prefix string) (string, error) {
+	dir, err := os.MkdirTemp("", prefix)
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(processID(os.Getpid())), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return "", err
+	}
+	return dir, nil
+}
+
+// processID returns "PID STARTTIME" of a running process, "" when there
+// is none.
+func processID(pid int) string {
+	f, ok := procStatFields(pid)
+	if !ok || len(f) < 20 {
+		return ""
+	}
+	return strconv.Itoa(pid) + " " + f[19]
+}
+
+// removeOrphans removes the temporary directories that servers of dead
+// dbprobe processes left: the kernel kills a server with its dbprobe
+// (Pdeathsig), but a dbprobe killed by SIGKILL removes nothing. A
+// directory without an owner file, or whose owner still runs, is left
+// alone.
+func removeOrphans() {
+	for _, prefix := range dirPrefixes {
+		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
+		for _, dir := range dirs {
+			owner, err := os.ReadFile(filepath.Join(dir, ownerFile))
+			if err != nil {
+				continue
+			}
+			var pid int
+			var start string
+			if _, err := fmt.Sscanf(string(owner), "%d %s", &pid, &start); err != nil || pid <= 0 {
+				continue
+			}
+			if processID(pid) == string(owner) {
+				continue
+			}
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // freePort returns a TCP port on 127.0.0.1 that nothing listens on.

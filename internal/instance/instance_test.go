@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -360,5 +361,34 @@ func killStarter(t *testing.T, name string) {
 			t.Fatalf("the server %d still runs 10 s after its starter was killed", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+
+	// The next Start removes the directory the killed starter left, and
+	// no other: not one whose owner runs, nor one without an owner file.
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the killed starter's directory: %v", err)
+	}
+	ours, err := makeDir("dbprobe-redis-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(ours)
+	foreign, err := os.MkdirTemp("", "dbprobe-my-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(foreign)
+	s, err := Start(context.Background(), Redis, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the killed starter's directory %s is still there after the next Start (%v)", dir, err)
+	}
+	for _, kept := range []string{ours, foreign, s.Dir()} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("Start removed %s: %v", kept, err)
+		}
 	}
 }

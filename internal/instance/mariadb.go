@@ -57,7 +57,7 @@ func (s *Server) initMariaDB(ctx context.Context, opts Options) error {
 	}
 	s.version = mariadbVersion(string(out))
 
-	s.dir, err = os.MkdirTemp("", "dbprobe-my-")
+	s.dir, err = makeDir("dbprobe-my-")
 	if err != nil {
 		return err
 	}

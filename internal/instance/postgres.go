@@ -66,7 +66,7 @@ func (s *Server) initPostgres(ctx context.Context, opts Options) error {
 		s.version = "PostgreSQL " + f[2]
 	}
 
-	s.dir, err = os.MkdirTemp("", "dbprobe-pg-")
+	s.dir, err = makeDir("dbprobe-pg-")
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ func (s *Server) initRedis(ctx context.Context, opts Options) error {
 		return fmt.Errorf("instance: %s --version: %w", s.server, err)
 	}
 	s.version = redisVersion(string(out))
-	s.dir, err = os.MkdirTemp("", "dbprobe-redis-")
+	s.dir, err = makeDir("dbprobe-redis-")
 	if err != nil {
 		return fmt.Errorf("instance: %w", err)
 	}

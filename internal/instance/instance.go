@@ -550,6 +550,9 @@ func removeOrphans() {
 	for _, prefix := range dirPrefixes {
 		dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), prefix+"*"))
 		for _, dir := range dirs {
+			if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+				continue // not a directory made here: a symbolic link stays
+			}
 			owner, err := os.ReadFile(filepath.Join(dir, ownerFile))
 			if err != nil {
 				continue

@@ -167,13 +167,12 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	// A client that gets less CPU than it could use (a neighbour on its
 	// core, a throttled container) never reaches the CPU rule, but its
 	// goroutines queue for a thread while the server waits for requests.
-	case haveLag && lag >= clientSchedLagMs && (sessionsIdle || !haveActive):
+	// Only where the server's sessions are sampled: an embedded database
+	// runs in the client's own threads, so its lag is not the client's
+	// alone.
+	case haveLag && lag >= clientSchedLagMs && sessionsIdle:
 		d.Limit = LimitClient
-		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %g cores", lag, cpu, procs)
-		if haveActive {
-			d.Verdict += fmt.Sprintf(", %.1f of %d sessions busy in the server", active, threads)
-		}
-		d.Verdict += "; the database figures are what this client could ask for, add client CPU or clients"
+		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %g cores, %.1f of %d sessions busy in the server; the database figures are what this client could ask for, add client CPU or clients", lag, cpu, procs, active, threads)
 	case sessionsIdle:
 		d.Limit = LimitRoundTrip
 		d.Verdict = fmt.Sprintf("round trips — on average %.1f of %d sessions are busy in the server; the rest wait for the next request: latency between client and server, or the client's pace", active, threads)

@@ -70,8 +70,11 @@
 //
 // # Reads and writes
 //
-// Each session reads on a connection of its own, with prepared statements;
-// in WAL mode readers never wait for the writer. Every write of every
+// Each session reads on a connection of its own, with prepared statements
+// run through the library's database/sql/driver interfaces rather than
+// through database/sql, whose per-query bookkeeping and allocations cost
+// as much again as the read itself; in WAL mode readers never wait for
+// the writer. Every write of every
 // session goes through one writer connection driven by one goroutine,
 // which commits the writes it finds waiting as one transaction (see
 // writer). SQLite allows one writer at a time anyway; serializing in Go

@@ -112,13 +112,11 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 		dsn += "&" + libraryDSN
 	}
 	conn := &connector{drv: newLibraryDriver(), dsn: dsn, setup: setupPragmas(cfg)}
+	// The pool serves the writer, the checkpointer and the DB's own
+	// queries; sessions open connections of their own (see session).
 	pool := sql.OpenDB(conn)
-	// database/sql keeps only 2 idle connections by default and closes the
-	// rest: with that, every session closed and reopened would pay for a new
-	// connection and its setup.
-	pool.SetMaxIdleConns(max(opts.Sessions, 1) + 2)
 
-	d := &db{pool: pool, cfg: cfg, opts: opts}
+	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts}
 	if err := d.openWriter(ctx); err != nil {
 		pool.Close()
 		if cfg.memory {
@@ -256,11 +254,13 @@ func (c *connector) Driver() sqldriver.Driver { return c.drv }
 // writer connection for every write.
 type db struct {
 	pool *sql.DB
-	cfg  config
-	opts driver.Options
-	info driver.Info
-	w    writer
-	ckpt *checkpointer
+	// connector opens the sessions' own connections, outside the pool.
+	connector *connector
+	cfg       config
+	opts      driver.Options
+	info      driver.Info
+	w         writer
+	ckpt      *checkpointer
 }
 
 // Info describes the library and the settings read back.

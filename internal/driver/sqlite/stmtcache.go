@@ -1,14 +1,15 @@
 package sqlite
 
 import (
-	"database/sql"
 	"encoding/binary"
 )
 
 // stmtCache keeps prepared statements for field lists other than "all" or
-// "one", by the list itself. Its user serializes access to it.
-type stmtCache struct {
-	m map[string]*sql.Stmt
+// "one", by the list itself: the writer's (database/sql statements) and a
+// session's (the library's own, see readStmt). Its user serializes access
+// to it.
+type stmtCache[S interface{ Close() error }] struct {
+	m map[string]S
 	// buf builds the lookup key; indexing a map with string(buf) does not
 	// allocate, so a hit costs no allocation.
 	buf []byte
@@ -18,7 +19,7 @@ type stmtCache struct {
 // lists, and a caller that invents new ones forever must not leak.
 const maxCachedStmts = 256
 
-func (c *stmtCache) get(fields []int, prepare func() (*sql.Stmt, error)) (*sql.Stmt, error) {
+func (c *stmtCache[S]) get(fields []int, prepare func() (S, error)) (S, error) {
 	c.buf = c.buf[:0]
 	for _, f := range fields {
 		c.buf = binary.AppendUvarint(c.buf, uint64(f))
@@ -28,19 +29,20 @@ func (c *stmtCache) get(fields []int, prepare func() (*sql.Stmt, error)) (*sql.S
 	}
 	s, err := prepare()
 	if err != nil {
-		return nil, err
+		return s, err
 	}
 	if c.m == nil || len(c.m) >= maxCachedStmts {
 		c.close()
-		c.m = make(map[string]*sql.Stmt)
+		c.m = make(map[string]S)
 	}
 	c.m[string(c.buf)] = s
 	return s, nil
 }
 
-func (c *stmtCache) close() {
+func (c *stmtCache[S]) close() {
 	for _, s := range c.m {
-		closeStmt(s)
+		// Closing a statement only finalizes it; nothing to report.
+		_ = s.Close()
 	}
 	c.m = nil
 }

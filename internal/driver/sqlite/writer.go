@@ -102,7 +102,7 @@ type tableWriter struct {
 	// (writeallfields=false), so that case never looks anything up.
 	update []*sql.Stmt
 	// updates holds statements for several fields at once, by field list.
-	updates stmtCache
+	updates stmtCache[*sql.Stmt]
 	// multi inserts multiRows records at once, for InsertBatch without
 	// BulkLoad; prepared on first use.
 	multi     *sql.Stmt

@@ -51,7 +51,16 @@ func Wrap(c net.Conn) net.Conn {
 	return conn
 }
 
-func (c *Conn) opError(op string, err error) error {
+// opError turns what a raw call left, the raw connection's error (the
+// socket closed, a deadline) or the system call's, into the error package
+// net would return; nil when neither failed.
+func (c *Conn) opError(op string, err error, errno syscall.Errno) error {
+	if err == nil && errno == 0 {
+		return nil
+	}
+	if err == nil {
+		err = os.NewSyscallError(op, errno)
+	}
 	return &net.OpError{Op: op, Net: "tcp", Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
 }
 
@@ -67,12 +76,10 @@ func (c *Conn) Read(b []byte) (int, error) {
 	n, errno := c.readN, c.readErr
 	c.readBuf = nil
 	c.readMu.Unlock()
-	switch {
-	case err != nil:
-		return 0, c.opError("read", err)
-	case errno != 0:
-		return 0, c.opError("read", os.NewSyscallError("read", errno))
-	case n == 0:
+	if err := c.opError("read", err, errno); err != nil {
+		return 0, err
+	}
+	if n == 0 {
 		return 0, io.EOF
 	}
 	return n, nil
@@ -103,13 +110,7 @@ func (c *Conn) Write(b []byte) (int, error) {
 	written, errno := c.written, c.writeErr
 	c.writeBuf = nil
 	c.writeMu.Unlock()
-	switch {
-	case err != nil:
-		return written, c.opError("write", err)
-	case errno != 0:
-		return written, c.opError("write", os.NewSyscallError("write", errno))
-	}
-	return written, nil
+	return written, c.opError("write", err, errno)
 }
 
 // writeAll is one attempt of Write: false when the socket's buffer fills

@@ -32,6 +32,9 @@ const (
 	codeExists = "EXISTS"
 	// codeNoPerm is the error of a command the user's ACL refuses.
 	codeNoPerm = "NOPERM"
+	// codeNoScript is EVALSHA's error for a script the server does not
+	// have (SCRIPT FLUSH, a restart).
+	codeNoScript = "NOSCRIPT"
 )
 
 // classify wraps err with its code and class for the runner's policy.

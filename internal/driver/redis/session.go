@@ -276,8 +276,10 @@ func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) 
 	s.setRecordKey(key)
 	s.evalArgs = append(append(s.evalArgs[:0], "evalsha", scriptSHA[script], 2, &s.recordKey, s.indexArg), s.args...)
 	cmd := redis.NewCmd(ctx, s.evalArgs...)
-	if err := s.own.conn.Process(ctx, cmd); err != nil && (errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")) {
-		cmd = script.Eval(ctx, s.own.conn, []string{string(s.recordKey.b), s.k.index}, s.args...)
+	if err := s.own.conn.Process(ctx, cmd); err != nil {
+		if code, _ := serverCode(err); code == codeNoScript {
+			cmd = script.Eval(ctx, s.own.conn, []string{string(s.recordKey.b), s.k.index}, s.args...)
+		}
 	}
 	n, err := cmd.Int64()
 	err = s.own.end(ctx, err)

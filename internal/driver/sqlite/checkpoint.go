@@ -3,6 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 )
@@ -29,6 +32,20 @@ import (
 // a WAL left to grow gave some 20% more ops/s over a few seconds, but only
 // by putting off copying that a longer run must do; finishing right after
 // each background pass instead of at 4000 pages made no difference.)
+//
+// With synchronous=NORMAL a checkpoint syncs the WAL before it copies and
+// the database file once it has copied everything. A background pass beside
+// the writer rarely copies everything, so it never synced the database file,
+// and the writer's checkpoint at walRestartPages then synced every page the
+// background passes had copied, several MB, while all writes waited: 8% of
+// the writer's CPU samples, with stalls of milliseconds. So after each pass
+// the checkpointer syncs both files itself; the writer's sync finds little
+// left to write. An extra sync never breaks SQLite's ordering (WAL durable
+// before the database file is overwritten), it only makes data durable
+// sooner. Under synchronous=OFF SQLite syncs nothing, and nor does the
+// checkpointer. Measured under workload A at 8 threads: the time a write spends in
+// the writer's queue and transaction halved (about 75 to 47 µs) and
+// throughput rose 6-20% in three alternating pairs.
 
 const (
 	// checkpointEvery is how many written records start a background
@@ -58,6 +75,11 @@ type checkpointer struct {
 	err error
 	// done counts the checkpoints run, for the monitor.
 	done atomic.Uint64
+	// files are the database file and its WAL, synced after each pass
+	// (none under synchronous=OFF); synced counts the passes after which
+	// they were.
+	files  []string
+	synced atomic.Uint64
 }
 
 func startCheckpointer(ctx context.Context, pool *sql.DB) (*checkpointer, error) {
@@ -65,13 +87,28 @@ func startCheckpointer(ctx context.Context, pool *sql.DB) (*checkpointer, error)
 	if err != nil {
 		return nil, err
 	}
+	var file string
+	var synchronous int
+	if err := c.QueryRowContext(ctx, mainFileSQL).Scan(&file); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if err := c.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&synchronous); err != nil {
+		c.Close()
+		return nil, err
+	}
+	// synchronous=OFF asked SQLite never to sync: neither does dbprobe.
+	var files []string
+	if synchronous > 0 {
+		files = []string{file, file + "-wal"}
+	}
 	stmt, err := c.PrepareContext(ctx, checkpointSQL)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	cp := &checkpointer{
-		conn: c, stmt: stmt,
+		conn: c, stmt: stmt, files: files,
 		// One kick can wait while a checkpoint runs; more would only
 		// repeat it.
 		kick:    make(chan struct{}, 1),
@@ -90,14 +127,38 @@ func (cp *checkpointer) run() {
 			return
 		case <-cp.kick:
 		}
-		if err := checkpoint(cp.stmt); err != nil {
-			if cp.err == nil {
-				cp.err = err
-			}
-		} else {
+		err := checkpoint(cp.stmt)
+		if err == nil {
 			cp.done.Add(1)
+			if err = syncFiles(cp.files); err == nil && cp.files != nil {
+				cp.synced.Add(1)
+			}
+		}
+		if err != nil && cp.err == nil {
+			cp.err = err
 		}
 	}
+}
+
+// syncFiles flushes each file to the disk. A file that does not exist
+// (the WAL between connections) has nothing to flush.
+func syncFiles(paths []string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		// Closing a file only read from reports nothing Sync did not.
+		_ = f.Close()
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // checkpoint runs one passive checkpoint. Its row (busy, WAL frames, frames

@@ -167,9 +167,13 @@ func (d *db) startCheckpointer(ctx context.Context, info *driver.Info) error {
 	if err != nil {
 		return err
 	}
+	synced := ""
+	if cp.files != nil {
+		synced = ", each followed by a sync of the database file and the WAL"
+	}
 	info.Settings = append(info.Settings, driver.Setting{
 		Name:  "checkpoints",
-		Value: fmt.Sprintf("PASSIVE, in the background every %d records written; the writer finishes one at %d WAL pages (its wal_autocheckpoint)", checkpointEvery, walRestartPages),
+		Value: fmt.Sprintf("PASSIVE, in the background every %d records written%s; the writer finishes one at %d WAL pages (its wal_autocheckpoint)", checkpointEvery, synced, walRestartPages),
 	})
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
@@ -817,5 +818,79 @@ func TestCheckpointsKeepTheWALShort(t *testing.T) {
 	// Each insert writes a page of the table and one of the key's index.
 	if frames > 2*walRestartPages {
 		t.Errorf("the WAL holds %d frames after %d single-record commits: it was not started over", frames, n)
+	}
+}
+
+// TestCheckpointerSyncsItsFiles checks that the background checkpoints
+// sync the database file and the WAL under synchronous=NORMAL, so the
+// writer's own checkpoint finds little to flush, and that they sync
+// nothing under synchronous=OFF, where SQLite syncs nothing either.
+func TestCheckpointerSyncsItsFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     driver.Options
+		wantSync bool
+	}{
+		{"NORMAL", driver.Options{Sessions: 1}, true},
+		{"OFF", driver.Options{Sessions: 1, Durability: driver.DurabilityDelayed}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			d := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "sync.db"), tc.opts)
+			defer d.Close()
+			setting := ""
+			for _, s := range d.Info().Settings {
+				if s.Name == "checkpoints" {
+					setting = s.Value
+				}
+			}
+			if got := strings.Contains(setting, "sync"); got != tc.wantSync {
+				t.Errorf("checkpoints setting %q: mentions a sync %v, want %v", setting, got, tc.wantSync)
+			}
+			tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 100}
+			if err := d.CreateTable(ctx, tbl); err != nil {
+				t.Fatal(err)
+			}
+			s, err := d.Session(ctx, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			value := [][]byte{[]byte(strings.Repeat("v", 100))}
+			cp := d.(*db).ckpt
+			for i := 0; cp.done.Load() == 0; i++ {
+				if i == 20*checkpointEvery {
+					t.Fatalf("no background checkpoint after %d records", i)
+				}
+				if err := s.Insert(ctx, []byte(fmt.Sprintf("k%06d", i)), value); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The pass that was counted syncs right after; give it time.
+			deadline := time.Now().Add(10 * time.Second)
+			for tc.wantSync && cp.synced.Load() == 0 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := cp.synced.Load() > 0; got != tc.wantSync {
+				t.Errorf("after %d background checkpoints, files synced: %v, want %v", cp.done.Load(), got, tc.wantSync)
+			}
+		})
+	}
+}
+
+// TestSyncFilesSkipsAMissingWAL: between connections SQLite removes the
+// WAL, which leaves nothing to flush; a path that cannot be opened for
+// another reason is an error.
+func TestSyncFilesSkipsAMissingWAL(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a.db")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syncFiles([]string{file, file + "-wal"}); err != nil {
+		t.Errorf("syncFiles with no WAL: %v", err)
+	}
+	if err := syncFiles([]string{filepath.Join(file, "not-a-dir")}); err == nil {
+		t.Error("syncFiles of a path under a regular file: no error")
 	}
 }

@@ -568,18 +568,12 @@ func TestErrorsAreClassified(t *testing.T) {
 	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "classify.db"), driver.Options{})
 	defer db.Close()
 	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 10}
-	if err := db.CreateTable(ctx, tbl); err != nil {
-		t.Fatal(err)
-	}
-	s, err := db.Session(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := tableSession(t, db, tbl)
 	defer s.Close()
 	if err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")}); err != nil {
 		t.Fatal(err)
 	}
-	err = s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")})
+	err := s.Insert(ctx, []byte("k"), [][]byte{[]byte("v")})
 	if driver.Code(err) != "19" || driver.ClassOf(err) != driver.ClassOther {
 		t.Errorf("duplicate key: code %q class %v (%v), want 19 other", driver.Code(err), driver.ClassOf(err), err)
 	}
@@ -708,13 +702,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	db := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "group.db"), driver.Options{Sessions: 32})
 	defer db.Close()
 	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0", "FIELD1"}, FieldLength: 10}
-	if err := db.CreateTable(ctx, tbl); err != nil {
-		t.Fatal(err)
-	}
-	s, err := db.Session(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := tableSession(t, db, tbl)
 	defer s.Close()
 	if err := s.Insert(ctx, []byte("taken"), [][]byte{[]byte("a"), []byte("b")}); err != nil {
 		t.Fatal(err)
@@ -796,13 +784,7 @@ func TestCheckpointsKeepTheWALShort(t *testing.T) {
 		t.Errorf("Info.Settings has no checkpoints entry: %v", d.Info().Settings)
 	}
 	tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 100}
-	if err := d.CreateTable(ctx, tbl); err != nil {
-		t.Fatal(err)
-	}
-	s, err := d.Session(ctx, tbl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := tableSession(t, d, tbl)
 	defer s.Close()
 	const n = 5 * checkpointEvery
 	value := [][]byte{[]byte(strings.Repeat("v", 100))}
@@ -819,6 +801,20 @@ func TestCheckpointsKeepTheWALShort(t *testing.T) {
 	if frames > 2*walRestartPages {
 		t.Errorf("the WAL holds %d frames after %d single-record commits: it was not started over", frames, n)
 	}
+}
+
+// tableSession creates tbl in d and opens a session on it.
+func tableSession(t *testing.T, d driver.DB, tbl driver.Table) driver.Session {
+	t.Helper()
+	ctx := context.Background()
+	if err := d.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s, err := d.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestCheckpointerSyncsItsFiles checks that the background checkpoints
@@ -848,13 +844,7 @@ func TestCheckpointerSyncsItsFiles(t *testing.T) {
 				t.Errorf("checkpoints setting %q: mentions a sync %v, want %v", setting, got, tc.wantSync)
 			}
 			tbl := driver.Table{Name: "usertable", KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: []string{"FIELD0"}, FieldLength: 100}
-			if err := d.CreateTable(ctx, tbl); err != nil {
-				t.Fatal(err)
-			}
-			s, err := d.Session(ctx, tbl)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := tableSession(t, d, tbl)
 			defer s.Close()
 			value := [][]byte{[]byte(strings.Repeat("v", 100))}
 			cp := d.(*db).ckpt

@@ -25,13 +25,14 @@ import (
 // beginning after a checkpoint that copied everything; without that it
 // grows for ever (measured: 10,728 pages after 5,000 commits). So the
 // writer keeps SQLite's own automatic checkpoint, at walRestartPages
-// instead of 1000: by then the checkpointer has copied nearly everything,
-// the writer copies the few pages left, and its next commit starts the WAL
-// over. If the checkpointer falls behind, the writer's checkpoint does the
+// instead of 1000: by then the checkpointer has copied most of it, the
+// writer copies what came after its last pass, and its next commit starts
+// the WAL over. If the checkpointer falls behind, the writer's checkpoint does the
 // whole copy, as SQLite would have done anyway. (Measured under workload A:
 // a WAL left to grow gave some 20% more ops/s over a few seconds, but only
 // by putting off copying that a longer run must do; finishing right after
-// each background pass instead of at 4000 pages made no difference.)
+// each background pass instead of at 4000 pages made no difference, and
+// with passes every 4000 records it was lower in 6 of 6 pairs.)
 //
 // With synchronous=NORMAL a checkpoint syncs the WAL before it copies and
 // the database file once it has copied everything. A background pass beside
@@ -49,16 +50,17 @@ import (
 
 //
 // Each pass, and above all its syncs, costs a fixed amount besides the
-// pages it copies, and this kernel (PREEMPT_NONE) runs a sync's writeback
-// on a core without letting anything else onto it. With a pass every 1000
+// pages it copies, and on a kernel without preemption (PREEMPT_NONE, as on
+// the machine measured) a sync's writeback holds its core until it is
+// done. With a pass every 1000
 // records, a 400,000-operation run of workload A at 8 threads made 199
 // passes, 4.2–5.0 s of the checkpointer's time (syncs 2.5–3.0 s); every
-// 4000 records, 49 passes took 3.4–3.7 s for the same pages copied, and
-// throughput was higher in 19 of 22 alternating pairs (medians about
-// 48,000 → 54,000 ops/s), and in 3 of 3 runs three times as long, so not
-// by leaving copies for after the run. 2000 records was in between, and
-// 8000 or 16000, or a restart at 32,000 pages, gave nothing more while the
-// WAL grew.
+// 4000 records, 49 passes took 3.4–3.7 s for the same pages copied.
+// Throughput was higher in 19 of 22 alternating pairs (medians about
+// 48,500 → 51,500 ops/s, the pairs' median ratio 1.11×), and in 3 of 3
+// runs three times as long, so not by leaving copies for after the run.
+// 2000 records was in between, and 8000 or 16000, or a restart at 32,000
+// pages, gave nothing more while the WAL grew.
 
 const (
 	// checkpointEvery is how many written records start a background

@@ -16,6 +16,7 @@ const (
 	LimitReadIO      Limit = "read IO"
 	LimitServerCPU   Limit = "server CPU"
 	LimitClient      Limit = "client"
+	LimitWriter      Limit = "single writer"
 	LimitRoundTrip   Limit = "round trips"
 	LimitNone        Limit = "none saturated"
 )
@@ -41,7 +42,15 @@ const (
 	hostIOWaitHigh     = 30.0 // percent
 	sessionsIdleRatio  = 0.3  // active sessions per thread below which the server waits on the client
 	minimumWaitSamples = 0.05 // average active sessions below which wait shares mean nothing
+	// writerSaturatedShare is the share of the time a database's single
+	// writer (an embedded database that lets one connection write at a
+	// time) is busy above which writes queue behind it.
+	writerSaturatedShare = 0.75
 )
+
+// writerBusyMetric is the share of each second a driver's single writer
+// spent on writes, from its "writer_busy_seconds" counter.
+const writerBusyMetric = "db.writer_busy_seconds/s"
 
 // waitClass sorts a database's wait event, in the database's own words,
 // into the classes the rules use; "" is an event of no class.
@@ -138,6 +147,10 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	if haveActive {
 		ev["db.sessions.active"] = active
 	}
+	writer, haveWriter := avg(writerBusyMetric)
+	if haveWriter {
+		ev[writerBusyMetric] = writer
+	}
 
 	sessionsIdle := haveActive && threads > 0 && active/float64(threads) < sessionsIdleRatio
 	d := Diagnosis{Evidence: ev}
@@ -155,6 +168,15 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	case sampled && classes["read_io"] >= dominantWaitShare, haveIOWait && iowait >= hostIOWaitHigh:
 		d.Limit = LimitReadIO
 		d.Verdict = fmt.Sprintf("read IO — %s of sampled dbprobe sessions wait on data reads, host iowait %.0f%%; more memory for the cache or faster storage", pct(classes["read_io"]), iowait)
+	// SQLite lets one connection write at a time: once that connection is
+	// busy nearly all the time, more threads only lengthen its queue,
+	// whatever the host's CPU says.
+	case haveWriter && writer >= writerSaturatedShare:
+		d.Limit = LimitWriter
+		d.Verdict = fmt.Sprintf("the single writer — every write goes through one connection, busy %s of the time; more threads only queue behind it: fewer, larger transactions or cheaper commits (synchronous, a faster disk) go further", pct(writer))
+		if haveIdle {
+			d.Verdict += fmt.Sprintf(" (host %.0f%% idle)", idle)
+		}
 	case haveIdle && idle < hostSaturatedIdle:
 		d.Limit = LimitServerCPU
 		d.Verdict = fmt.Sprintf("CPU — the host is %.0f%% idle; dbprobe uses %.0f%% of a core of it", idle, cpu)

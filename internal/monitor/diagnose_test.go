@@ -50,6 +50,8 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 		{"scheduling lag without sampled sessions (an embedded database) is not the client's alone", with(map[string]float64{"client.cpu%": 140, "client.sched.latency_p99_ms": 10, "host.cpu.idle%": 18}), 32, LimitNone, "none saturated"},
 		{"scheduling lag while the server is busy is not the client's", with(map[string]float64{"client.sched.latency_p99_ms": 8, "db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},
 		{"sessions idle in the server", with(map[string]float64{"db.sessions.active": 1.5, "db.wait.CPU": 1, "host.cpu.idle%": 60}), 32, LimitRoundTrip, "1.5 of 32"},
+		{"an embedded database's single writer", with(map[string]float64{"client.cpu%": 150, "db.writer_busy_seconds/s": 0.86, "host.cpu.idle%": 6}), 32, LimitWriter, "busy 86% of the time"},
+		{"a single writer with time to spare", with(map[string]float64{"client.cpu%": 60, "db.writer_busy_seconds/s": 0.4, "host.cpu.idle%": 40}), 8, LimitNone, "none saturated"},
 		{"headroom", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "45% idle"},
 		{"other sessions' waits do not count", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 1, "db.wait.other.IO:WALSync": 1, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},
 	}

@@ -76,8 +76,10 @@ func monitorUnavailable(file, journal string, checkpointer bool) []string {
 }
 
 // Sample reads the page count and size on the monitor's connection and
-// the sizes of the database's files. Counter: "checkpoints", the
-// background checkpoints run. Gauges: "database_bytes" (page_count ×
+// the sizes of the database's files. Counters: "checkpoints", the
+// background checkpoints run, and "writer_busy_seconds", the time the one
+// writer spent running writes (its rate is the share of each second it
+// was busy). Gauges: "database_bytes" (page_count ×
 // page_size, what SQLite holds, WAL pages included), "database_file_bytes"
 // and "wal_file_bytes" (the files on disk; the WAL is 0 while it does not
 // exist).
@@ -91,6 +93,7 @@ func (m *sqliteMonitor) Sample(ctx context.Context) (driver.Sample, error) {
 	if m.d.ckpt != nil {
 		s.Counters["checkpoints"] = float64(m.d.ckpt.done.Load())
 	}
+	s.Counters["writer_busy_seconds"] = time.Duration(m.d.w.busy.Load()).Seconds()
 	if m.file != "" {
 		m.fileSize(s, "database_file_bytes", m.file, false)
 		if m.wal {

@@ -88,6 +88,12 @@ func TestMonitorFileInWALMode(t *testing.T) {
 			t.Errorf("%s = %v, the file holds %d bytes", g, after.Gauges[g], st.Size())
 		}
 	}
+	// Every insert ran on the writer, so its busy time grew, and by no
+	// more than the time the inserts took.
+	busy := after.Counters["writer_busy_seconds"] - before.Counters["writer_busy_seconds"]
+	if elapsed := after.Time.Sub(before.Time).Seconds(); busy <= 0 || busy > elapsed {
+		t.Errorf("writer_busy_seconds grew by %v over %d inserts in %.3f s", busy, checkpointEvery/2, elapsed)
+	}
 	if after.Counters["checkpoints"] != before.Counters["checkpoints"] {
 		t.Errorf("checkpoints went from %v to %v before %d records were written", before.Counters["checkpoints"], after.Counters["checkpoints"], checkpointEvery)
 	}

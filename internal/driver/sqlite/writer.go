@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"dbprobe/internal/driver"
 )
@@ -53,6 +55,11 @@ type writer struct {
 	// counts records written since it was last asked to.
 	ckpt    *checkpointer
 	written int
+
+	// busy is the time the goroutine spent running requests, in
+	// nanoseconds: the monitor's measure of how close the one writer is to
+	// its limit.
+	busy atomic.Int64
 }
 
 // maxGroup bounds how many writes one transaction carries. Sessions wait
@@ -209,8 +216,10 @@ func (w *writer) run() {
 				return
 			}
 		}
+		start := time.Now()
 		if r.op == opAlone {
 			w.runAlone(r)
+			w.busy.Add(int64(time.Since(start)))
 			continue
 		}
 		group := append(w.group[:0], r)
@@ -228,6 +237,7 @@ func (w *writer) run() {
 			}
 		}
 		w.runGroup(group)
+		w.busy.Add(int64(time.Since(start)))
 		clear(group)
 		w.group = group[:0]
 	}

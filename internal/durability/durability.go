@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	}
 	dir := cfg.Dir
 	if dir == "" {
-		d, err := os.MkdirTemp("", "dbprobe-durability-")
+		d, err := instance.TempDir()
 		if err != nil {
 			return nil, err
 		}

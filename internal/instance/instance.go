@@ -515,8 +515,22 @@ func procStatFields(pid int) ([]string, bool) {
 // whose owner died, even once the PID is used again.
 const ownerFile = "dbprobe-owner"
 
-// dirPrefixes are the names of the servers' temporary directories.
-var dirPrefixes = []string{"dbprobe-pg-", "dbprobe-my-", "dbprobe-redis-"}
+// dirPrefixes are the names of the temporary directories that hold
+// throwaway databases: the servers' and the durability check's (TempDir).
+var dirPrefixes = []string{"dbprobe-pg-", "dbprobe-my-", "dbprobe-redis-", durabilityDirPrefix}
+
+// durabilityDirPrefix names the directories `dbprobe durability` keeps its
+// SQLite database and client log in.
+const durabilityDirPrefix = "dbprobe-durability-"
+
+// TempDir makes a temporary directory for dbprobe's durability check that
+// names this process as its owner, after removing the directories dead
+// dbprobe processes left (see removeOrphans): a check killed with SIGKILL
+// removes nothing itself, and its SQLite database may be large.
+func TempDir() (string, error) {
+	removeOrphans()
+	return makeDir(durabilityDirPrefix)
+}
 
 // makeDir makes a server's temporary directory and writes its owner file.
 func makeDir(prefix string) (string, error) {

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -389,6 +391,52 @@ func killStarter(t *testing.T, name string) {
 	for _, kept := range []string{ours, foreign, s.Dir()} {
 		if _, err := os.Stat(kept); err != nil {
 			t.Errorf("Start removed %s: %v", kept, err)
+		}
+	}
+}
+
+func TestTempDirRemovesWhatDeadChecksLeft(t *testing.T) {
+	// A directory whose owner file names a process that no longer runs:
+	// this PID with another start time, as when a PID is used again.
+	dead, err := os.MkdirTemp("", durabilityDirPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dead)
+	if err := os.WriteFile(filepath.Join(dead, ownerFile), []byte(strconv.Itoa(os.Getpid())+" 0"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dead, "durability.db"), []byte("rows"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	live, err := makeDir(durabilityDirPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(live)
+	unowned, err := os.MkdirTemp("", durabilityDirPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(unowned)
+
+	dir, err := TempDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if !strings.HasPrefix(filepath.Base(dir), durabilityDirPrefix) {
+		t.Errorf("TempDir made %s, not a %s* directory", dir, durabilityDirPrefix)
+	}
+	if owner, err := os.ReadFile(filepath.Join(dir, ownerFile)); err != nil || string(owner) != processID(os.Getpid()) {
+		t.Errorf("TempDir's owner file holds %q (%v), not this process", owner, err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the directory of a dead owner %s is still there (%v)", dead, err)
+	}
+	for _, kept := range []string{live, unowned} {
+		if _, err := os.Stat(kept); err != nil {
+			t.Errorf("TempDir removed %s: %v", kept, err)
 		}
 	}
 }

@@ -347,22 +347,6 @@ func ceiling(bin string, ops, reps int) {
 	fmt.Printf("| ops/s | client CPU µs/op |\n|---|---|\n| %.0f | %.3f |\n\n", m.opsPerSec, m.cpuPerOp)
 }
 
-func sqliteRun(bin, work string, records, ops, reps int) {
-	var ms []measurement
-	for rep := range reps {
-		db := "sqlite://" + filepath.Join(work, fmt.Sprintf("bench-%d.db", rep))
-		common := []string{"--db", db, "--workload", "a", "-p", "recordcount=" + strconv.Itoa(records)}
-		run(bin, append([]string{"load", "--threads", "1"}, common...)...)
-		ms = append(ms, dbprobe(bin, append([]string{"run", "--threads", "8", "-p", "operationcount=" + strconv.Itoa(ops)}, common...), ops))
-	}
-	m := median(ms)
-	fmt.Printf("## SQLite workload A (zipfian), %d records, 8 threads, WAL, synchronous=NORMAL, %d operations, median of %d\n\n", records, ops, reps)
-	fmt.Println("| ops/s | READ p50/p95/p99 µs | UPDATE p50/p95/p99 µs | client CPU µs/op |")
-	fmt.Println("|---|---|---|---|")
-	f := func(k string) string { p := m.p[k]; return fmt.Sprintf("%.0f / %.0f / %.0f", p[0], p[1], p[2]) }
-	fmt.Printf("| %.0f | %s | %s | %.1f |\n\n", m.opsPerSec, f("READ"), f("UPDATE"), m.cpuPerOp)
-}
-
 // median takes the median of each figure separately.
 func median(ms []measurement) measurement {
 	pick := func(get func(measurement) float64) float64 {

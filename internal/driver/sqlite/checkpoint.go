@@ -94,8 +94,67 @@ type checkpointer struct {
 	// files are the database file and its WAL, synced after each pass
 	// (none under synchronous=OFF); synced counts the passes after which
 	// they were.
-	files  []string
+	files  *syncFiles
 	synced atomic.Uint64
+}
+
+// syncFiles are the files the checkpointer syncs, each opened once and
+// kept open until closeFiles, after the last SQLite connection of the
+// database has closed.
+//
+// POSIX advisory locks belong to a process and an inode, not to a
+// descriptor: closing any descriptor of the database file drops every
+// lock the process holds on it, SQLite's own among them, while SQLite
+// goes on believing it holds them. In WAL mode each connection keeps a
+// SHARED lock on the database file for as long as it is open; without
+// it, another process that closes its last connection to the file takes
+// itself for the last one and checkpoints and deletes the WAL and the
+// shared-memory index under the running dbprobe (measured with a version
+// that opened and closed the file for every sync: none of dbprobe's locks
+// left after the first background pass, and a `SELECT count(*)` from
+// another process removed the -wal and -shm files mid-run). The WAL
+// carries no lock, but is kept open the same way.
+type syncFiles struct {
+	paths []string
+	open  []*os.File // nil until the file exists
+}
+
+func newSyncFiles(paths ...string) *syncFiles {
+	return &syncFiles{paths: paths, open: make([]*os.File, len(paths))}
+}
+
+// sync flushes each file to the disk. A file that does not exist yet (the
+// WAL before the first connection opened it) has nothing to flush.
+func (f *syncFiles) sync() error {
+	for i, p := range f.paths {
+		if f.open[i] == nil {
+			file, err := os.Open(p)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			f.open[i] = file
+		}
+		if err := f.open[i].Sync(); err != nil {
+			return fmt.Errorf("sync %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// close closes the files; it must run only once no SQLite connection of
+// the database is open in this process (see syncFiles).
+func (f *syncFiles) close() {
+	for i, file := range f.open {
+		if file != nil {
+			// A descriptor only read from and synced has nothing left to
+			// report on close.
+			_ = file.Close()
+			f.open[i] = nil
+		}
+	}
 }
 
 func startCheckpointer(ctx context.Context, pool *sql.DB) (*checkpointer, error) {
@@ -114,9 +173,9 @@ func startCheckpointer(ctx context.Context, pool *sql.DB) (*checkpointer, error)
 		return nil, err
 	}
 	// synchronous=OFF asked SQLite never to sync: neither does dbprobe.
-	var files []string
+	var files *syncFiles
 	if synchronous > 0 {
-		files = []string{file, file + "-wal"}
+		files = newSyncFiles(file, file+"-wal")
 	}
 	stmt, err := c.PrepareContext(ctx, checkpointSQL)
 	if err != nil {
@@ -146,35 +205,16 @@ func (cp *checkpointer) run() {
 		err := checkpoint(cp.stmt)
 		if err == nil {
 			cp.done.Add(1)
-			if err = syncFiles(cp.files); err == nil && cp.files != nil {
-				cp.synced.Add(1)
+			if cp.files != nil {
+				if err = cp.files.sync(); err == nil {
+					cp.synced.Add(1)
+				}
 			}
 		}
 		if err != nil && cp.err == nil {
 			cp.err = err
 		}
 	}
-}
-
-// syncFiles flushes each file to the disk. A file that does not exist
-// (the WAL between connections) has nothing to flush.
-func syncFiles(paths []string) error {
-	for _, p := range paths {
-		f, err := os.Open(p)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		// Closing a file only read from reports nothing Sync did not.
-		_ = f.Close()
-		if err != nil {
-			return fmt.Errorf("sync %s: %w", p, err)
-		}
-	}
-	return nil
 }
 
 // checkpoint runs one passive checkpoint. Its row (busy, WAL frames, frames
@@ -195,8 +235,17 @@ func (cp *checkpointer) request() bool {
 	}
 }
 
+// closeFiles closes the synced files; the DB calls it once every SQLite
+// connection of the database has closed (see syncFiles).
+func (cp *checkpointer) closeFiles() {
+	if cp.files != nil {
+		cp.files.close()
+	}
+}
+
 // close stops the goroutine and releases its connection; it returns the
-// first checkpoint failure, if any.
+// first checkpoint failure, if any. The synced files stay open until
+// closeFiles.
 func (cp *checkpointer) close() error {
 	cp.stop.Do(func() {
 		close(cp.quit)

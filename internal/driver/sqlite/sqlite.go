@@ -572,6 +572,9 @@ func (d *db) Close() error {
 	if perr := d.pool.Close(); err == nil {
 		err = perr
 	}
+	if d.ckpt != nil {
+		d.ckpt.closeFiles()
+	}
 	return err
 }
 

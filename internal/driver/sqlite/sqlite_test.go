@@ -868,19 +868,23 @@ func TestCheckpointerSyncsItsFiles(t *testing.T) {
 	}
 }
 
-// TestSyncFilesSkipsAMissingWAL: between connections SQLite removes the
-// WAL, which leaves nothing to flush; a path that cannot be opened for
-// another reason is an error.
+// TestSyncFilesSkipsAMissingWAL: before the first connection opens it
+// there is no WAL, which leaves nothing to flush; a path that cannot be
+// opened for another reason is an error.
 func TestSyncFilesSkipsAMissingWAL(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "a.db")
 	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := syncFiles([]string{file, file + "-wal"}); err != nil {
-		t.Errorf("syncFiles with no WAL: %v", err)
+	files := newSyncFiles(file, file+"-wal")
+	defer files.close()
+	if err := files.sync(); err != nil {
+		t.Errorf("sync with no WAL: %v", err)
 	}
-	if err := syncFiles([]string{filepath.Join(file, "not-a-dir")}); err == nil {
-		t.Error("syncFiles of a path under a regular file: no error")
+	bad := newSyncFiles(filepath.Join(file, "not-a-dir"))
+	defer bad.close()
+	if err := bad.sync(); err == nil {
+		t.Error("sync of a path under a regular file: no error")
 	}
 }

@@ -1,6 +1,6 @@
 """The foundation issue's SQLite reference: one Python thread issuing the
 statements of YCSB workload A to the sqlite3 module, timed beside dbprobe
-by bench/compare (sqliteref.go) on the same database file.
+by bench/compare (sqlite.go) on the same database file.
 
     python3 sqlite_loop.py DB OPS RECORDS autocommit|transaction SEED
 

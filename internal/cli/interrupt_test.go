@@ -85,7 +85,8 @@ func TestInterrupts(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "result.jsonl")
 		// Only updates, and a drain that would outlast the test: once the
 		// test holds SQLite's write lock, every worker waits in an update.
-		p := start(t, bin, "run", "--db", db+"?busy_timeout=60000", "--duration", "30s", "-p", "operationcount=0", "--threads", "2", "--no-monitor",
+		// The test is another process, so the file is opened shared.
+		p := start(t, bin, "run", "--db", db+"?vfs=unix&busy_timeout=60000", "--duration", "30s", "-p", "operationcount=0", "--threads", "2", "--no-monitor",
 			"-p", "readproportion=0", "-p", "updateproportion=1", "--drain-timeout", "60s", "--out", out)
 		waitForFile(t, p, out, "an interval with operations", func(f *result.File) bool {
 			return len(f.Phases) == 1 && len(f.Phases[0].Intervals) > 0 && f.Phases[0].Intervals[0].Ops > 0

@@ -58,6 +58,10 @@ func openError(cfg config, err error) error {
 		return badinput.New("sqlite: %s is not a SQLite database (%v); point --db at a database file or a new file name", cfg.path, err)
 	case codeReadonly, codePerm:
 		return badinput.New("sqlite: %s cannot be written (%v); check its permissions and those of its directory", cfg.path, err)
+	case codeBusy:
+		if cfg.vfs == vfsExclusive {
+			return badinput.New("sqlite: another process has %s open, and dbprobe opens the file for itself alone (vfs=%s); close the other program, or add ?vfs=%s to the URL to share the file", cfg.path, vfsExclusive, vfsShared)
+		}
 	}
 	return classify(err)
 }

@@ -5,6 +5,7 @@ package sqlite
 import (
 	sqldriver "database/sql/driver"
 	"errors"
+	"strconv"
 
 	"github.com/mattn/go-sqlite3"
 )
@@ -14,11 +15,16 @@ import (
 const (
 	libraryModule = "github.com/mattn/go-sqlite3"
 	libraryKind   = "cgo, C SQLite"
-	// libraryDSN holds the library's own DSN options. _mutex=no opens each
-	// connection without SQLite's per-connection mutex: database/sql hands
-	// a connection to one goroutine at a time, so that lock only costs.
-	libraryDSN = "_mutex=no"
 )
+
+// libraryDSN holds the library's own DSN options. _mutex=no opens each
+// connection without SQLite's per-connection mutex: database/sql hands a
+// connection to one goroutine at a time, so that lock only costs. The
+// library runs pragmas of its own as it opens a connection, some of which
+// read the schema, under its own busy timeout of 5 s unless told the URL's.
+func libraryDSN(cfg config) string {
+	return "_mutex=no&_busy_timeout=" + strconv.Itoa(cfg.busyTimeoutMS)
+}
 
 // sharedCacheLockFails: mattn/go-sqlite3 (built without its
 // sqlite_unlock_notify tag) returns SQLITE_LOCKED at once when another

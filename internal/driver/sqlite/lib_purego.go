@@ -14,10 +14,12 @@ import (
 const (
 	libraryModule = "modernc.org/sqlite"
 	libraryKind   = "pure Go"
-	// libraryDSN: modernc.org/sqlite always opens connections with SQLite's
-	// mutex and has no option to drop it.
-	libraryDSN = ""
 )
+
+// libraryDSN: modernc.org/sqlite always opens connections with SQLite's
+// mutex and has no option to drop it, and runs no statement of its own
+// before the setup pragmas.
+func libraryDSN(config) string { return "" }
 
 // sharedCacheLockFails: modernc.org/sqlite answers SQLITE_LOCKED on a
 // shared-cache lock by waiting (sqlite3_unlock_notify) until the other

@@ -105,11 +105,11 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 		if err != nil {
 			return nil, err
 		}
-		dsn = fileURI(abs) + "?mode=rwc"
+		dsn = fileURI(abs) + "?mode=rwc&vfs=" + cfg.vfs
 		where = abs
 	}
-	if libraryDSN != "" {
-		dsn += "&" + libraryDSN
+	if opts := libraryDSN(cfg); opts != "" {
+		dsn += "&" + opts
 	}
 	conn := &connector{drv: newLibraryDriver(), dsn: dsn, setup: setupPragmas(cfg)}
 	// The pool serves the writer, the checkpointer and the DB's own
@@ -308,12 +308,15 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 		return driver.Info{}, fmt.Errorf("PRAGMA synchronous = %s was set, but SQLite reports %s (%d)", d.cfg.synchronous, syncName, sync)
 	}
 
+	settings := []driver.Setting{{Name: "database", Value: where}}
+	if !d.cfg.memory {
+		settings = append(settings, driver.Setting{Name: "vfs", Value: vfsText(d.cfg.vfs)})
+	}
 	return driver.Info{
 		Driver:        "sqlite",
 		Library:       fmt.Sprintf("%s %s (%s), SQLite %s", libraryModule, driver.ModuleVersion(libraryModule), libraryKind, version),
 		ServerVersion: version,
-		Settings: []driver.Setting{
-			{Name: "database", Value: where},
+		Settings: append(settings, []driver.Setting{
 			{Name: "journal_mode", Value: journal},
 			{Name: "synchronous", Value: fmt.Sprintf("%s (%d)", syncName, sync)},
 			{Name: "durability", Value: durabilityText(d.opts.Durability, syncName, journal)},
@@ -324,8 +327,17 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 			// The writes are serialized by dbprobe, not by SQLite, and share
 			// commits: say so, since it shapes every number with a write.
 			{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"},
-		},
+		}...),
 	}, nil
+}
+
+// vfsText says in Info what the VFS means for the file and for other
+// processes.
+func vfsText(vfs string) string {
+	if vfs == vfsExclusive {
+		return vfsExclusive + " (the file is locked to this process while dbprobe has it open, and the locks between its connections and the WAL index stay in memory; ?vfs=" + vfsShared + " lets other processes open it meanwhile)"
+	}
+	return vfs + " (SQLite's default: locks and the WAL index go through the file system, shared with any other process that opens the file)"
 }
 
 // durabilityText says in Info what the durability knob asked for and what

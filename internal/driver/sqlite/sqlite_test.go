@@ -395,6 +395,12 @@ func TestURLOptions(t *testing.T) {
 	if cfg, _ := parseTarget(mustURL(t, "sqlite:x.db?synchronous=0")); cfg.synchronous != "OFF" {
 		t.Errorf("synchronous=0 gave %q, want OFF", cfg.synchronous)
 	}
+	if cfg.vfs != vfsExclusive || cfg.vfsSet {
+		t.Errorf("default vfs %q (set %v), want %s", cfg.vfs, cfg.vfsSet, vfsExclusive)
+	}
+	if cfg, _ := parseTarget(mustURL(t, "sqlite:x.db?vfs=unix")); cfg.vfs != vfsShared || !cfg.vfsSet {
+		t.Errorf("vfs=unix gave %q (set %v)", cfg.vfs, cfg.vfsSet)
+	}
 }
 
 func TestURLMistakesAreBadInput(t *testing.T) {
@@ -411,6 +417,9 @@ func TestURLMistakesAreBadInput(t *testing.T) {
 		{"sqlite://user@host:5432/db", "user name"},
 		{"sqlite://host:5432/db", "server address"},
 		{"sqlite:///tmp/", "is a directory"},
+		{"sqlite:x.db?vfs=win32", "use unix-excl (the default"},
+		{"sqlite:x.db?vfs=UNIX", "vfs=UNIX is not a VFS"},
+		{"sqlite::memory:?vfs=unix", ":memory: has no file"},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {
 			_, err := parseTarget(mustURL(t, tc.raw))
@@ -496,6 +505,7 @@ func TestSettingsReadBack(t *testing.T) {
 		{"", map[string]string{"journal_mode": "wal", "synchronous": "NORMAL (1)", "busy_timeout": "5000 ms"}},
 		{"?synchronous=FULL&journal_mode=DELETE&busy_timeout=1234", map[string]string{"journal_mode": "delete", "synchronous": "FULL (2)", "busy_timeout": "1234 ms"}},
 		{"?synchronous=off&journal_mode=truncate", map[string]string{"journal_mode": "truncate", "synchronous": "OFF (0)"}},
+		{"?vfs=unix", map[string]string{"journal_mode": "wal"}},
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			db := openURL(t, "sqlite://"+path+tc.query, driver.Options{Sessions: 1})
@@ -515,6 +525,13 @@ func TestSettingsReadBack(t *testing.T) {
 					t.Errorf("setting %s missing: %v", name, info.Settings)
 				}
 			}
+			vfs := vfsExclusive
+			if strings.Contains(tc.query, "vfs=unix") {
+				vfs = vfsShared
+			}
+			if !strings.HasPrefix(got["vfs"], vfs+" (") {
+				t.Errorf("setting vfs = %q, want %s and what it means", got["vfs"], vfs)
+			}
 			if info.Driver != "sqlite" || !strings.Contains(info.Library, libraryModule) || !strings.Contains(info.Library, info.ServerVersion) || info.ServerVersion == "" {
 				t.Errorf("Info = %+v", info)
 			}
@@ -525,6 +542,9 @@ func TestSettingsReadBack(t *testing.T) {
 	for _, s := range mem.Info().Settings {
 		if s.Name == "journal_mode" && s.Value != "memory" {
 			t.Errorf("in-memory journal_mode = %q, want memory", s.Value)
+		}
+		if s.Name == "vfs" {
+			t.Errorf("an in-memory database reports vfs %q: it has no file", s.Value)
 		}
 	}
 }

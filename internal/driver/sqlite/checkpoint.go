@@ -112,8 +112,10 @@ type checkpointer struct {
 // shared-memory index under the running dbprobe (measured with a version
 // that opened and closed the file for every sync: none of dbprobe's locks
 // left after the first background pass, and a `SELECT count(*)` from
-// another process removed the -wal and -shm files mid-run). The WAL
-// carries no lock, but is kept open the same way.
+// another process removed the -wal and -shm files mid-run). Under the
+// default unix-excl VFS the lock lost would be the process's exclusive
+// one, which alone keeps other processes out. The WAL carries no lock,
+// but is kept open the same way.
 type syncFiles struct {
 	paths []string
 	open  []*os.File // nil until the file exists

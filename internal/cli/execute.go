@@ -553,6 +553,9 @@ func (j *job) header(ph runner.Phase) result.Header {
 	mode := "closed loop (each thread starts its next operation when the last one returns)"
 	if cfg.Target > 0 {
 		mode = fmt.Sprintf("open loop at %g ops/s in all; latency from each operation's intended start is reported as Intended-OP", cfg.Target)
+		if ph == runner.Load && cfg.BatchSize > 1 {
+			mode += "; rows are due at that rate, and a batch goes out when its last row is due"
+		}
 	}
 	seedSource := "--seed"
 	if !j.cmd.Flags().Changed("seed") {

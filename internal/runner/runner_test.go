@@ -425,6 +425,37 @@ func TestOpenLoopIntendedLatencyShowsAStall(t *testing.T) {
 	}
 }
 
+// In open loop the load paces rows, not batches: 400 rows at 1000/s take
+// about 400 ms however many threads hold a batch, and a row's intended
+// latency includes its wait in the batch for the rows due after it.
+func TestOpenLoopLoadPacesRows(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(400, 0)
+	out, err := Execute(context.Background(), db, testTable, spec, Options{Phase: Load, Threads: 4, BatchSize: 100, Target: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(db.rows) != 400 {
+		t.Fatalf("%d rows loaded, want 400", len(db.rows))
+	}
+	// The last row is due 399 ms after the start.
+	if out.RunTime < 350*time.Millisecond {
+		t.Fatalf("400 rows at 1000/s loaded in %s, want about 400 ms", out.RunTime)
+	}
+	intended := summaryOf(out, "Intended-INSERT")
+	if intended.Count != 400 {
+		t.Fatalf("Intended-INSERT has %d rows, want 400", intended.Count)
+	}
+	// A batch's first row is due 99 ms before its last, when it goes out;
+	// pacing whole batches instead would send the first four at once.
+	if intended.MaxMicros < 90000 {
+		t.Errorf("Intended-INSERT max %d µs: the first row of a batch waits about 99 ms for it", intended.MaxMicros)
+	}
+	if ins := summaryOf(out, "INSERT"); ins.Count != 400 || ins.MaxMicros >= intended.MaxMicros {
+		t.Errorf("INSERT: %d rows, max %d µs; the service time should not include the wait for the batch (intended max %d µs)", ins.Count, ins.MaxMicros, intended.MaxMicros)
+	}
+}
+
 func TestInterruptDrainsAndMarks(t *testing.T) {
 	db := newMemDB()
 	spec := testSpec(100, 0)

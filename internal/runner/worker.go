@@ -32,11 +32,17 @@ type worker struct {
 	// open loop: the intended start of the next operation (measure.Now)
 	period int64
 	next   int64
+	// open-loop load: when the phase started (measure.Now), from which
+	// each row's due time is counted (see loadDue)
+	loadStart int64
 }
 
 func (w *worker) run(ctx context.Context, start time.Time) {
 	p := w.phase
-	if p.opts.Target > 0 {
+	switch {
+	case p.opts.Target > 0 && p.opts.Phase == Load:
+		w.loadStart = measure.FromTime(start)
+	case p.opts.Target > 0:
 		w.period = int64(float64(time.Second) * float64(p.opts.Threads) / p.opts.Target)
 		// Stagger the workers over one period so they do not all fire at once.
 		w.next = measure.FromTime(start) + w.period*int64(w.id)/int64(p.opts.Threads)
@@ -54,14 +60,14 @@ func (w *worker) run(ctx context.Context, start time.Time) {
 	w.record(p.layout.cleanup, p.layout.cleanup, "CLEANUP", err, t0, measure.Now(), 1)
 }
 
-// pace waits for the intended start of the next n operations in open loop
+// pace waits for the intended start of the next operation in open loop
 // and returns it; in closed loop it returns 0.
-func (w *worker) pace(ctx context.Context, n int) int64 {
+func (w *worker) pace(ctx context.Context) int64 {
 	if w.period == 0 {
 		return 0
 	}
 	intended := w.next
-	w.next += w.period * int64(n)
+	w.next += w.period
 	sleep(ctx, time.Duration(intended-measure.Now()))
 	return intended
 }
@@ -88,7 +94,7 @@ func (w *worker) transactions(ctx context.Context) {
 		if p.stop.Load() || (w.broken && !w.reconnect(ctx)) {
 			return
 		}
-		intended := w.pace(ctx, 1)
+		intended := w.pace(ctx)
 		if p.stop.Load() {
 			return
 		}
@@ -276,8 +282,21 @@ func (w *worker) verify(key []byte, fields []int, values [][]byte) {
 	}
 }
 
+// loadDue is when the load's row number k (counted from insertstart) is
+// due in open loop: the target's rate holds for the phase as a whole,
+// whatever the threads and the batch size.
+func (w *worker) loadDue(k int64) int64 {
+	return w.loadStart + int64(float64(k)*float64(time.Second)/w.phase.opts.Target)
+}
+
 // load inserts this worker's share of the records in batches: it takes the
 // next batch of key numbers from the shared sequence until none are left.
+//
+// In open loop a batch goes out when its last row is due, as YCSB's load
+// sends a batch once its last record has passed the throttle, so rows
+// reach the database at the target rate rather than a batch per thread
+// at once; each row's intended-start latency runs from its own due time,
+// so a row that waited in its batch for the later ones shows that wait.
 func (w *worker) load(ctx context.Context) {
 	p := w.phase
 	batch := int64(p.opts.BatchSize)
@@ -297,7 +316,10 @@ func (w *worker) load(ctx context.Context) {
 			return
 		}
 		n := min(batch, end-first)
-		intended := w.pace(ctx, int(n))
+		open := p.opts.Target > 0
+		if open {
+			sleep(ctx, time.Duration(w.loadDue(first+n-1-p.spec.InsertStart)-measure.Now()))
+		}
 		for i := range n {
 			key, vals := w.gen.Record(first + i)
 			keys[i] = append(keys[i][:0], key...)
@@ -312,12 +334,14 @@ func (w *worker) load(ctx context.Context) {
 		// each row's latency is the batch's.
 		w.record(ins.ok, ins.failed, workload.Insert.String(), err, start, end, n)
 		w.available(err, start, end, n)
-		if intended != 0 {
+		if open {
 			id := ins.intendedOK
 			if err != nil {
 				id = ins.intendedFailed
 			}
-			w.rec.RecordN(id, (end-intended)/1000, n)
+			for i := range n {
+				w.rec.Record(id, (end-w.loadDue(first+i-p.spec.InsertStart))/1000)
+			}
 		}
 		w.rec.Done(n)
 	}

@@ -594,11 +594,30 @@ func sourceOf(cmd *cobra.Command, flag, otherwise string) string {
 
 // commandLine is the command as typed, with the database URL redacted.
 func (j *job) commandLine() string {
-	args := append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...)
+	return redactCommand(append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...), j.target)
+}
+
+// redactCommand joins a command line with the target's password and the
+// values of secret properties (-p db.passwd=…, in any of the flag's
+// spellings) hidden.
+func redactCommand(args []string, target driver.Target) string {
+	out := make([]string, len(args))
 	for i, a := range args {
-		args[i] = j.target.Scrub(a)
+		prev := ""
+		if i > 0 {
+			prev = args[i-1]
+		}
+		switch {
+		case prev == "-p" || prev == "--property":
+			a = config.RedactAssignment(a)
+		case strings.HasPrefix(a, "--property="):
+			a = "--property=" + config.RedactAssignment(strings.TrimPrefix(a, "--property="))
+		case strings.HasPrefix(a, "-p") && !strings.HasPrefix(a, "--") && len(a) > 2:
+			a = "-p" + config.RedactAssignment(strings.TrimPrefix(a[2:], "="))
+		}
+		out[i] = target.Scrub(a)
 	}
-	return strings.Join(args, " ")
+	return strings.Join(out, " ")
 }
 
 // scrubbed is an error whose message has the target's password removed.

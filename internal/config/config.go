@@ -404,11 +404,29 @@ func (r *resolver) percentiles(key string) []float64 {
 // redactValue hides the value of a key that holds a secret, and shows any
 // other as shownValue does.
 func redactValue(key, value string) string {
-	k := strings.ToLower(key)
-	if strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token") {
-		return "xxxxx"
+	if SecretKey(key) {
+		return Redacted
 	}
 	return shownValue(value)
+}
+
+// Redacted stands for a secret's value wherever one would be shown.
+const Redacted = "xxxxx"
+
+// SecretKey reports whether a property's value is a secret (db.passwd,
+// password, a token), never to be shown.
+func SecretKey(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token")
+}
+
+// RedactAssignment hides the value of a -p key=value whose key holds a
+// secret, and leaves any other text as it is.
+func RedactAssignment(kv string) string {
+	if k, _, ok := strings.Cut(kv, "="); ok && SecretKey(k) {
+		return k + "=" + Redacted
+	}
+	return kv
 }
 
 // maxShown is the most bytes of a value a message repeats.

@@ -210,6 +210,30 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// A file named like a built-in workload is the file, not the built-in: a
+// user's own workloadc must not run YCSB's.
+func TestWorkloadFileNamedLikeABuiltin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "workloadc")
+	if err := os.WriteFile(path, []byte("readproportion=0\nupdateproportion=1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := NewProperties()
+	if err := p.LoadBuiltin(path, ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, src, _ := p.Get("updateproportion"); v != "1" || src != "file "+path {
+		t.Errorf("updateproportion = %q from %q, want 1 from the file %s", v, src, path)
+	}
+	p = NewProperties()
+	if err := p.LoadBuiltin("c", ""); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, _ := p.Get("readproportion"); v != "1" {
+		t.Errorf("--workload c: readproportion = %q, want the built-in's 1", v)
+	}
+}
+
 func FuzzProperties(f *testing.F) {
 	f.Add("recordcount=10\nreadproportion=1\nupdateproportion=0\n")
 	f.Add("a\\\nb=c\n# x\n!y\n")

@@ -70,8 +70,15 @@ func (p *Properties) LoadFile(name string) error {
 	return p.loadText(data, source, name)
 }
 
-// LoadBuiltin loads a built-in workload by letter, as --workload does.
+// LoadBuiltin loads a built-in workload by letter, as --workload does. A
+// name longer than a letter that is a file on disk is that file, even when
+// it is called like a built-in one (./workloadc, my/workloadb).
 func (p *Properties) LoadBuiltin(letter, source string) error {
+	if len(letter) > 1 {
+		if st, err := os.Stat(letter); err == nil && !st.IsDir() {
+			return p.LoadFile(letter)
+		}
+	}
 	text, canonical, ok := workloads.Lookup(letter)
 	if !ok {
 		if _, err := os.Stat(letter); err == nil {

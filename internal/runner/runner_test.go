@@ -216,11 +216,40 @@ func TestLoadThenRunCountsEveryOperation(t *testing.T) {
 	if reads < 2300 || reads > 2700 {
 		t.Fatalf("reads %d of 5000 with readproportion 0.5", reads)
 	}
-	if v := summaryOf(run, "VERIFY"); v.Count != reads || status(v, "UNEXPECTED_STATE") != 0 {
+	if v := summaryOf(run, "VERIFY"); v.Count != reads || status(v, "UNEXPECTED_STATE") != 0 || status(v, "OK") != reads {
 		t.Fatalf("VERIFY %+v, want %d verified reads", v, reads)
 	}
 	if run.Failed != 0 || run.Throughput <= 0 || run.RunTime <= 0 {
 		t.Fatalf("run outcome %+v", run)
+	}
+}
+
+// A check that fails counts as UNEXPECTED_STATE and not also as OK, as in
+// YCSB: each VERIFY has one Return.
+func TestVerifyCountsEachCheckOnce(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(200, 1000)
+	spec.DataIntegrity = true
+	spec.Proportions = [5]float64{1, 0, 0, 0, 0}
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range db.rows {
+		if n%2 == 0 {
+			row[0] = []byte("tampered")
+		}
+		n++
+	}
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := summaryOf(out, "VERIFY")
+	ok, bad := status(v, "OK"), status(v, "UNEXPECTED_STATE")
+	if v.Count != 1000 || ok+bad != v.Count || bad == 0 || ok == 0 {
+		t.Fatalf("VERIFY: %d checks, Return=OK %d, UNEXPECTED_STATE %d; want them to add up to 1000, some of each", v.Count, ok, bad)
 	}
 }
 

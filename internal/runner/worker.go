@@ -276,7 +276,9 @@ func (w *worker) verify(key []byte, fields []int, values [][]byte) {
 	micros := (measure.Now() - t0) / 1000
 	v := w.phase.layout.verify
 	w.rec.Record(v, micros)
-	if !good {
+	if good {
+		w.rec.Status(v, statusOK)
+	} else {
 		w.rec.Status(v, statusUnexpectedState)
 		w.rec.Error(statusUnexpectedState)
 	}

@@ -56,6 +56,12 @@ var identifier = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,62}$`)
 // and underscores, at most 63 characters.
 func ValidIdentifier(s string) bool { return identifier.MatchString(s) }
 
+// MaxCount bounds recordcount, operationcount, insertstart and insertcount:
+// 10^15 is more than any run reaches, and key numbers made from their sums
+// (the keys inserts add, the key space a chooser draws from) then stay far
+// from overflowing.
+const MaxCount = 1e15
+
 // Validate checks the spec; each error names the property and what to do.
 func (s *Spec) Validate() error {
 	switch {
@@ -67,6 +73,14 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("insertstart=%d must not be negative", s.InsertStart)
 	case s.InsertCount <= 0:
 		return fmt.Errorf("insertcount=%d: it must be at least 1 (insertcount defaults to recordcount - insertstart)", s.InsertCount)
+	case s.RecordCount > MaxCount:
+		return tooMany("recordcount", s.RecordCount)
+	case s.OperationCount > MaxCount:
+		return tooMany("operationcount", s.OperationCount)
+	case s.InsertStart > MaxCount:
+		return tooMany("insertstart", s.InsertStart)
+	case s.InsertCount > MaxCount:
+		return tooMany("insertcount", s.InsertCount)
 	case s.FieldCount < 1 || s.FieldCount > 1000:
 		return fmt.Errorf("fieldcount=%d: it must be between 1 and 1000", s.FieldCount)
 	case s.FieldLength < 1:
@@ -101,6 +115,10 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("readproportion+updateproportion+insertproportion+scanproportion+readmodifywriteproportion = %g; they must sum to 1", sum)
 	}
 	return nil
+}
+
+func tooMany(property string, n int64) error {
+	return fmt.Errorf("%s=%d is more than dbprobe counts (at most %d, which keeps key numbers within range); give a smaller number", property, n, int64(MaxCount))
 }
 
 // shownName quotes a refused name in ASCII and cuts it short, so that

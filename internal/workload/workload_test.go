@@ -166,6 +166,32 @@ func TestValidateProportions(t *testing.T) {
 	}
 }
 
+// Counts past MaxCount are refused by name before any key generator
+// overflows on them (recordcount=2^63-1 made NewScrambledZipfian panic).
+func TestValidateRefusesHugeCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(s *Spec)
+	}{
+		{"recordcount", func(s *Spec) { s.RecordCount, s.InsertCount = math.MaxInt64, math.MaxInt64 }},
+		{"operationcount", func(s *Spec) { s.OperationCount = MaxCount + 1 }},
+		{"insertstart", func(s *Spec) { s.InsertStart = math.MaxInt64 - 10 }},
+	} {
+		s := coreSpec()
+		tc.set(s)
+		if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), tc.name+"=") {
+			t.Errorf("%s too large: %v, want an error naming it", tc.name, err)
+		}
+	}
+	s := coreSpec()
+	s.RecordCount, s.InsertCount, s.OperationCount = MaxCount, MaxCount, MaxCount
+	if err := s.Validate(); err != nil {
+		t.Errorf("counts of MaxCount: %v", err)
+	}
+	// The run's key chooser over the whole range builds without panicking.
+	_ = NewShared(s)
+}
+
 func BenchmarkNextWorkloadA(b *testing.B) {
 	s := coreSpec()
 	s.RecordCount, s.InsertCount = 1000000, 1000000

@@ -575,10 +575,16 @@ func (j *job) header(ph runner.Phase) result.Header {
 			h.Notes = append(h.Notes, "each loaded row's latency is its batch's: a row is acknowledged when its batch commits")
 		}
 	}
-	if ph == runner.Run && j.opts.warmup > 0 {
-		h.Settings = append(h.Settings, result.Setting{Key: "warmup", Value: j.opts.warmup.String(), Source: "--warmup"})
-		h.Notes = append(h.Notes, fmt.Sprintf("warm-up: the first %s of the run are excluded from the statistics", j.opts.warmup))
+	if ph == runner.Run {
+		h.Settings = append(h.Settings, result.Setting{Key: "warmup", Value: j.opts.warmup.String(), Source: sourceOf(j.cmd, "warmup", "default")})
+		if j.opts.warmup > 0 {
+			h.Notes = append(h.Notes, fmt.Sprintf("warm-up: the first %s of the run are excluded from the statistics", j.opts.warmup))
+		}
 	}
+	h.Settings = append(h.Settings,
+		result.Setting{Key: "drain timeout", Value: j.opts.drainTimeout.String(), Source: sourceOf(j.cmd, "drain-timeout", "default")},
+		result.Setting{Key: "strict", Value: strconv.FormatBool(j.opts.strict), Source: sourceOf(j.cmd, "strict", "default")},
+	)
 	if ph == runner.Run && cfg.Workload.RequestDistribution == workload.Zipfian {
 		h.Notes = append(h.Notes, "requestdistribution zipfian is YCSB's scrambled zipfian (constant 0.99): popular keys are scattered over the table")
 	}

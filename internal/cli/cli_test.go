@@ -418,6 +418,10 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 	dir := t.TempDir()
 	foreign := filepath.Join(dir, "foreign.db")
 	sqliteExec(t, foreign, "CREATE TABLE usertable (YCSB_KEY varchar(255) primary key, FIELD0 varchar(100))", "INSERT INTO usertable VALUES ('mine', 'precious')")
+	// An empty file is an empty SQLite database: it exists, with no table.
+	if err := os.WriteFile(filepath.Join(dir, "empty.db"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	empty := "sqlite://" + filepath.Join(dir, "empty.db")
 	loaded := "sqlite://" + filepath.Join(dir, "loaded.db")
 	if _, stderr, err := run(t, "load", "--db", loaded, "-p", "recordcount=10"); err != nil {
@@ -436,6 +440,7 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"proportions", []string{"run", "--db", loaded, "-p", "readproportion=0.7"}, "sum to 1"},
 		{"unreadable file", []string{"run", "--db", loaded, "-P", filepath.Join(dir, "nope.properties")}, "cannot read properties file"},
 		{"missing table", []string{"run", "--db", empty}, "does not exist"},
+		{"missing database file", []string{"run", "--db", "sqlite://" + filepath.Join(dir, "never.db")}, "there is no database"},
 		{"wrong field count", []string{"run", "--db", loaded, "-p", "fieldcount=3"}, "columns"},
 		{"foreign rows", []string{"load", "--db", "sqlite://" + foreign}, "holds rows dbprobe did not write"},
 		{"foreign drop", []string{"load", "--db", "sqlite://" + foreign, "--drop-existing"}, "was not created by dbprobe"},

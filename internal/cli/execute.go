@@ -28,6 +28,9 @@ import (
 
 // job is one invocation of load, run or ycsb, resolved and connected.
 type job struct {
+	// loads says a load phase is among the command's phases, so the
+	// database may be created.
+	loads   bool
 	opts    *options
 	cmd     *cobra.Command
 	cfg     *config.Config
@@ -158,6 +161,7 @@ func (j *job) resolve(phases []runner.Phase) error {
 		return err
 	}
 	for _, ph := range phases {
+		j.loads = j.loads || ph == runner.Load
 		if ph == runner.Run && j.cfg.Workload.OperationCount == 0 && j.cfg.MaxExecutionTime == 0 {
 			return badinput.New("operationcount=0 and no maxexecutiontime: the run would do nothing; set -p operationcount=N or --duration D")
 		}
@@ -237,6 +241,7 @@ func (j *job) connect(ctx context.Context) error {
 		Sessions: c.Threads, BulkLoad: !j.opts.noCopy,
 		TableType: c.TableType, BucketCount: c.BucketCount,
 		Durability: c.Durability, DurabilityScope: c.DurabilityScope, OpPath: c.OpPath,
+		Existing: !j.loads,
 	})
 	if err != nil {
 		return scrubbed{j.target, err}

@@ -41,6 +41,10 @@ type Options struct {
 	// them with the table, Session creates them when they are missing (a
 	// table loaded on the statement path), and DropTable drops them.
 	OpPath OpPath
+	// Existing says the database must exist already, as for a run, which
+	// reads what a load wrote: a driver that would create it (a SQLite
+	// file) refuses with bad input instead of leaving an empty one behind.
+	Existing bool
 }
 
 // DB is an open database: a pool of connections and the table lifecycle.

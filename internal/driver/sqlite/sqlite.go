@@ -6,6 +6,7 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -105,7 +106,15 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 		if err != nil {
 			return nil, err
 		}
-		dsn = fileURI(abs) + "?mode=rwc&vfs=" + cfg.vfs
+		mode := "rwc"
+		if opts.Existing {
+			if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+				return nil, badinput.New("sqlite: there is no database at %s; load one first (dbprobe load --db %s) or give the file dbprobe load filled", abs, (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(abs)}).String())
+			}
+			// Not created should it vanish between the check and the open.
+			mode = "rw"
+		}
+		dsn = fileURI(abs) + "?mode=" + mode + "&vfs=" + cfg.vfs
 		where = abs
 	}
 	if opts := libraryDSN(cfg); opts != "" {

@@ -496,6 +496,33 @@ func TestOpenMistakesAreBadInput(t *testing.T) {
 	}
 }
 
+// A run opens the database a load filled: with Options.Existing a missing
+// file is bad input, and none is left behind.
+func TestExistingDatabaseIsNotCreated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "never-loaded.db")
+	target, err := driver.ParseTarget("sqlite://"+path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := Driver{}.Open(context.Background(), target, driver.Options{Sessions: 1, Existing: true})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open succeeded on a missing file with Existing")
+	}
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "dbprobe load") {
+		t.Errorf("Open: %v, want bad input saying to load first", err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("%s after the refused open: %v, want no such file", path, err)
+	}
+	openURL(t, "sqlite://"+path, driver.Options{Sessions: 1}).Close()
+	db, err = Driver{}.Open(context.Background(), target, driver.Options{Sessions: 1, Existing: true})
+	if err != nil {
+		t.Fatalf("Open with Existing on a database that exists: %v", err)
+	}
+	db.Close()
+}
+
 func TestSettingsReadBack(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.db")
 	for _, tc := range []struct {

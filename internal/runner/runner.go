@@ -215,6 +215,29 @@ func newLayout() *layout {
 	return l
 }
 
+// newGenerators makes each worker's generator. For requestdistribution=latest
+// that sums ζ over every key, as YCSB does, term by term: seconds for 10^8
+// keys, hours for 10^12. A signal meanwhile must still stop the command, so
+// the sum runs apart and ctx can end the wait (the sum goes on until the
+// process exits).
+func newGenerators(ctx context.Context, spec *workload.Spec, opts Options) ([]*workload.Generator, error) {
+	built := make(chan []*workload.Generator, 1)
+	go func() {
+		shared := workload.NewShared(spec)
+		gens := make([]*workload.Generator, opts.Threads)
+		for i := range gens {
+			gens[i] = workload.NewGenerator(spec, shared, opts.Seed+uint64(i))
+		}
+		built <- gens
+	}()
+	select {
+	case gens := <-built:
+		return gens, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("stopped while preparing the key generators: %w", ctx.Err())
+	}
+}
+
 // Execute runs one phase of spec on db's table and returns what it
 // measured. Cancelling ctx stops the phase gracefully: no new operations
 // start, those in flight get DrainTimeout to finish, and the outcome is
@@ -247,7 +270,11 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
-	shared := workload.NewShared(spec)
+	gens, err := newGenerators(ctx, spec, opts)
+	if err != nil {
+		closeSessions(sessions)
+		return nil, err
+	}
 	start := time.Now()
 	if opts.OnStart != nil {
 		opts.OnStart(start)
@@ -263,7 +290,7 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 			id:      i,
 			phase:   p,
 			sess:    sessions[i],
-			gen:     workload.NewGenerator(spec, shared, opts.Seed+uint64(i)),
+			gen:     gens[i],
 			rec:     p.set.NewRecorder(),
 			values:  make([][]byte, spec.FieldCount),
 			opQuota: quota(spec.OperationCount, opts.Threads, i),
@@ -372,14 +399,20 @@ func openSessions(ctx context.Context, db driver.DB, table driver.Table, n int) 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		for _, s := range sessions {
-			if s != nil {
-				s.Close()
-			}
-		}
+		closeSessions(sessions)
 		return nil, fmt.Errorf("opening %d sessions: %w", n, firstError(errs))
 	}
 	return sessions, nil
+}
+
+// closeSessions closes the sessions of a phase that does not start.
+func closeSessions(sessions []driver.Session) {
+	for _, s := range sessions {
+		if s != nil {
+			// Nothing was measured on them; a failed close has no one to tell.
+			_ = s.Close()
+		}
+	}
 }
 
 func firstError(errs []error) error {

@@ -485,6 +485,25 @@ func TestOpenLoopLoadPacesRows(t *testing.T) {
 	}
 }
 
+// requestdistribution=latest sums ζ over every key before the phase can
+// start; an interrupt meanwhile stops Execute rather than waiting for the
+// sum (10^8 keys: a second or more here).
+func TestInterruptWhilePreparingGenerators(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100_000_000, 10)
+	spec.RequestDistribution = workload.Latest
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	began := time.Now()
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Execute = %+v, %v; want it stopped by the cancellation", out, err)
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("Execute returned %s after it began, want soon after the cancellation", d)
+	}
+}
+
 func TestInterruptDrainsAndMarks(t *testing.T) {
 	db := newMemDB()
 	spec := testSpec(100, 0)

@@ -259,7 +259,13 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		return nil, badinput.New("op.timeout=%s must not be negative; give a duration such as 500ms, or 0 for no limit (--op-timeout)", c.OpTimeout)
 	case c.BatchSize < 1:
 		// YCSB's JDBC binding treats a batch size of 0 or less as no
-		// batching, which is a batch of one.
+		// batching, which is a batch of one; the header shows the 1 in force.
+		for i, st := range r.settings {
+			if st.Key == "db.batchsize" {
+				r.settings[i].Value = "1"
+				r.settings[i].Source += "; " + strconv.Itoa(c.BatchSize) + " asks for no batching, as in YCSB"
+			}
+		}
 		c.BatchSize = 1
 	}
 	c.Settings = r.settings

@@ -210,6 +210,20 @@ func TestFiles(t *testing.T) {
 	}
 }
 
+// db.batchsize of 0 or less runs batches of one, as in YCSB, and the
+// header shows the 1 in force.
+func TestBatchSizeBelowOneIsOne(t *testing.T) {
+	p := NewProperties()
+	p.Set("db.batchsize", "0", SourceP)
+	c, err := Resolve(p, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := setting(c, "db.batchsize"); c.BatchSize != 1 || st.Value != "1" || !strings.Contains(st.Source, "no batching") {
+		t.Errorf("BatchSize %d, setting %+v; want 1, shown as 1 with why", c.BatchSize, st)
+	}
+}
+
 // A file named like a built-in workload is the file, not the built-in: a
 // user's own workloadc must not run YCSB's.
 func TestWorkloadFileNamedLikeABuiltin(t *testing.T) {

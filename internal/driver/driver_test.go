@@ -52,6 +52,8 @@ func TestParseTargetBadInput(t *testing.T) {
 		{"stub://u:2025?hunter2@h/db", "must be escaped"},
 		{"stub://u:2025#hunter2@h/db", "must be escaped"},
 		{"stub://:2025/hunter2@h/db", "must be escaped"},
+		// Quoted as given, not with the colon a bare name is read with.
+		{"sqlite//bad", `--db "sqlite//bad" has no scheme`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

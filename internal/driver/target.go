@@ -33,19 +33,22 @@ func ParseTarget(raw, password string) (Target, error) {
 	if strings.TrimSpace(raw) == "" {
 		return Target{}, badinput.New("--db is empty; give a database URL such as postgres://user@127.0.0.1:5432/bench or sqlite:///tmp/bench.db")
 	}
+	// A bare name (null) is read as a scheme alone; messages quote the
+	// URL as given, without the colon added for that.
+	given := raw
 	if !strings.Contains(raw, ":") {
 		raw += ":"
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		hint := ""
-		if redactURLText(raw) != raw {
+		if redactURLText(given) != given {
 			hint = "; a / ? # or @ in the password must be escaped (%2F %3F %23 %40), or give it in DBPROBE_PASSWORD"
 		}
-		return Target{}, badinput.New("--db %q is not a valid URL (%s); write it as scheme://user@host:port/database%s", redactURLText(raw), describeURLError(err), hint)
+		return Target{}, badinput.New("--db %q is not a valid URL (%s); write it as scheme://user@host:port/database%s", redactURLText(given), describeURLError(err), hint)
 	}
 	if u.Scheme == "" {
-		return Target{}, badinput.New("--db %q has no scheme; write it as scheme://…, with a scheme among %v", redactURLText(raw), Schemes())
+		return Target{}, badinput.New("--db %q has no scheme; write it as scheme://…, with a scheme among %v", redactURLText(given), Schemes())
 	}
 	if userInfoMisplaced(u) {
 		return Target{}, badinput.New("--db %q does not parse as scheme://user:password@host/…: a / ? # or @ in the user name or the password must be escaped (%%2F %%3F %%23 %%40), or give the password in DBPROBE_PASSWORD or --password-file", redactURLText(raw))

@@ -34,7 +34,7 @@ type config struct {
 	// database in memory instead; it is reported, never opened.
 	unusedPath string
 	// vfs is the SQLite VFS a file database is opened through (see
-	// defaultVFS); vfsSet says the URL chose it.
+	// vfsExclusive, the default); vfsSet says the URL chose it.
 	vfs    string
 	vfsSet bool
 }

@@ -199,3 +199,36 @@ func TestCheckTLS(t *testing.T) {
 		}
 	}
 }
+
+func TestRevealsBeyondTheMessagesOwnText(t *testing.T) {
+	target, err := ParseTarget("stub://000", "000,")
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoy := target.Decoy()
+	if decoy.Password == "" || strings.Contains(decoy.Password, "0") {
+		t.Fatalf("decoy password %q is empty or shares the password's text", decoy.Password)
+	}
+	own := "TLS would be off to 000, which is not loopback"
+	if !target.Reveals(own) {
+		t.Fatalf("Reveals(%q) = false; the case needs text that holds the password by chance", own)
+	}
+	if target.RevealsBeyond(own, own) {
+		t.Errorf("RevealsBeyond counts the message's own text %q as the password", own)
+	}
+	if !target.RevealsBeyond(own+"; password 000,", own) {
+		t.Errorf("RevealsBeyond misses the password written out after the message's own text")
+	}
+
+	inURL, err := ParseTarget("stub://u:pa%2Fss@h/db?password=pa%2Fss", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := inURL.Decoy()
+	if p, _ := d.URL.User.Password(); p != d.Password || d.URL.Query().Get("password") != d.Password || d.Password == inURL.Password {
+		t.Errorf("Decoy = %q, URL %q: the password is not replaced everywhere", d.Password, d.URL)
+	}
+	if p, _ := inURL.URL.User.Password(); p != "pa/ss" {
+		t.Errorf("Decoy changed the original URL's password to %q", p)
+	}
+}

@@ -151,6 +151,58 @@ func (t Target) Reveals(msg string) bool {
 	return false
 }
 
+// Decoy returns the target under another password of its own letters,
+// put wherever the password was (the URL's user information, a ?password=
+// option, Password): a test builds a message from both and compares them
+// with RevealsBeyond. The decoy is one letter the password lacks, repeated,
+// so that no form of the password is part of it.
+func (t Target) Decoy() Target {
+	letter := "Q"
+	for _, l := range []string{"Q", "Z", "X", "J", "K"} {
+		if !strings.Contains(t.Password, l) {
+			letter = l
+			break
+		}
+	}
+	decoy := strings.Repeat(letter, len(t.Password)+1)
+	d := t
+	d.Password = decoy
+	if t.URL != nil {
+		u := *t.URL
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), decoy)
+		}
+		if queryPassword(&u) != "" {
+			q := u.Query()
+			for k := range q {
+				if strings.EqualFold(k, "password") {
+					q.Set(k, decoy)
+				}
+			}
+			u.RawQuery = q.Encode()
+		}
+		d.URL = &u
+	}
+	return d
+}
+
+// RevealsBeyond is Reveals for a password that may be text the message
+// holds for reasons of its own, as a fuzzed one is ("000," in "TLS would be
+// off to 000, which …" for the host 000): baseline is the message the same
+// input gives under the Decoy password, and the password is given away
+// only where msg holds one of its forms more often than baseline does.
+func (t Target) RevealsBeyond(msg, baseline string) bool {
+	if !t.Reveals(msg) {
+		return false
+	}
+	for _, form := range passwordForms(t.Password) {
+		if strings.Count(msg, form) > strings.Count(baseline, form) {
+			return true
+		}
+	}
+	return false
+}
+
 // passwordForms are the ways a password may be written out: as it is, and
 // escaped for a query, a path or a URL's user information. Libraries quote
 // whichever form they were given.

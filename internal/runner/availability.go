@@ -144,9 +144,13 @@ func (w *worker) withTimeout(ctx context.Context, call func(context.Context) err
 	if d <= 0 {
 		return call(ctx)
 	}
+	start := measure.Now()
 	opCtx, cancel := context.WithTimeout(ctx, d)
 	err := call(opCtx)
-	expired := errors.Is(opCtx.Err(), context.DeadlineExceeded)
+	// The clock decides, not only the context: Go's timer may fire up to a
+	// millisecond late, and a driver that never looks at the context
+	// (SQLite inside one read) returns before it does.
+	expired := errors.Is(opCtx.Err(), context.DeadlineExceeded) || time.Duration(measure.Now()-start) >= d
 	cancel()
 	switch {
 	case !expired || ctx.Err() != nil:

@@ -9,6 +9,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/measure"
 )
 
 // TestOutageIsMeasuredAndWorkersReconnect takes the database away for
@@ -116,6 +117,32 @@ func TestOpTimeoutCountsTimeoutsAndRecovers(t *testing.T) {
 	}
 	if out.Ops <= out.Failed {
 		t.Fatalf("no operation succeeded after the freeze: %d ops, %d failed", out.Ops, out.Failed)
+	}
+}
+
+// TestOpTimeoutCountsEveryLateOperation runs operations that outlive a
+// short timeout without looking at their context, as SQLite does inside one
+// read: each is a timeout, though the timer may not have fired when they
+// returned.
+func TestOpTimeoutCountsEveryLateOperation(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 200)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 1, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	const work = 300 * time.Microsecond
+	db.failKey = func(string) error {
+		for start := measure.Now(); time.Duration(measure.Now()-start) < work; {
+		}
+		return nil
+	}
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 1, OpTimeout: 50 * time.Microsecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if timeouts := out.Errors["ERROR(timeout)"]; timeouts != 200 || out.Failed != 200 {
+		t.Fatalf("errors %v, failed %d of 200 operations that each took %v against a timeout of 50µs", out.Errors, out.Failed, work)
 	}
 }
 

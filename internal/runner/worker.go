@@ -82,7 +82,8 @@ const timerSlack = 2 * time.Millisecond
 // instant, so a late wake-up would be counted against the database:
 // measured with --db null at --target 200 and 2000, Go's timer alone put
 // 540–580 µs on the mean Intended-READ and 1.1 ms on its p99. So a timer
-// covers all but the last timerSlack and the kernel's sleep the rest.
+// covers all but the last timerSlack and the kernel's sleep the rest
+// (25–65 µs late, kernelSleep says why).
 func waitUntil(ctx context.Context, at int64) {
 	if d := time.Duration(at-measure.Now()) - timerSlack; d > 0 && !sleep(ctx, d) {
 		return

@@ -139,8 +139,10 @@ func parseURL(target dbdriver.Target) (connConfig, error) {
 		return ""
 	}
 
-	c.database = strings.TrimSpace(get("database"))
-	if c.database == "" {
+	// As given, spaces included: go-mssqldb logs in to that name, and
+	// messages must name the database it tried.
+	c.database = get("database")
+	if strings.TrimSpace(c.database) == "" {
 		hint := ""
 		if p := strings.Trim(u.Path, "/"); p != "" {
 			hint = " (in go-mssqldb's URL the path /" + p + " names an instance, not a database)"

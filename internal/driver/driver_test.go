@@ -205,7 +205,7 @@ func TestRevealsBeyondTheMessagesOwnText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoy := target.Decoy()
+	decoy := target.decoy()
 	if decoy.Password == "" || strings.Contains(decoy.Password, "0") {
 		t.Fatalf("decoy password %q is empty or shares the password's text", decoy.Password)
 	}
@@ -213,10 +213,11 @@ func TestRevealsBeyondTheMessagesOwnText(t *testing.T) {
 	if !target.Reveals(own) {
 		t.Fatalf("Reveals(%q) = false; the case needs text that holds the password by chance", own)
 	}
-	if target.RevealsBeyond(own, own) {
+	refuse := func(Target) error { return errors.New(own) }
+	if target.RevealsBeyond(own, refuse) {
 		t.Errorf("RevealsBeyond counts the message's own text %q as the password", own)
 	}
-	if !target.RevealsBeyond(own+"; password 000,", own) {
+	if !target.RevealsBeyond(own+"; password 000,", refuse) {
 		t.Errorf("RevealsBeyond misses the password written out after the message's own text")
 	}
 
@@ -224,11 +225,11 @@ func TestRevealsBeyondTheMessagesOwnText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := inURL.Decoy()
+	d := inURL.decoy()
 	if p, _ := d.URL.User.Password(); p != d.Password || d.URL.Query().Get("password") != d.Password || d.Password == inURL.Password {
-		t.Errorf("Decoy = %q, URL %q: the password is not replaced everywhere", d.Password, d.URL)
+		t.Errorf("decoy = %q, URL %q: the password is not replaced everywhere", d.Password, d.URL)
 	}
 	if p, _ := inURL.URL.User.Password(); p != "pa/ss" {
-		t.Errorf("Decoy changed the original URL's password to %q", p)
+		t.Errorf("decoy changed the original URL's password to %q", p)
 	}
 }

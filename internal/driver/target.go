@@ -151,12 +151,11 @@ func (t Target) Reveals(msg string) bool {
 	return false
 }
 
-// Decoy returns the target under another password of its own letters,
+// decoy returns the target under another password of its own letters,
 // put wherever the password was (the URL's user information, a ?password=
-// option, Password): a test builds a message from both and compares them
-// with RevealsBeyond. The decoy is one letter the password lacks, repeated,
-// so that no form of the password is part of it.
-func (t Target) Decoy() Target {
+// option, Password). It is one letter the password lacks, repeated, so
+// that no form of the password is part of it.
+func (t Target) decoy() Target {
 	letter := "Q"
 	for _, l := range []string{"Q", "Z", "X", "J", "K"} {
 		if !strings.Contains(t.Password, l) {
@@ -188,12 +187,17 @@ func (t Target) Decoy() Target {
 
 // RevealsBeyond is Reveals for a password that may be text the message
 // holds for reasons of its own, as a fuzzed one is ("000," in "TLS would be
-// off to 000, which …" for the host 000): baseline is the message the same
-// input gives under the Decoy password, and the password is given away
-// only where msg holds one of its forms more often than baseline does.
-func (t Target) RevealsBeyond(msg, baseline string) bool {
+// off to 000, which …" for the host 000). msg is refuse's error for t;
+// refuse is called again for the same target under a decoy password, and
+// the password is given away only where msg holds one of its forms more
+// often than that refusal does (none when the decoy is accepted).
+func (t Target) RevealsBeyond(msg string, refuse func(Target) error) bool {
 	if !t.Reveals(msg) {
 		return false
+	}
+	baseline := ""
+	if err := refuse(t.decoy()); err != nil {
+		baseline = err.Error()
 	}
 	for _, form := range passwordForms(t.Password) {
 		if strings.Count(msg, form) > strings.Count(baseline, form) {

@@ -257,13 +257,10 @@ func distinctive(pw string) bool {
 }
 
 // leaks reports whether msg, parseURL's refusal of target, gives the password
-// away: holds it more often than the refusal of the same URL under a decoy
-// password does (text such as a host "000" followed by a comma, for a
-// password "000,", is the message's own).
+// away (see driver.Target.RevealsBeyond).
 func leaks(target driver.Target, msg string) bool {
-	baseline := ""
-	if _, err := parseURL(target.Decoy()); err != nil {
-		baseline = err.Error()
-	}
-	return target.RevealsBeyond(msg, baseline)
+	return target.RevealsBeyond(msg, func(d driver.Target) error {
+		_, err := parseURL(d)
+		return err
+	})
 }

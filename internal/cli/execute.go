@@ -365,7 +365,9 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, j.interruptNote())
 	}
-	sum.Diagnosis = diagnose(monitored, out.Start, out.End, cfg.Threads)
+	if !j.opts.noMonitor {
+		sum.Diagnosis = diagnose(monitored, out.Start, out.End, cfg.Threads, j.db.Info().Placement)
+	}
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
@@ -404,6 +406,9 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 	st, err := j.db.Inspect(ctx, t)
 	if err != nil {
 		return nil, scrubbed{j.target, fmt.Errorf("inspecting table %s: %w", t.Name, err)}
+	}
+	if st.Stateless {
+		return []string{fmt.Sprintf("table %s: %s", t.Name, st.Storage)}, nil
 	}
 	if ph == runner.Run {
 		if !st.Exists {
@@ -546,7 +551,7 @@ func (j *job) header(ph runner.Phase) result.Header {
 			Dbprobe: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
 			CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		},
-		Database: result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion},
+		Database: result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion, Placement: info.Placement.String()},
 	}
 	h.Environment.Hostname, _ = os.Hostname()
 	for _, s := range info.Settings {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"dbprobe/internal/driver"
 	"dbprobe/internal/monitor"
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
@@ -43,7 +44,15 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 	if opts.Host {
 		host = ", the host"
 	}
-	notes := []string{fmt.Sprintf("monitor: every %s (the database's counters and waits%s, and dbprobe itself); the samples are in the JSON result (--out)", opts.Interval, host)}
+	kept := "the samples are in the JSON result (--out)"
+	if j.out == nil {
+		kept = "the samples are not kept: --out FILE keeps them in a JSON result"
+	}
+	what := "the database's counters and waits" + host + ", and dbprobe itself"
+	if j.db.Info().Placement == driver.PlacementNone {
+		what = "the host and dbprobe itself: there is no database"
+	}
+	notes := []string{fmt.Sprintf("monitor: every %s (%s); %s", opts.Interval, what, kept)}
 	for _, n := range m.Notes() {
 		notes = append(notes, "monitor: "+j.target.Scrub(n))
 	}
@@ -53,7 +62,7 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 // diagnose names the phase's limit from the monitor intervals that fall in
 // its measured part, start to end (after the warm-up), or returns nil when
 // there are none.
-func diagnose(intervals []monitor.Interval, start, end time.Time, threads int) *result.Diagnosis {
+func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, placement driver.Placement) *result.Diagnosis {
 	var measured []monitor.Interval
 	for _, iv := range intervals {
 		// An interval belongs to the measured part when most of it does.
@@ -62,10 +71,11 @@ func diagnose(intervals []monitor.Interval, start, end time.Time, threads int) *
 			measured = append(measured, iv)
 		}
 	}
-	if len(measured) == 0 {
+	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan {
+		// Long enough to judge, but the monitor did not sample it.
 		return nil
 	}
-	d := monitor.Diagnose(measured, threads)
+	d := monitor.Diagnose(measured, monitor.Phase{Threads: threads, Span: end.Sub(start), Placement: placement})
 	return &result.Diagnosis{Limit: string(d.Limit), Verdict: d.Verdict, Evidence: d.Evidence}
 }
 
@@ -80,18 +90,18 @@ func diagnoseRecovered(p result.Phase, s *result.Summary) {
 	for i, m := range p.Monitor {
 		intervals[i] = monitor.Interval{Start: m.Start, End: m.End, Metrics: m.Metrics}
 	}
-	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"))
+	var placement driver.Placement
+	// A result written before placements were recorded reads as a server.
+	_ = placement.UnmarshalText([]byte(p.Header.Database.Placement))
+	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"), placement)
 }
 
-// databaseIsLocal reports whether the database runs on this machine, so
-// that the host's CPU and disks are the database's: an embedded database,
-// or a server on a loopback address or a Unix socket.
+// databaseIsLocal reports whether the host's CPU and disks are the
+// database's or dbprobe's alone: an embedded database, no database at
+// all, or a server on a loopback address or a Unix socket.
 func (j *job) databaseIsLocal() bool {
-	switch j.target.Driver {
-	case "sqlite":
+	if j.db.Info().Placement != driver.PlacementServer {
 		return true
-	case "null":
-		return false
 	}
 	u := j.target.URL
 	if u == nil {

@@ -91,7 +91,7 @@ func TestRecoverRebuildsTheDiagnosis(t *testing.T) {
 		t.Fatalf("load: %v\n%s", err, stderr)
 	}
 	out := filepath.Join(dir, "result.jsonl")
-	if _, stderr, err := run(t, "run", "--db", db, "-p", "recordcount=500", "-p", "operationcount=0", "--duration", "2500ms", "--threads", "2", "--out", out); err != nil {
+	if _, stderr, err := run(t, "run", "--db", db, "-p", "recordcount=500", "-p", "operationcount=0", "--duration", "3500ms", "--threads", "2", "--out", out); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	want := withoutSummary(t, out)

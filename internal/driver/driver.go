@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"fmt"
 	"runtime/debug"
 )
 
@@ -123,6 +124,10 @@ type TableState struct {
 	// Storage describes it in the database's own words (ENGINE=InnoDB,
 	// UNLOGGED, MEMORY_OPTIMIZED SCHEMA_ONLY, …) for the run header.
 	Storage string
+	// Stateless says the driver keeps no rows at all (the null driver):
+	// there is nothing to create, fill, find or drop, so every phase goes
+	// ahead on the table as it is, load after load.
+	Stateless bool
 }
 
 // Info describes an open DB for the run header and the result.
@@ -137,6 +142,54 @@ type Info struct {
 	// Settings are server settings that shape the numbers (journal mode,
 	// synchronous_commit, …), read back from the server.
 	Settings []Setting `json:"settings,omitempty"`
+	// Placement is where the database runs relative to dbprobe, which
+	// decides whose CPU the host's figures are.
+	Placement Placement `json:"placement"`
+}
+
+// Placement is where a database runs relative to the dbprobe process.
+type Placement int
+
+// The placements. The zero value is a server, as most drivers have.
+const (
+	// PlacementServer is a database in a process of its own, on this
+	// machine or another one.
+	PlacementServer Placement = iota
+	// PlacementEmbedded is a database that runs inside dbprobe's own
+	// process and threads (SQLite): its work is the client's CPU too.
+	PlacementEmbedded
+	// PlacementNone is no database at all (the null driver): every figure
+	// is dbprobe's own.
+	PlacementNone
+)
+
+// String names the placement as the JSON result does.
+func (p Placement) String() string {
+	switch p {
+	case PlacementEmbedded:
+		return "embedded"
+	case PlacementNone:
+		return "none"
+	}
+	return "server"
+}
+
+// MarshalText writes the placement's name.
+func (p Placement) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText reads a name String writes.
+func (p *Placement) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "server", "":
+		*p = PlacementServer
+	case "embedded":
+		*p = PlacementEmbedded
+	case "none":
+		*p = PlacementNone
+	default:
+		return fmt.Errorf("unknown placement %q", b)
+	}
+	return nil
 }
 
 // Setting is one named server setting and its effective value.

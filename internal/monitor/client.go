@@ -20,6 +20,7 @@ const (
 
 // clientSampler reads this process's CPU time and runtime figures.
 type clientSampler struct {
+	root  string // "/" but in tests, for the cgroup files
 	note  func(string)
 	noted map[string]bool
 
@@ -31,10 +32,17 @@ type clientSampler struct {
 	prevTime time.Time
 	prevCPU  time.Duration
 	cpuOK    bool
+
+	// The cgroup quota's cpu.stat at the previous reading.
+	prevStat     string
+	prevThrottle throttling
 }
 
-func newClientSampler(note func(string)) *clientSampler {
-	c := &clientSampler{note: note, noted: map[string]bool{}}
+func newClientSampler(root string, note func(string)) *clientSampler {
+	if root == "" {
+		root = "/"
+	}
+	c := &clientSampler{root: root, note: note, noted: map[string]bool{}}
 	for _, name := range []string{metricGoroutines, metricGOMAXPROCS, metricSchedLatency, metricGCPauses} {
 		c.samples = append(c.samples, metrics.Sample{Name: name})
 	}
@@ -55,6 +63,7 @@ func (c *clientSampler) sample(now time.Time, out map[string]float64) {
 		c.prevCPU, c.cpuOK = cpu, true
 	}
 	c.prevTime = now
+	c.sampleCores(out)
 
 	metrics.Read(c.samples)
 	for i := range c.samples {
@@ -88,6 +97,29 @@ func (c *clientSampler) sample(now time.Time, out map[string]float64) {
 			c.fail(s.Name, fmt.Errorf("client: runtime metric %s is not available in %s", s.Name, runtime.Version()))
 		}
 	}
+}
+
+// sampleCores adds the cores the client may use and, under a cgroup CPU
+// quota, the share of scheduling periods in which the quota stopped it:
+// the kernel's own count of a client held back, whatever its CPU figure.
+func (c *clientSampler) sampleCores(out map[string]float64) {
+	cores, q, limited := clientCores(c.root)
+	if out != nil {
+		out["client.cores"] = cores
+	}
+	if !limited {
+		c.prevStat = ""
+		return
+	}
+	t, ok := readThrottling(q.stat)
+	if !ok {
+		c.prevStat = ""
+		return
+	}
+	if out != nil && c.prevStat == q.stat && t.periods > c.prevThrottle.periods && t.throttled >= c.prevThrottle.throttled {
+		out["client.cpu.throttled%"] = 100 * float64(t.throttled-c.prevThrottle.throttled) / float64(t.periods-c.prevThrottle.periods)
+	}
+	c.prevStat, c.prevThrottle = q.stat, t
 }
 
 func (c *clientSampler) fail(key string, err error) {

@@ -14,7 +14,7 @@ func TestClientBusy(t *testing.T) {
 		t.Skip(err)
 	}
 	var notes []string
-	c := newClientSampler(func(s string) { notes = append(notes, s) })
+	c := newClientSampler("", func(s string) { notes = append(notes, s) })
 	start := time.Now()
 	c.sample(start, nil)
 

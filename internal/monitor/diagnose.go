@@ -2,8 +2,13 @@ package monitor
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
+
+	"dbprobe/internal/driver"
 )
 
 // Limit is the class of limit a diagnosis names.
@@ -19,6 +24,31 @@ const (
 	LimitWriter      Limit = "single writer"
 	LimitRoundTrip   Limit = "round trips"
 	LimitNone        Limit = "none saturated"
+	// LimitNotJudged is a phase too short for the rules to mean anything.
+	LimitNotJudged Limit = "not judged"
+)
+
+// Phase is what a diagnosis needs to know of the phase besides its
+// monitor intervals.
+type Phase struct {
+	// Threads is the number of worker threads.
+	Threads int
+	// Span is the length of the measured part the intervals cover.
+	Span time.Duration
+	// Placement says whether a server's CPU, dbprobe's or nobody else's
+	// is behind the host's figures and the database's waits.
+	Placement driver.Placement
+}
+
+// The least evidence a verdict needs: one monitor interval is a single
+// reading of counters that move in bursts (a checkpoint, a GC, a
+// neighbour's job), and the README's first command has phases of 14-29 ms
+// whose verdict changed from run to run between "none saturated" and
+// "CPU".
+const (
+	// MinJudgedSpan is the shortest phase Diagnose judges.
+	MinJudgedSpan      = 3 * time.Second
+	minJudgedIntervals = 3
 )
 
 // Diagnosis names what limited a phase, with the figures behind it.
@@ -38,6 +68,11 @@ const (
 	dominantWaitShare  = 0.4
 	clientSaturatedCPU = 0.9
 	clientSchedLagMs   = 5.0
+	// clientThrottledPct is the share of scheduling periods, in percent,
+	// in which a cgroup CPU quota stopped the client, above which the
+	// quota is its limit: its CPU figure can stay below 90% of the quota
+	// when the rest of the host is busy too.
+	clientThrottledPct = 50.0
 	hostSaturatedIdle  = 10.0 // percent of all CPUs idle
 	hostIOWaitHigh     = 30.0 // percent
 	sessionsIdleRatio  = 0.3  // active sessions per thread below which the server waits on the client
@@ -78,36 +113,49 @@ func waitClass(event string) string {
 }
 
 // Diagnose names the limit of a phase from its monitor intervals (the
-// measured part: leave the warm-up out) and the number of worker threads.
-// The rules, in order: the client first (a saturated client makes every
-// database figure a consequence of it), then the class of wait that holds
-// most of dbprobe's active sessions if it dominates, then the host's CPU,
-// then sessions that sit idle in the server waiting for the next request
-// (the client's when its goroutines wait long for a thread, the round
-// trip's otherwise); otherwise nothing is saturated.
-func Diagnose(intervals []Interval, threads int) Diagnosis {
+// measured part: leave the warm-up out). A phase shorter than
+// MinJudgedSpan, or with fewer than minJudgedIntervals intervals, is not
+// judged. The rules, in order: the client first (a saturated client makes
+// every database figure a consequence of it), then the class of wait that
+// holds most of dbprobe's active sessions if it dominates, then the host's
+// CPU, then sessions that sit idle in the server waiting for the next
+// request (the client's when its goroutines wait long for a thread, the
+// round trip's otherwise); otherwise nothing is saturated. Without a
+// database (PlacementNone) only the client can be the limit.
+func Diagnose(intervals []Interval, ph Phase) Diagnosis {
+	if d, short := tooShort(intervals, ph.Span); short {
+		return d
+	}
+	threads := ph.Threads
 	ev := map[string]float64{}
+	// Averages weigh each interval by its length: the first and the last
+	// are cut short by the phase's start and end, and a 50 ms interval of
+	// start-up must not count as much as a second of the run.
 	avg := func(name string) (float64, bool) {
-		var sum float64
+		var sum, weights float64
 		n := 0
 		for _, iv := range intervals {
 			if v, ok := iv.Metrics[name]; ok {
-				sum += v
+				w := weight(iv)
+				sum += v * w
+				weights += w
 				n++
 			}
 		}
-		if n == 0 {
+		if n == 0 || weights == 0 {
 			return 0, false
 		}
-		return sum / float64(n), true
+		return sum / weights, true
 	}
-	// Wait shares weighted by how many sessions were active, so that a
-	// quiet interval does not count as much as a busy one.
+	// Wait shares weighted by how many sessions were active, and for how
+	// long, so that a quiet or short interval does not count as much as a
+	// busy one.
 	classes := map[string]float64{}
-	var activeSum float64
+	var activeSum, span float64
 	for _, iv := range intervals {
-		active := iv.Metrics["db.sessions.active"]
+		active := iv.Metrics["db.sessions.active"] * weight(iv)
 		activeSum += active
+		span += weight(iv)
 		for name, share := range iv.Metrics {
 			event, ok := strings.CutPrefix(name, "db.wait.")
 			if !ok || strings.HasPrefix(event, "other.") {
@@ -118,7 +166,7 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 			}
 		}
 	}
-	sampled := len(intervals) > 0 && activeSum/float64(len(intervals)) >= minimumWaitSamples
+	sampled := span > 0 && activeSum/span >= minimumWaitSamples
 	if sampled {
 		for c := range classes {
 			classes[c] /= activeSum
@@ -128,6 +176,12 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 
 	cpu, haveCPU := avg("client.cpu%")
 	procs, _ := avg("client.gomaxprocs")
+	// The cores the client may use: its cgroup's quota can be well below
+	// GOMAXPROCS (older results have only client.gomaxprocs).
+	if cores, ok := avg("client.cores"); ok && cores > 0 {
+		procs = cores
+		ev["client.cores"] = cores
+	}
 	lag, haveLag := avg("client.sched.latency_p99_ms")
 	if haveCPU {
 		ev["client.cpu%"] = cpu
@@ -155,10 +209,22 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	sessionsIdle := haveActive && threads > 0 && active/float64(threads) < sessionsIdleRatio
 	d := Diagnosis{Evidence: ev}
 	pct := func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
+	throttled, haveThrottled := avg("client.cpu.throttled%")
+	if haveThrottled {
+		ev["client.cpu.throttled%"] = throttled
+	}
+	clientCPU := haveCPU && procs > 0 && cpu >= clientSaturatedCPU*100*procs || haveThrottled && throttled >= clientThrottledPct
+	usage := fmt.Sprintf("CPU %.0f%% of its %s cores", cpu, coresText(procs))
+	if haveThrottled && throttled >= clientThrottledPct {
+		usage += fmt.Sprintf(", its cgroup's CPU quota holding it back in %.0f%% of scheduling periods", throttled)
+	}
+	if ph.Placement == driver.PlacementNone {
+		return diagnoseClientOnly(d, clientCPU, usage, lag, haveLag, idle, haveIdle)
+	}
 	switch {
-	case haveCPU && procs > 0 && cpu >= clientSaturatedCPU*100*procs:
+	case clientCPU:
 		d.Limit = LimitClient
-		d.Verdict = fmt.Sprintf("dbprobe itself — CPU %.0f%% of its %g cores, goroutines wait %.1f ms (p99) for a thread; the database figures are what this client could ask for, add client CPU or clients", cpu, procs, lag)
+		d.Verdict = fmt.Sprintf("dbprobe itself — %s, goroutines wait %.1f ms (p99) for a thread; the database figures are what this client could ask for, add client CPU or clients", usage, lag)
 	case sampled && classes["commit_flush"] >= dominantWaitShare:
 		d.Limit = LimitCommitFlush
 		d.Verdict = fmt.Sprintf("commit flush (log write/sync) — %s of sampled dbprobe sessions wait on it (%s); relax durability or get a faster log device", pct(classes["commit_flush"]), topWaits(intervals))
@@ -189,12 +255,16 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	// A client that gets less CPU than it could use (a neighbour on its
 	// core, a throttled container) never reaches the CPU rule, but its
 	// goroutines queue for a thread while the server waits for requests.
-	// Only where the server's sessions are sampled: an embedded database
-	// runs in the client's own threads, so its lag is not the client's
-	// alone.
-	case haveLag && lag >= clientSchedLagMs && sessionsIdle:
+	// Not for an embedded database, which runs in the client's own
+	// threads, so that its lag is not the client's alone; for a server
+	// whose sessions are not sampled (Redis), the lag alone decides.
+	case haveLag && lag >= clientSchedLagMs && ph.Placement == driver.PlacementServer && (sessionsIdle || !haveActive):
 		d.Limit = LimitClient
-		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %g cores, %.1f of %d sessions busy in the server; the database figures are what this client could ask for, add client CPU or clients", lag, cpu, procs, active, threads)
+		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %s cores", lag, cpu, coresText(procs))
+		if haveActive {
+			d.Verdict += fmt.Sprintf(", %.1f of %d sessions busy in the server", active, threads)
+		}
+		d.Verdict += "; the database figures are what this client could ask for, add client CPU or clients"
 	case sessionsIdle:
 		d.Limit = LimitRoundTrip
 		d.Verdict = fmt.Sprintf("round trips — on average %.1f of %d sessions are busy in the server; the rest wait for the next request: latency between client and server, or the client's pace", active, threads)
@@ -208,11 +278,86 @@ func Diagnose(intervals []Interval, threads int) Diagnosis {
 	return d
 }
 
+// weight is an interval's length in seconds, or 1 for an interval without
+// boundaries.
+func weight(iv Interval) float64 {
+	if d := iv.End.Sub(iv.Start).Seconds(); d > 0 {
+		return d
+	}
+	return 1
+}
+
+// tooShort returns the verdict of a phase with too little evidence to
+// judge, and whether it is one.
+func tooShort(intervals []Interval, span time.Duration) (Diagnosis, bool) {
+	if span >= MinJudgedSpan && len(intervals) >= minJudgedIntervals {
+		return Diagnosis{}, false
+	}
+	d := Diagnosis{Limit: LimitNotJudged, Evidence: map[string]float64{"span_s": span.Seconds(), "intervals": float64(len(intervals))}}
+	if span < MinJudgedSpan {
+		d.Verdict = fmt.Sprintf("not judged — phase too short to judge: %s; run for %s or more", secondsText(span), secondsText(MinJudgedSpan))
+		return d, true
+	}
+	// Long enough, but the monitor's interval is too long to read it
+	// more than once or twice.
+	var each time.Duration
+	if len(intervals) > 0 {
+		each = intervals[0].End.Sub(intervals[0].Start)
+	}
+	d.Verdict = fmt.Sprintf("not judged — %d monitor intervals in %s are too few to judge; run for %d intervals or more (or a shorter --monitor-interval)", len(intervals), secondsText(span), minJudgedIntervals)
+	if each > 0 {
+		d.Verdict = fmt.Sprintf("not judged — %d monitor intervals of %s in %s are too few to judge; run for %s or more (or a shorter --monitor-interval)", len(intervals), secondsText(each), secondsText(span), secondsText(time.Duration(minJudgedIntervals)*each))
+	}
+	return d, true
+}
+
+// diagnoseClientOnly judges a phase with no database behind it (the null
+// driver): the host's CPU is the client's, and whatever limits the phase
+// is dbprobe or what it shares the machine with.
+func diagnoseClientOnly(d Diagnosis, clientCPU bool, usage string, lag float64, haveLag bool, idle float64, haveIdle bool) Diagnosis {
+	host := ""
+	if haveIdle {
+		host = fmt.Sprintf(", host %.0f%% idle", idle)
+	}
+	switch {
+	case clientCPU:
+		d.Limit = LimitClient
+		d.Verdict = fmt.Sprintf("dbprobe itself — %s%s, goroutines wait %.1f ms (p99) for a thread: this is the client's ceiling on this machine", usage, host, lag)
+	case haveLag && lag >= clientSchedLagMs:
+		d.Limit = LimitClient
+		d.Verdict = fmt.Sprintf("dbprobe itself, starved — goroutines wait %.1f ms (p99) for a thread at %s%s: other work on the machine takes the CPU, so this is not the client's ceiling; give it cores of its own", lag, usage, host)
+	case haveIdle && idle < hostSaturatedIdle:
+		d.Limit = LimitClient
+		d.Verdict = fmt.Sprintf("dbprobe itself, starved — the host is %.0f%% idle at dbprobe's %s: other work on the machine takes the CPU; give it cores of its own", idle, usage)
+	default:
+		d.Limit = LimitNone
+		d.Verdict = fmt.Sprintf("none saturated — no database, and dbprobe uses %s with goroutines waiting %.1f ms (p99) for a thread%s: more threads may go faster", usage, lag, host)
+	}
+	return d
+}
+
+// coresText prints a core count: 2, or 0.5 for a cgroup's quota.
+func coresText(c float64) string {
+	return strconv.FormatFloat(math.Round(c*100)/100, 'f', -1, 64)
+}
+
+// secondsText prints a phase's length: 0.4 ms, 38 ms, 0.25 s, 3 s, 12 s.
+func secondsText(d time.Duration) string {
+	s := d.Seconds()
+	if s < 0.1 {
+		return fmt.Sprintf("%.2g ms", s*1000)
+	}
+	if s < 10 {
+		return strconv.FormatFloat(math.Round(s*100)/100, 'f', -1, 64) + " s"
+	}
+	return fmt.Sprintf("%.0f s", s)
+}
+
 // topWaits lists dbprobe's three most sampled waits over the intervals.
 func topWaits(intervals []Interval) string {
 	sums := map[string]float64{}
 	for _, iv := range intervals {
-		active := iv.Metrics["db.sessions.active"]
+		active := iv.Metrics["db.sessions.active"] * weight(iv)
 		for name, share := range iv.Metrics {
 			if event, ok := strings.CutPrefix(name, "db.wait."); ok && !strings.HasPrefix(event, "other.") {
 				sums[event] += share * active

@@ -3,6 +3,9 @@ package monitor
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"dbprobe/internal/driver"
 )
 
 // series repeats one interval's metrics n times.
@@ -36,28 +39,41 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 		threads int
 		want    Limit
 		verdict string
+		// placement is the server's unless a case says otherwise.
+		placement driver.Placement
 	}{
 		{"PostgreSQL waiting on the WAL", with(map[string]float64{"db.sessions.active": 7, "db.wait.LWLock:WALWrite": 0.5, "db.wait.IO:WALSync": 0.2, "db.wait.CPU": 0.3, "host.cpu.idle%": 20}),
-			8, LimitCommitFlush, "70% of sampled dbprobe sessions"},
-		{"SQL Server WRITELOG", with(map[string]float64{"db.sessions.active": 30, "db.wait.WRITELOG": 0.8, "db.wait.CPU": 0.2}), 32, LimitCommitFlush, "WRITELOG 80%"},
-		{"row locks", with(map[string]float64{"db.sessions.active": 10, "db.wait.Lock:transactionid": 0.6, "db.wait.CPU": 0.4}), 16, LimitLock, "locks"},
-		{"SQL Server page reads", with(map[string]float64{"db.sessions.active": 10, "db.wait.PAGEIOLATCH_SH": 0.7, "db.wait.CPU": 0.3}), 16, LimitReadIO, "read IO"},
-		{"host CPU", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.9, "db.wait.LWLock:WALWrite": 0.1, "host.cpu.idle%": 3}), 8, LimitServerCPU, "3% idle; dbprobe uses 40% of a core of it, 90% of sampled"},
-		{"client CPU saturated", with(map[string]float64{"client.cpu%": 195, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "dbprobe itself"},
-		{"client on one core, starved", with(map[string]float64{"client.cpu%": 97, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 12, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "12.0 ms"},
-		{"scheduling lag on a saturated shared host is the host's", with(map[string]float64{"client.sched.latency_p99_ms": 15, "db.sessions.active": 3, "db.wait.CPU": 1, "host.cpu.idle%": 4}), 8, LimitServerCPU, "15.0 ms"},
-		{"client starved of CPU it cannot get, sessions idle", with(map[string]float64{"client.cpu%": 70, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 25, "db.sessions.active": 0.4, "db.wait.CPU": 1, "host.cpu.idle%": 30}), 8, LimitClient, "25.0 ms (p99) for a thread, CPU 70% of its 1 cores, 0.4 of 8 sessions"},
-		{"scheduling lag without sampled sessions (an embedded database) is not the client's alone", with(map[string]float64{"client.cpu%": 140, "client.sched.latency_p99_ms": 10, "host.cpu.idle%": 18}), 32, LimitNone, "none saturated"},
-		{"scheduling lag while the server is busy is not the client's", with(map[string]float64{"client.sched.latency_p99_ms": 8, "db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},
-		{"sessions idle in the server", with(map[string]float64{"db.sessions.active": 1.5, "db.wait.CPU": 1, "host.cpu.idle%": 60}), 32, LimitRoundTrip, "1.5 of 32"},
-		{"an embedded database's single writer", with(map[string]float64{"client.cpu%": 150, "db.writer_busy_seconds/s": 0.86, "host.cpu.idle%": 6}), 32, LimitWriter, "busy 86% of the time"},
-		{"a single writer with time to spare", with(map[string]float64{"client.cpu%": 60, "db.writer_busy_seconds/s": 0.4, "host.cpu.idle%": 40}), 8, LimitNone, "none saturated"},
-		{"headroom", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "45% idle"},
-		{"other sessions' waits do not count", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 1, "db.wait.other.IO:WALSync": 1, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated"},
+			8, LimitCommitFlush, "70% of sampled dbprobe sessions", driver.PlacementServer},
+		{"SQL Server WRITELOG", with(map[string]float64{"db.sessions.active": 30, "db.wait.WRITELOG": 0.8, "db.wait.CPU": 0.2}), 32, LimitCommitFlush, "WRITELOG 80%", driver.PlacementServer},
+		{"row locks", with(map[string]float64{"db.sessions.active": 10, "db.wait.Lock:transactionid": 0.6, "db.wait.CPU": 0.4}), 16, LimitLock, "locks", driver.PlacementServer},
+		{"SQL Server page reads", with(map[string]float64{"db.sessions.active": 10, "db.wait.PAGEIOLATCH_SH": 0.7, "db.wait.CPU": 0.3}), 16, LimitReadIO, "read IO", driver.PlacementServer},
+		{"host CPU", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.9, "db.wait.LWLock:WALWrite": 0.1, "host.cpu.idle%": 3}), 8, LimitServerCPU, "3% idle; dbprobe uses 40% of a core of it, 90% of sampled", driver.PlacementServer},
+		{"client CPU saturated", with(map[string]float64{"client.cpu%": 195, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "dbprobe itself", driver.PlacementServer},
+		{"client on one core, starved", with(map[string]float64{"client.cpu%": 97, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 12, "db.sessions.active": 1, "db.wait.IO:WALSync": 0.9}), 8, LimitClient, "12.0 ms", driver.PlacementServer},
+		{"scheduling lag on a saturated shared host is the host's", with(map[string]float64{"client.sched.latency_p99_ms": 15, "db.sessions.active": 3, "db.wait.CPU": 1, "host.cpu.idle%": 4}), 8, LimitServerCPU, "15.0 ms", driver.PlacementServer},
+		{"client starved of CPU it cannot get, sessions idle", with(map[string]float64{"client.cpu%": 70, "client.gomaxprocs": 1, "client.sched.latency_p99_ms": 25, "db.sessions.active": 0.4, "db.wait.CPU": 1, "host.cpu.idle%": 30}), 8, LimitClient, "25.0 ms (p99) for a thread, CPU 70% of its 1 cores, 0.4 of 8 sessions", driver.PlacementServer},
+		{"scheduling lag in an embedded database is not the client's alone", with(map[string]float64{"client.cpu%": 140, "client.sched.latency_p99_ms": 10, "host.cpu.idle%": 18}), 32, LimitNone, "none saturated", driver.PlacementEmbedded},
+		{"scheduling lag with a server whose sessions are not sampled is the client's", with(map[string]float64{"client.cpu%": 60, "client.sched.latency_p99_ms": 10}), 32, LimitClient, "10.0 ms (p99) for a thread, CPU 60% of its 2 cores;", driver.PlacementServer},
+		{"a cgroup quota below GOMAXPROCS saturates the client", with(map[string]float64{"client.cpu%": 48, "client.cores": 0.5, "db.sessions.active": 1, "host.cpu.idle%": 60}), 8, LimitClient, "CPU 48% of its 0.5 cores", driver.PlacementServer},
+		// The case: --db null, unpinned, 120% of 2 cores, 84 ms lag.
+		{"no database, unpinned, starved", with(map[string]float64{"client.cpu%": 120, "client.sched.latency_p99_ms": 84, "host.cpu.idle%": 2}), 4, LimitClient, "starved — goroutines wait 84.0 ms", driver.PlacementNone},
+		{"no database, client at its cores", with(map[string]float64{"client.cpu%": 190, "client.sched.latency_p99_ms": 3}), 4, LimitClient, "this is the client's ceiling", driver.PlacementNone},
+		{"a client its cgroup's quota holds back, below 90% of it", with(map[string]float64{"client.cpu%": 26, "client.cores": 0.3, "client.cpu.throttled%": 85, "host.cpu.idle%": 13}), 2, LimitClient, "CPU 26% of its 0.3 cores, its cgroup's CPU quota holding it back in 85% of scheduling periods", driver.PlacementNone},
+		{"a server's client its quota holds back", with(map[string]float64{"client.cpu%": 40, "client.cores": 0.5, "client.cpu.throttled%": 70, "db.sessions.active": 1, "host.cpu.idle%": 50}), 8, LimitClient, "holding it back in 70%", driver.PlacementServer},
+		{"an occasional throttle is no limit", with(map[string]float64{"client.cpu%": 20, "client.cores": 1, "client.cpu.throttled%": 5, "client.sched.latency_p99_ms": 0.1, "host.cpu.idle%": 50}), 2, LimitNone, "none saturated", driver.PlacementNone},
+		{"no database, host busy without lag", with(map[string]float64{"client.cpu%": 100, "client.sched.latency_p99_ms": 1, "host.cpu.idle%": 4}), 4, LimitClient, "host is 4% idle", driver.PlacementNone},
+		{"no database, headroom", with(map[string]float64{"client.cpu%": 60, "client.sched.latency_p99_ms": 0.2, "host.cpu.idle%": 65}), 1, LimitNone, "no database, and dbprobe uses CPU 60% of its 2 cores", driver.PlacementNone},
+		{"no database: a host without idle CPU is not a server's", with(map[string]float64{"client.cpu%": 50, "host.cpu.idle%": 3}), 1, LimitClient, "dbprobe itself", driver.PlacementNone},
+		{"scheduling lag while the server is busy is not the client's", with(map[string]float64{"client.sched.latency_p99_ms": 8, "db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated", driver.PlacementServer},
+		{"sessions idle in the server", with(map[string]float64{"db.sessions.active": 1.5, "db.wait.CPU": 1, "host.cpu.idle%": 60}), 32, LimitRoundTrip, "1.5 of 32", driver.PlacementServer},
+		{"an embedded database's single writer", with(map[string]float64{"client.cpu%": 150, "db.writer_busy_seconds/s": 0.86, "host.cpu.idle%": 6}), 32, LimitWriter, "busy 86% of the time", driver.PlacementEmbedded},
+		{"a single writer with time to spare", with(map[string]float64{"client.cpu%": 60, "db.writer_busy_seconds/s": 0.4, "host.cpu.idle%": 40}), 8, LimitNone, "none saturated", driver.PlacementEmbedded},
+		{"headroom", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 0.7, "db.wait.LWLock:WALWrite": 0.3, "host.cpu.idle%": 45}), 8, LimitNone, "45% idle", driver.PlacementServer},
+		{"other sessions' waits do not count", with(map[string]float64{"db.sessions.active": 6, "db.wait.CPU": 1, "db.wait.other.IO:WALSync": 1, "host.cpu.idle%": 45}), 8, LimitNone, "none saturated", driver.PlacementServer},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Diagnose(series(5, tt.metrics), tt.threads)
+			d := Diagnose(series(5, tt.metrics), Phase{Threads: tt.threads, Span: 5 * time.Second, Placement: tt.placement})
 			if d.Limit != tt.want || !strings.Contains(d.Verdict, tt.verdict) {
 				t.Errorf("Diagnose = %q: %s; want %q containing %q (evidence %v)", d.Limit, d.Verdict, tt.want, tt.verdict, d.Evidence)
 			}
@@ -73,7 +89,7 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 func TestDiagnoseWeighsIntervalsBySessions(t *testing.T) {
 	busy := series(1, map[string]float64{"db.sessions.active": 9, "db.wait.IO:WALSync": 0.9, "db.wait.CPU": 0.1})
 	quiet := series(4, map[string]float64{"db.sessions.active": 1, "db.wait.CPU": 1})
-	d := Diagnose(append(busy, quiet...), 10)
+	d := Diagnose(append(busy, quiet...), Phase{Threads: 10, Span: 5 * time.Second})
 	// (9×0.9) / (9+4) = 0.62 of sampled sessions waited on the flush.
 	if d.Limit != LimitCommitFlush || d.Evidence["wait.commit_flush"] < 0.6 || d.Evidence["wait.commit_flush"] > 0.63 {
 		t.Errorf("Diagnose = %s, evidence %v", d.Verdict, d.Evidence)
@@ -81,12 +97,9 @@ func TestDiagnoseWeighsIntervalsBySessions(t *testing.T) {
 }
 
 func TestDiagnoseWithoutSamples(t *testing.T) {
-	if d := Diagnose(nil, 8); d.Limit != LimitNone {
-		t.Errorf("no intervals: %s", d.Verdict)
-	}
 	// No database waits (Redis, a database that cannot be monitored): the
 	// host and the client still decide.
-	d := Diagnose(series(3, map[string]float64{"client.cpu%": 50, "client.gomaxprocs": 2, "host.cpu.idle%": 2}), 8)
+	d := Diagnose(series(3, map[string]float64{"client.cpu%": 50, "client.gomaxprocs": 2, "host.cpu.idle%": 2}), Phase{Threads: 8, Span: 3 * time.Second})
 	if d.Limit != LimitServerCPU {
 		t.Errorf("host without idle CPU: %s", d.Verdict)
 	}
@@ -102,5 +115,62 @@ func TestWaitClasses(t *testing.T) {
 		if got := waitClass(event); got != want {
 			t.Errorf("waitClass(%q) = %q, want %q", event, got, want)
 		}
+	}
+}
+
+// A phase too short, or read too few times, gets no verdict but the reason:
+// the README's first command has phases of tens of milliseconds, whose
+// verdicts changed from run to run.
+func TestDiagnoseRefusesTooLittleEvidence(t *testing.T) {
+	saturated := map[string]float64{"client.cpu%": 199, "client.gomaxprocs": 2, "db.sessions.active": 8, "db.wait.IO:WALSync": 1, "host.cpu.idle%": 0}
+	interval := func(n int, each time.Duration) []Interval {
+		ivs := series(n, saturated)
+		start := time.Unix(1000, 0)
+		for i := range ivs {
+			ivs[i].Start, ivs[i].End = start.Add(time.Duration(i)*each), start.Add(time.Duration(i+1)*each)
+		}
+		return ivs
+	}
+	tests := []struct {
+		name      string
+		intervals []Interval
+		span      time.Duration
+		verdict   string
+	}{
+		{"30 ms", interval(1, 30*time.Millisecond), 30 * time.Millisecond, "not judged — phase too short to judge: 30 ms; run for 3 s or more"},
+		{"0.4 ms", interval(1, 400*time.Microsecond), 400 * time.Microsecond, "phase too short to judge: 0.4 ms;"},
+		{"0.25 s", interval(1, 250*time.Millisecond), 250 * time.Millisecond, "phase too short to judge: 0.25 s;"},
+		{"2.9 s", interval(3, time.Second), 2900 * time.Millisecond, "phase too short to judge: 2.9 s; run for 3 s or more"},
+		{"no intervals", nil, 10 * time.Millisecond, "phase too short to judge: 10 ms"},
+		{"two long intervals", interval(2, 5*time.Second), 10 * time.Second, "not judged — 2 monitor intervals of 5 s in 10 s are too few to judge; run for 15 s or more"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Diagnose(tt.intervals, Phase{Threads: 8, Span: tt.span})
+			if d.Limit != LimitNotJudged || !strings.HasPrefix(d.Verdict, "not judged — ") || !strings.Contains(d.Verdict, tt.verdict) {
+				t.Errorf("Diagnose = %q: %q; want %q containing %q", d.Limit, d.Verdict, LimitNotJudged, tt.verdict)
+			}
+		})
+	}
+	// Three intervals over 3 s are enough.
+	if d := Diagnose(interval(3, time.Second), Phase{Threads: 8, Span: 3 * time.Second}); d.Limit != LimitClient {
+		t.Errorf("3 intervals over 3 s: %q: %s", d.Limit, d.Verdict)
+	}
+}
+
+// The phase's first and last intervals are cut short by its start and end:
+// a 50 ms interval weighs a twentieth of a whole second.
+func TestDiagnoseWeighsIntervalsByLength(t *testing.T) {
+	start := time.Unix(1000, 0)
+	at := func(from, to time.Duration, m map[string]float64) Interval {
+		return Interval{Start: start.Add(from), End: start.Add(to), Metrics: m}
+	}
+	calm := map[string]float64{"client.cpu%": 20, "client.cores": 2, "db.sessions.active": 6, "db.wait.CPU": 1, "host.cpu.idle%": 60}
+	burst := map[string]float64{"client.cpu%": 199, "client.cores": 2, "db.sessions.active": 8, "db.wait.IO:WALSync": 1, "host.cpu.idle%": 0}
+	ivs := []Interval{at(0, 50*time.Millisecond, burst), at(50*time.Millisecond, time.Second, calm), at(time.Second, 2*time.Second, calm),
+		at(2*time.Second, 3*time.Second, calm), at(3*time.Second, 3050*time.Millisecond, burst)}
+	d := Diagnose(ivs, Phase{Threads: 8, Span: 3050 * time.Millisecond})
+	if d.Limit != LimitNone || d.Evidence["client.cpu%"] > 30 {
+		t.Errorf("Diagnose = %q: %s (evidence %v); want the three whole seconds to decide", d.Limit, d.Verdict, d.Evidence)
 	}
 }

@@ -22,7 +22,9 @@
 //	host.disk.<dev>.{read_bytes/s,write_bytes/s,reads/s,writes/s,queue_ms/s,util%}
 //	host.mem.available_bytes, host.mem.used%
 //	client.cpu%                 this process's CPU time, percent of one core
-//	client.gomaxprocs           how many cores the process may use at once
+//	client.gomaxprocs           how many threads may run Go code at once
+//	client.cores                how many cores of CPU the process may use: the
+//	                            fewest of GOMAXPROCS, its CPUs and its cgroup's quota
 //	client.goroutines           goroutines at the end of the interval
 //	client.gc.pause_ms          stop-the-world GC pause time in the interval
 //	client.sched.latency_p99_ms 99th percentile of how long runnable goroutines

@@ -130,7 +130,7 @@ func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Inte
 			l.host.sample(e.clock.Now(), nil)
 		}
 	}
-	l.client = newClientSampler(m.note)
+	l.client = newClientSampler(e.procRoot, m.note)
 	l.client.sample(e.clock.Now(), nil)
 
 	go l.run(loopCtx, now)

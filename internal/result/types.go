@@ -27,6 +27,9 @@ type Database struct {
 	Library       string    `json:"library,omitempty"`
 	ServerVersion string    `json:"server_version,omitempty"`
 	Settings      []Setting `json:"settings,omitempty"`
+	// Placement is where the database ran: "server", "embedded" (in
+	// dbprobe's process) or "none" (no database).
+	Placement string `json:"placement,omitempty"`
 }
 
 // Environment describes the client machine, so a result can be judged
@@ -102,9 +105,21 @@ type Summary struct {
 	// RetryLimit is how many times a failed operation could be repeated
 	// (--retries); when above 0 every operation series gets a Retries line.
 	RetryLimit int
+	// Ending says which bound ended the phase; nil in results written
+	// before it was recorded.
+	Ending *Ending
 	// Notes are remarks on the outcome, e.g. "interrupted by signal after
 	// 12.3 s". Overflows need no note: WriteText flags them from Series.
 	Notes []string
+}
+
+// Ending is what ended a phase.
+type Ending struct {
+	// By is "count" (operationcount or insertcount done), "time"
+	// (maxexecutiontime ran out) or "interrupt".
+	By string `json:"by"`
+	// Text says it in a sentence, for the "# ended:" line.
+	Text string `json:"text"`
 }
 
 // MonitorSample is what the monitor measured over one interval: the

@@ -23,11 +23,21 @@ func init() {
 // Driver opens the null database.
 type Driver struct{}
 
-// Open accepts "null:" only: an address or an option would be ignored, and
-// dbprobe never ignores what the user asked for silently.
-func (Driver) Open(_ context.Context, target driver.Target, _ driver.Options) (driver.DB, error) {
+// Open accepts "null:" only, and no database knob: an address, an option
+// or a knob would be ignored, and dbprobe never ignores what the user
+// asked for silently.
+func (Driver) Open(_ context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
 	if u := target.URL; u != nil && (u.Opaque != "" || u.Host != "" || u.Path != "" || u.RawQuery != "" || u.User != nil) {
 		return nil, badinput.New("--db %s: the null driver takes no address or options; write --db null", target.Redacted())
+	}
+	const database = "the null driver (no database)"
+	switch {
+	case opts.TableType != driver.TableDisk:
+		return nil, driver.Unsupported(database, "table types (--table-type "+opts.TableType.String()+")", "leave --table-type out: nothing is stored")
+	case opts.Durability != driver.DurabilityServer:
+		return nil, driver.Unsupported(database, "durability setting (--durability "+opts.Durability.String()+")", "leave --durability out: nothing is committed")
+	case opts.OpPath != driver.PathStatement:
+		return nil, driver.Unsupported(database, "stored procedures (--op-path "+opts.OpPath.String()+")", "leave --op-path out")
 	}
 	return db{}, nil
 }
@@ -38,16 +48,16 @@ type db struct{}
 
 // Info says that no database is behind the numbers.
 func (db) Info() driver.Info {
-	return driver.Info{Driver: "null", Library: "none (no-op)"}
+	return driver.Info{Driver: "null", Library: "none (no-op)", Placement: driver.PlacementNone}
 }
 
-// Inspect reports a table that exists, is dbprobe's and holds rows, so that
-// a run goes ahead as it would on a loaded table.
+// Inspect reports a stateless table that exists, is dbprobe's and holds
+// rows, so that load, run and ycsb all go ahead, as often as they are run.
 func (db) Inspect(_ context.Context, t driver.Table) (driver.TableState, error) {
 	cols := make([]string, 0, len(t.Fields)+1)
 	cols = append(cols, t.KeyColumn)
 	cols = append(cols, t.Fields...)
-	return driver.TableState{Exists: true, CreatedByDbprobe: true, HasRows: true, Columns: cols, Storage: "none: the null driver keeps nothing"}, nil
+	return driver.TableState{Exists: true, CreatedByDbprobe: true, HasRows: true, Stateless: true, Columns: cols, Storage: "none: the null driver keeps nothing"}, nil
 }
 
 // CreateTable does nothing.

@@ -2,6 +2,7 @@ package null
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"dbprobe/internal/badinput"
@@ -133,5 +134,33 @@ func BenchmarkReadUpdate(b *testing.B) {
 		} else {
 			_ = s.Update(ctx, key, fields, values[1:])
 		}
+	}
+}
+
+// The null driver stores nothing, so a knob that changes how a database
+// stores or commits would be ignored: it is refused instead.
+func TestKnobsAreRefused(t *testing.T) {
+	target, err := driver.ParseTarget("null", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, opts := range map[string]driver.Options{
+		"--table-type memory":     {TableType: driver.TableMemory},
+		"--durability delayed":    {Durability: driver.DurabilityDelayed},
+		"--op-path procedure":     {OpPath: driver.PathProcedure},
+		"--table-type nondurable": {TableType: driver.TableNondurable},
+	} {
+		_, err := Driver{}.Open(context.Background(), target, opts)
+		if !badinput.Is(err) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: Open = %v, want bad input naming it", name, err)
+		}
+	}
+}
+
+// Every phase goes ahead on the null table, as often as it is run.
+func TestInspectIsStateless(t *testing.T) {
+	st, err := open(t).Inspect(context.Background(), table)
+	if err != nil || !st.Stateless {
+		t.Errorf("Inspect = %+v, %v; want a stateless table", st, err)
 	}
 }

@@ -142,6 +142,7 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 		d.Close()
 		return nil, fmt.Errorf("sqlite: start the checkpointer: %w", classify(err))
 	}
+	info.Placement = driver.PlacementEmbedded
 	d.info = info
 	return d, nil
 }

@@ -355,6 +355,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Warmup:      out.Warmup,
 		RetryLimit:  cfg.Retries,
 	}
+	sum.Ending = j.ending(ph, out)
 	if len(out.Outages) > 0 || out.Reconnects > 0 {
 		sum.Availability = &result.Availability{Reconnects: out.Reconnects}
 		for _, o := range out.Outages {
@@ -567,6 +568,7 @@ func (j *job) header(ph runner.Phase) result.Header {
 			mode += "; rows are due at that rate, and a batch goes out when its last row is due"
 		}
 	}
+	h.Settings = append(h.Settings, result.Setting{Key: "ends", Value: j.bounds(ph), Source: "derived"})
 	seedSource := "--seed"
 	if !j.cmd.Flags().Changed("seed") {
 		seedSource = "default (clock)"
@@ -599,6 +601,56 @@ func (j *job) header(ph runner.Phase) result.Header {
 		h.Notes = append(h.Notes, "requestdistribution zipfian is YCSB's scrambled zipfian (constant 0.99): popular keys are scattered over the table")
 	}
 	return h
+}
+
+// bounds says in advance what will end the phase: its count, its time,
+// or whichever comes first.
+func (j *job) bounds(ph runner.Phase) string {
+	s := &j.cfg.Workload
+	var count string
+	switch {
+	case ph == runner.Load:
+		count = fmt.Sprintf("%d records (insertcount)", s.InsertCount)
+	case s.OperationCount > 0:
+		count = fmt.Sprintf("%d operations (operationcount)", s.OperationCount)
+	}
+	limit := ""
+	if t := j.cfg.MaxExecutionTime; t > 0 {
+		limit = t.String() + " (maxexecutiontime)"
+	}
+	switch {
+	case count != "" && limit != "":
+		return "after " + count + " or " + limit + ", whichever comes first"
+	case count != "":
+		return "after " + count
+	}
+	return "after " + limit
+}
+
+// ending says which bound ended the phase, with the figures.
+func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
+	e := &result.Ending{By: out.EndedBy.String()}
+	switch out.EndedBy {
+	case runner.EndedByInterrupt:
+		e.Text = fmt.Sprintf("interrupted after %d operations", out.Ops)
+	case runner.EndedByTime:
+		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations", j.cfg.MaxExecutionTime, out.Ops)
+		if ph == runner.Load {
+			e.Text += fmt.Sprintf(", before the %d records of insertcount were all inserted", j.cfg.Workload.InsertCount)
+		} else if n := j.cfg.Workload.OperationCount; n > 0 {
+			e.Text += fmt.Sprintf(", before the %d of operationcount", n)
+		}
+	default:
+		if ph == runner.Load {
+			e.Text = fmt.Sprintf("all %d records of insertcount done", j.cfg.Workload.InsertCount)
+		} else {
+			e.Text = fmt.Sprintf("all %d operations of operationcount done", j.cfg.Workload.OperationCount)
+		}
+		if t := j.cfg.MaxExecutionTime; t > 0 {
+			e.Text += fmt.Sprintf(" before maxexecutiontime=%s", t)
+		}
+	}
+	return e
 }
 
 func sourceOf(cmd *cobra.Command, flag, otherwise string) string {

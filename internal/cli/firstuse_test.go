@@ -81,6 +81,44 @@ func TestShortPhaseIsNotJudged(t *testing.T) {
 	}
 }
 
+// --duration outlasts the operation count of a built-in workload file,
+// which would end the run in milliseconds; a count the user set stands,
+// and the run says which bound ended it.
+func TestDurationOutlastsTheBuiltinCount(t *testing.T) {
+	stdout, stderr, err := run(t, "run", "--db", "null", "--duration", "3s", "--threads", "2")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"its 1000 gives way to maxexecutiontime=3s (--duration): the run is bounded by time",
+		"#   ends                      = after 3s (maxexecutiontime)",
+		"# ended: maxexecutiontime=3s ran out after ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	rt := regexp.MustCompile(`\[OVERALL\], RunTime\(ms\), (\d+)`).FindStringSubmatch(stdout)
+	if ms, _ := strconv.Atoi(rt[1]); ms < 3000 {
+		t.Errorf("RunTime %d ms, want the 3 s asked for", ms)
+	}
+
+	stdout, stderr, err = run(t, "run", "--db", "null", "--duration", "30s", "-p", "operationcount=500")
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	for _, want := range []string{
+		"#   operationcount            = 500 ",
+		"after 500 operations (operationcount) or 30s (maxexecutiontime), whichever comes first",
+		"# ended: all 500 operations of operationcount done before maxexecutiontime=30s",
+		"[READ], Operations, ",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("a count the user set: stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
 // A client starved of CPU by other work on the machine is the limit,
 // though GOMAXPROCS is left as it comes (unpinned) and dbprobe's CPU is
 // far below its cores: two busy processes share the cores with it.

@@ -215,6 +215,14 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 	c.Threads = r.int("threadcount")
 	c.Target = r.float("target")
 	c.MaxExecutionTime = r.seconds("maxexecutiontime")
+	if c.MaxExecutionTime > 0 && s.OperationCount > 0 && !p.UserSet("operationcount") {
+		// Every built-in workload file sets operationcount=1000, which
+		// ends a run in milliseconds: a duration asked for would never be
+		// reached. A count the user chose still stands beside the duration.
+		_, src, _ := p.Get("maxexecutiontime")
+		r.gaveWay("operationcount", fmt.Sprintf("gives way to maxexecutiontime=%s (%s): the run is bounded by time", c.MaxExecutionTime, src))
+		s.OperationCount = 0
+	}
 	c.StatusInterval = r.seconds("status.interval")
 	c.BatchSize = r.int("db.batchsize")
 	c.Percentiles = r.percentiles("hdrhistogram.percentiles")
@@ -286,6 +294,17 @@ func (r *resolver) raw(key string) string {
 	}
 	r.settings = append(r.settings, Setting{key, redactValue(key, v), src})
 	return v
+}
+
+// gaveWay sets a setting already read to 0, saying why, and keeping the
+// value it had and where that came from.
+func (r *resolver) gaveWay(key, why string) {
+	for i, st := range r.settings {
+		if st.Key == key {
+			r.settings[i].Value = "0"
+			r.settings[i].Source = fmt.Sprintf("%s; its %s %s", st.Source, st.Value, why)
+		}
+	}
 }
 
 func (r *resolver) derived(key, value, source string) {

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,7 +254,7 @@ func FuzzProperties(f *testing.F) {
 	f.Add("a\\\nb=c\n# x\n!y\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		p := NewProperties()
-		if err := p.loadText([]byte(text), "fuzz", "fuzz"); err != nil {
+		if err := p.loadText([]byte(text), "fuzz", "fuzz", false); err != nil {
 			if !badinput.Is(err) {
 				t.Fatalf("parse error is not bad input: %v", err)
 			}
@@ -263,4 +264,75 @@ func FuzzProperties(f *testing.F) {
 			t.Fatalf("resolve error is not bad input: %v", err)
 		}
 	})
+}
+
+// A duration outlasts an operation count that only a built-in workload or
+// the default set (every built-in file says 1000, done in milliseconds);
+// a count the user chose stands beside it.
+func TestDurationOutlastsACountTheUserDidNotSet(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "mine.properties")
+	os.WriteFile(mine, []byte("operationcount=700\n"), 0o644)
+	timed := filepath.Join(dir, "timed.properties")
+	os.WriteFile(timed, []byte("maxexecutiontime=30\n"), 0o644)
+	tests := []struct {
+		name   string
+		setup  func(p *Properties) error
+		count  int64
+		source string
+	}{
+		{"built-in workload by default", func(p *Properties) error {
+			if err := p.LoadBuiltin("a", "workloads/workloada, by default"); err != nil {
+				return err
+			}
+			p.Set("maxexecutiontime", "5s", "--duration")
+			return nil
+		}, 0, "workloads/workloada, by default; its 1000 gives way to maxexecutiontime=5s (--duration): the run is bounded by time"},
+		{"built-in workload named", func(p *Properties) error {
+			if err := p.LoadFile("workloads/workloadb"); err != nil {
+				return err
+			}
+			return p.SetAssignment("maxexecutiontime=5")
+		}, 0, "file workloads/workloadb (built-in); its 1000 gives way to maxexecutiontime=5s (-p): the run is bounded by time"},
+		{"the default count, time from the user's file", func(p *Properties) error {
+			return p.LoadFile(timed)
+		}, 0, "default; its 1000 gives way to maxexecutiontime=30s (file " + timed + "): the run is bounded by time"},
+		{"-p count stands", func(p *Properties) error {
+			p.LoadBuiltin("a", "")
+			p.Set("maxexecutiontime", "5s", "--duration")
+			return p.SetAssignment("operationcount=900")
+		}, 900, "-p"},
+		{"--operations stands", func(p *Properties) error {
+			p.Set("maxexecutiontime", "5s", "--duration")
+			p.Set("operationcount", "800", "--operations")
+			return nil
+		}, 800, "--operations"},
+		{"the user's file stands", func(p *Properties) error {
+			p.LoadBuiltin("a", "")
+			if err := p.LoadFile(mine); err != nil {
+				return err
+			}
+			p.Set("maxexecutiontime", "5s", "--duration")
+			return nil
+		}, 700, "file " + mine},
+		{"no duration: the built-in count stands", func(p *Properties) error {
+			return p.LoadBuiltin("a", "")
+		}, 1000, "file workloads/workloada (built-in)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := NewProperties()
+			if err := tt.setup(p); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Resolve(p, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := setting(c, "operationcount")
+			if c.Workload.OperationCount != tt.count || got.Value != strconv.FormatInt(tt.count, 10) || got.Source != tt.source {
+				t.Errorf("operationcount %d, shown %q from %q; want %d from %q", c.Workload.OperationCount, got.Value, got.Source, tt.count, tt.source)
+			}
+		})
+	}
 }

@@ -28,6 +28,9 @@ type Properties struct {
 type entry struct {
 	value  string
 	source string
+	// builtin marks a value from one of dbprobe's copies of YCSB's
+	// workload files, which the user did not write.
+	builtin bool
 }
 
 // NewProperties returns an empty bag.
@@ -35,7 +38,14 @@ func NewProperties() *Properties { return &Properties{values: map[string]entry{}
 
 // Set sets key to value, remembering source ("file x", "-p", "--threads").
 func (p *Properties) Set(key, value, source string) {
-	p.values[strings.TrimSpace(key)] = entry{strings.TrimSpace(value), source}
+	p.values[strings.TrimSpace(key)] = entry{value: strings.TrimSpace(value), source: source}
+}
+
+// UserSet reports whether the user chose key's value: by -p, a flag or a
+// properties file of their own, not by a built-in workload or a default.
+func (p *Properties) UserSet(key string) bool {
+	e, ok := p.values[key]
+	return ok && !e.builtin
 }
 
 // Get returns a value, where it came from, and whether it is set.
@@ -65,9 +75,9 @@ func (p *Properties) LoadFile(name string) error {
 		if !ok || !os.IsNotExist(err) {
 			return badinput.New("cannot read properties file %s: %s; give a readable file or a built-in workload (%s)", name, shortIOError(err), builtinList())
 		}
-		data, source = []byte(text), "file "+canonical+" (built-in)"
+		return p.loadText([]byte(text), "file "+canonical+" (built-in)", name, true)
 	}
-	return p.loadText(data, source, name)
+	return p.loadText(data, source, name, false)
 }
 
 // LoadBuiltin loads a built-in workload by letter, as --workload does. A
@@ -89,10 +99,10 @@ func (p *Properties) LoadBuiltin(letter, source string) error {
 	if source == "" {
 		source = "file " + canonical + " (built-in)"
 	}
-	return p.loadText([]byte(text), source, canonical)
+	return p.loadText([]byte(text), source, canonical, true)
 }
 
-func (p *Properties) loadText(data []byte, source, name string) error {
+func (p *Properties) loadText(data []byte, source, name string, builtin bool) error {
 	l := &properties.Loader{Encoding: properties.UTF8, DisableExpansion: true}
 	props, err := l.LoadBytes(bytes.Clone(data))
 	if err != nil {
@@ -101,6 +111,9 @@ func (p *Properties) loadText(data []byte, source, name string) error {
 	for _, k := range props.Keys() {
 		v, _ := props.Get(k)
 		p.Set(k, v, source)
+		e := p.values[strings.TrimSpace(k)]
+		e.builtin = builtin
+		p.values[strings.TrimSpace(k)] = e
 	}
 	return nil
 }

@@ -107,6 +107,7 @@ func (w *Writer) WriteSummary(s Summary) error {
 		Notes:        s.Notes,
 		Diagnosis:    s.Diagnosis,
 		Availability: s.Availability,
+		Ending:       s.Ending,
 	}, true)
 }
 
@@ -217,6 +218,7 @@ type summaryRecord struct {
 	Notes        []string          `json:"notes,omitempty"`
 	Diagnosis    *Diagnosis        `json:"diagnosis,omitempty"`
 	Availability *Availability     `json:"availability,omitempty"`
+	Ending       *Ending           `json:"ended,omitempty"`
 }
 
 // millis is a duration written as milliseconds with the nanoseconds as an

@@ -157,6 +157,7 @@ func (f *File) add(line []byte) error {
 			Notes:        rec.Notes,
 			Diagnosis:    rec.Diagnosis,
 			Availability: rec.Availability,
+			Ending:       rec.Ending,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -84,6 +84,7 @@ func sampleSummary(phase string) Summary {
 		Errors:      map[string]int64{"ERROR(23505)": 2, "NOT_FOUND": 3},
 		Interrupted: true,
 		Warmup:      10 * time.Second,
+		Ending:      &Ending{By: "interrupt", Text: "interrupted after 1000 operations"},
 		Notes:       []string{"interrupted by signal after 10.1 s"},
 	}
 }

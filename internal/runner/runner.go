@@ -134,9 +134,36 @@ type Status struct {
 // StatusPercentiles are the percentiles a status line shows.
 var StatusPercentiles = []float64{50, 90, 99, 99.9, 99.99}
 
+// Ending is what ended a phase.
+type Ending int
+
+// The endings of a phase.
+const (
+	// EndedByCount: every operation of operationcount was done (in a load,
+	// every record of insertcount inserted).
+	EndedByCount Ending = iota
+	// EndedByTime: MaxExecutionTime ran out first.
+	EndedByTime
+	// EndedByInterrupt: the context was cancelled (Ctrl-C).
+	EndedByInterrupt
+)
+
+// String names the ending as the JSON result does.
+func (e Ending) String() string {
+	switch e {
+	case EndedByTime:
+		return "time"
+	case EndedByInterrupt:
+		return "interrupt"
+	}
+	return "count"
+}
+
 // Outcome is what a phase measured, after any warm-up.
 type Outcome struct {
 	Phase Phase
+	// EndedBy is what ended the phase.
+	EndedBy Ending
 	// Start is when measurement began (after the warm-up), End when the
 	// last worker finished.
 	Start, End time.Time
@@ -314,13 +341,23 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		case <-opCtx.Done():
 		}
 	}()
+	var wg sync.WaitGroup
+	done := make(chan struct{})
+	var timeUp atomic.Bool
 	if opts.MaxExecutionTime > 0 {
-		t := time.AfterFunc(opts.MaxExecutionTime, func() { p.stop.Store(true) })
+		t := time.AfterFunc(opts.MaxExecutionTime, func() {
+			select {
+			case <-done:
+				// The count was done first; the timer only lost the race
+				// to be stopped.
+			default:
+				timeUp.Store(true)
+				p.stop.Store(true)
+			}
+		})
 		defer t.Stop()
 	}
 
-	var wg sync.WaitGroup
-	done := make(chan struct{})
 	for _, w := range workers {
 		wg.Add(1)
 		go func() {
@@ -352,6 +389,12 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		Interrupted:      interrupted.Load(),
 		Warmup:           opts.Warmup,
 		WarmupUnfinished: warm,
+	}
+	switch {
+	case out.Interrupted:
+		out.EndedBy = EndedByInterrupt
+	case timeUp.Load():
+		out.EndedBy = EndedByTime
 	}
 	out.RunTime = end.Sub(out.Start)
 	if out.RunTime > 0 {

@@ -521,6 +521,9 @@ func TestInterruptDrainsAndMarks(t *testing.T) {
 	if !out.Interrupted || out.Ops == 0 || out.Failed != 0 {
 		t.Fatalf("interrupted %v, ops %d, failed %d: want a clean drain", out.Interrupted, out.Ops, out.Failed)
 	}
+	if out.EndedBy != EndedByInterrupt {
+		t.Errorf("ended by %s, want interrupt", out.EndedBy)
+	}
 }
 
 func TestMaxExecutionTimeAndWarmup(t *testing.T) {
@@ -547,8 +550,8 @@ func TestMaxExecutionTimeAndWarmup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Interrupted {
-		t.Fatal("a timed end is not an interruption")
+	if out.Interrupted || out.EndedBy != EndedByTime {
+		t.Fatalf("interrupted %v, ended by %s: want a timed end", out.Interrupted, out.EndedBy)
 	}
 	if warmOps == 0 || keptOps != out.Ops {
 		t.Fatalf("warm-up ops %d, kept ops %d, outcome ops %d", warmOps, keptOps, out.Ops)
@@ -565,6 +568,30 @@ func TestFewerOperationsThanThreads(t *testing.T) {
 	}
 	if out.Ops != 3 {
 		t.Fatalf("ops %d, want 3", out.Ops)
+	}
+	if out.EndedBy != EndedByCount {
+		t.Errorf("ended by %s, want count", out.EndedBy)
+	}
+}
+
+// A count done before the time runs out ends the phase by the count, and
+// a time that runs out first ends it by the time.
+func TestEndedByWhicheverBoundComesFirst(t *testing.T) {
+	out, err := Execute(context.Background(), &nopDB{}, testTable, testSpec(10, 50), Options{Phase: Run, Threads: 2, MaxExecutionTime: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ops != 50 || out.EndedBy != EndedByCount {
+		t.Errorf("ops %d, ended by %s; want 50 by count", out.Ops, out.EndedBy)
+	}
+	db := newMemDB()
+	db.delay = time.Millisecond
+	out, err = Execute(context.Background(), db, testTable, testSpec(10, 1_000_000), Options{Phase: Run, Threads: 2, MaxExecutionTime: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Ops >= 1_000_000 || out.EndedBy != EndedByTime {
+		t.Errorf("ops %d, ended by %s; want fewer than the count, by time", out.Ops, out.EndedBy)
 	}
 }
 

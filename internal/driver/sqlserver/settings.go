@@ -38,7 +38,11 @@ type dbState struct {
 }
 
 // stateQuery reads a dbState in one round trip. sys.databases is read for
-// the current database only, which any user may see.
+// the current database only, which any user may see, and matched by name:
+// on Azure SQL Database its database_id is unique within the logical
+// server while DB_ID() is unique within the database or elastic pool, so
+// the two can differ and a match by id finds no row (Microsoft's DB_ID
+// page says so). DB_ID() stays right for the DMVs (see monitor.go).
 const stateQuery = "SELECT @@VERSION, CAST(SERVERPROPERTY('EngineEdition') AS int), " +
 	"CAST(SERVERPROPERTY('Edition') AS nvarchar(128)), " +
 	"ISNULL(CAST(DATABASEPROPERTYEX(DB_NAME(), 'ServiceObjective') AS nvarchar(128)), N''), " +
@@ -49,7 +53,7 @@ const stateQuery = "SELECT @@VERSION, CAST(SERVERPROPERTY('EngineEdition') AS in
 	"CAST(ISNULL(DATABASEPROPERTYEX(DB_NAME(), 'IsXTPSupported'), 0) AS int), " +
 	"(SELECT COUNT(*) FROM sys.filegroups WHERE type = 'FX'), " +
 	"ISNULL(HAS_PERMS_BY_NAME(DB_NAME(), 'DATABASE', 'ALTER'), 0) " +
-	"FROM sys.databases AS d WHERE d.database_id = DB_ID()"
+	"FROM sys.databases AS d WHERE d.name = DB_NAME()"
 
 // readState runs stateQuery.
 func readState(ctx context.Context, q interface {
@@ -108,20 +112,45 @@ func memorySupport(st dbState, tt driver.TableType) error {
 
 // change is one database option dbprobe sets at Open and puts back at Close.
 type change struct {
-	option string // the ALTER DATABASE option: DELAYED_DURABILITY, …
-	from   string // the value found
-	to     string // the value set
-	why    string // the knob that asked for it, for messages
-	// apply sets the option; restore puts from back, but only while the
-	// option still holds to, so that a value someone else set since is kept.
+	option   string // the ALTER DATABASE option: DELAYED_DURABILITY, …
+	from     string // the value found
+	to       string // the value set
+	why      string // the knob that asked for it, for messages
+	database string // the database's name, for messages
+	// apply sets the option. restore puts from back, but only while the
+	// option still holds to, so that a value someone else set since is
+	// kept; it returns the value it found (NULL when sys.databases showed
+	// no row), so that an option it could not read is reported rather
+	// than compared with NULL and silently left as dbprobe set it.
 	apply, restore string
 }
 
-// The options' current values, as sys.databases shows them.
+// The options' current values, as sys.databases shows them, in the words
+// ALTER DATABASE uses. The database is matched by name (see stateQuery).
 const (
-	delayedDurabilityNow = "(SELECT delayed_durability_desc FROM sys.databases WHERE database_id = DB_ID())"
-	elevateNow           = "(SELECT is_memory_optimized_elevate_to_snapshot_on FROM sys.databases WHERE database_id = DB_ID())"
+	delayedDurabilityNow = "(SELECT delayed_durability_desc FROM sys.databases WHERE name = DB_NAME())"
+	elevateNow           = "(SELECT CASE is_memory_optimized_elevate_to_snapshot_on WHEN 1 THEN N'ON' ELSE N'OFF' END FROM sys.databases WHERE name = DB_NAME())"
 )
+
+// restoreStatement puts option back to from when now (an expression of
+// its current value) says it still holds to, and returns the value found.
+func restoreStatement(option, now, to, from string) string {
+	return "DECLARE @now nvarchar(60) = " + now + "; " +
+		"IF @now = N'" + to + "' ALTER DATABASE CURRENT SET " + option + " = " + from + "; " +
+		"SELECT @now"
+}
+
+// restoreOutcome judges what restore found: the option could not be read
+// (no row, so it may still hold dbprobe's value) is an error that says how
+// to put it back by hand; a value found, put back or changed by someone
+// else since, is not.
+func restoreOutcome(c change, found sql.NullString) error {
+	if found.Valid {
+		return nil
+	}
+	return fmt.Errorf("sqlserver: could not read %s of database %q to put it back (sys.databases shows no row named DB_NAME()); it may still be %s as dbprobe set it: run ALTER DATABASE %s SET %s = %s",
+		c.option, c.database, c.to, quoteName(c.database), c.option, c.from)
+}
 
 // onOff maps a bit option to its T-SQL value.
 func onOff(b bool) string {
@@ -167,16 +196,16 @@ func planChanges(opts driver.Options, st dbState) ([]change, error) {
 				st.database, st.delayedDurability)
 		}
 		out = append(out, change{
-			option: "DELAYED_DURABILITY", from: st.delayedDurability, to: want, why: why,
+			option: "DELAYED_DURABILITY", from: st.delayedDurability, to: want, why: why, database: st.database,
 			apply:   "ALTER DATABASE CURRENT SET DELAYED_DURABILITY = " + want,
-			restore: "IF " + delayedDurabilityNow + " = N'" + want + "' ALTER DATABASE CURRENT SET DELAYED_DURABILITY = " + st.delayedDurability,
+			restore: restoreStatement("DELAYED_DURABILITY", delayedDurabilityNow, want, st.delayedDurability),
 		})
 	}
 	if opts.TableType != driver.TableDisk && !st.elevateToSnapshot {
 		out = append(out, change{
-			option: "MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT", from: "OFF", to: "ON", why: "table type " + opts.TableType.String(),
+			option: "MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT", from: "OFF", to: "ON", why: "table type " + opts.TableType.String(), database: st.database,
 			apply:   "ALTER DATABASE CURRENT SET MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT = ON",
-			restore: "IF " + elevateNow + " = 1 ALTER DATABASE CURRENT SET MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT = OFF",
+			restore: restoreStatement("MEMORY_OPTIMIZED_ELEVATE_TO_SNAPSHOT", elevateNow, "ON", "OFF"),
 		})
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,8 +51,13 @@ func TestPlanChanges(t *testing.T) {
 				if !strings.HasPrefix(c.apply, "ALTER DATABASE CURRENT SET "+c.option+" = "+c.to) {
 					t.Errorf("apply %q does not set %s = %s", c.apply, c.option, c.to)
 				}
-				if !strings.HasSuffix(c.restore, "ALTER DATABASE CURRENT SET "+c.option+" = "+c.from) {
-					t.Errorf("restore %q does not put %s back to %s", c.restore, c.option, c.from)
+				if !strings.Contains(c.restore, "IF @now = N'"+c.to+"' ALTER DATABASE CURRENT SET "+c.option+" = "+c.from+";") {
+					t.Errorf("restore %q does not put %s back to %s while it holds %s", c.restore, c.option, c.from, c.to)
+				}
+				// Matched by name: on Azure SQL Database DB_ID() need not be
+				// sys.databases' database_id.
+				if !strings.Contains(c.restore, "WHERE name = DB_NAME()") || strings.Contains(c.restore, "DB_ID()") {
+					t.Errorf("restore %q does not find the database by name", c.restore)
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
@@ -61,6 +67,34 @@ func TestPlanChanges(t *testing.T) {
 	}
 	if _, err := planChanges(driver.Options{Durability: driver.DurabilityFull}, dbState{delayedDurability: "SOMETIMES"}); err == nil {
 		t.Error("an unknown DELAYED_DURABILITY value was planned over: Close could not put it back")
+	}
+}
+
+// TestRestoreOutcome: restore returns the value it found; NULL (no row in
+// sys.databases) means dbprobe's FORCED may still be in force, which must
+// be reported with the statement that puts it back, not passed over.
+func TestRestoreOutcome(t *testing.T) {
+	changes, err := planChanges(driver.Options{Durability: driver.DurabilityDelayed}, dbState{database: "bench", delayedDurability: "DISABLED"})
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("planChanges = %v, %v", changes, err)
+	}
+	c := changes[0]
+	for _, found := range []string{"FORCED", "DISABLED", "ALLOWED"} {
+		if err := restoreOutcome(c, sql.NullString{String: found, Valid: true}); err != nil {
+			t.Errorf("found %s: %v, want nil (put back, or changed by someone else since)", found, err)
+		}
+	}
+	err = restoreOutcome(c, sql.NullString{})
+	want := `sqlserver: could not read DELAYED_DURABILITY of database "bench" to put it back (sys.databases shows no row named DB_NAME()); ` +
+		"it may still be FORCED as dbprobe set it: run ALTER DATABASE [bench] SET DELAYED_DURABILITY = DISABLED"
+	if err == nil || err.Error() != want {
+		t.Errorf("restoreOutcome(NULL) =\n %v\nwant\n %s", err, want)
+	}
+}
+
+func TestStateQueryMatchesByName(t *testing.T) {
+	if !strings.Contains(stateQuery, "FROM sys.databases AS d WHERE d.name = DB_NAME()") || strings.Contains(stateQuery, "DB_ID()") {
+		t.Errorf("stateQuery must read sys.databases by name (DB_ID() differs from its database_id on Azure SQL Database):\n%s", stateQuery)
 	}
 }
 

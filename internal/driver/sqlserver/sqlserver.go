@@ -79,6 +79,12 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 		defer cancel()
 	}
 	st, err := readState(ctx, pool)
+	if errors.Is(err, sql.ErrNoRows) {
+		// The login worked and the server answered: not a credentials
+		// problem, whatever the authentication.
+		pool.Close()
+		return nil, fmt.Errorf("sqlserver: sys.databases at %s shows no row named DB_NAME() (database %q), so its options cannot be read; check that the login's database is online", cfg.addr, cfg.database)
+	}
 	if err != nil {
 		pool.Close()
 		return nil, openError(err, target, cfg)
@@ -212,9 +218,12 @@ func (db *DB) RestoreSettings(ctx context.Context) error {
 	}
 	var errs []error
 	for i := len(changes) - 1; i >= 0; i-- {
-		if _, err := db.pool.ExecContext(ctx, changes[i].restore); err != nil {
+		var found sql.NullString
+		if err := db.pool.QueryRowContext(ctx, changes[i].restore).Scan(&found); err != nil {
 			errs = append(errs, fmt.Errorf("sqlserver: put %s back to %s: %w", changes[i].option, changes[i].from, classify(err)))
+			continue
 		}
+		errs = append(errs, restoreOutcome(changes[i], found))
 	}
 	return errors.Join(errs...)
 }

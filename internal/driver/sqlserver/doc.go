@@ -32,7 +32,11 @@
 // rewrites them). sqlserver.go is Open, Info, Inspect and the table
 // lifecycle; session.go gives each worker its own connection and prepared
 // statements; errors.go classifies SQL Server's error numbers for the
-// runner (In-Memory OLTP conflicts and deadlocks are retryable).
+// runner (In-Memory OLTP conflicts and deadlocks are retryable, and Azure
+// SQL's transient errors are retried on a new connection); azure.go tells
+// Azure's own failures in dbprobe's words (an In-Memory OLTP quota
+// reached, a database not available at Open, which Open waits for a
+// while).
 //
 // The driver owns only the tables it creates: CreateTable records each in
 // the marker table dbprobe_tables of the user's default schema with its

@@ -133,6 +133,7 @@ type session struct {
 	procs   bool // call the table's procedures instead of statements
 	delayed bool // commit every write WITH (DELAYED_DURABILITY = ON)
 	broken  bool // the connection broke: replace it before the next operation
+	stale   bool // the pool must not hand the connection out again
 
 	// stmts holds prepared statements by kind and field list. go-mssqldb
 	// prepares on the client (the text is parsed once for parameters); the
@@ -208,18 +209,33 @@ func (s *session) dropConn() {
 		delete(s.stmts, k)
 	}
 	if s.conn != nil {
-		// A broken connection is discarded by the pool, not reused.
+		// A broken connection is discarded by the pool, not reused; one
+		// the server may have closed under a transient failure is
+		// discarded whatever go-mssqldb thinks of it.
+		if s.stale {
+			_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		s.conn.Close()
 		s.conn = nil
 	}
+	s.stale = false
 }
 
 // classify classifies err, and remembers when the connection did not
-// survive it.
+// survive it. After a transient failure the connection is let go as well:
+// the server has often closed it (40613, 40197 come with a failover) and
+// go-mssqldb notices only at the next write, and Microsoft's advice for
+// these errors is to retry on a new connection; the runner's retry then
+// gets one from ready.
 func (s *session) classify(err error) error {
 	err = classify(err)
-	if dbdriver.IsConnLost(err) {
+	switch dbdriver.ClassOf(err) {
+	case dbdriver.ClassConnLost:
 		s.broken = true
+	case dbdriver.ClassTransient:
+		// Let go of it once the operation is over (rows may still be
+		// open on it): ready replaces it.
+		s.broken, s.stale = true, true
 	}
 	return err
 }

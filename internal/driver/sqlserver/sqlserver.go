@@ -73,12 +73,23 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	pool.SetMaxOpenConns(conns)
 	pool.SetMaxIdleConns(conns)
 
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, openTimeout)
-		defer cancel()
+	// bounded bounds a context by openTimeout when the caller set no
+	// deadline.
+	bounded := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		if _, ok := ctx.Deadline(); ok {
+			return ctx, func() {}
+		}
+		return context.WithTimeout(ctx, openTimeout)
 	}
-	st, err := readState(ctx, pool)
+	// A database not currently available (40613: failover, scaling,
+	// serverless resume) is waited for a while, each try bounded.
+	st, tries, waited, err := readStateRetrying(ctx, func(ctx context.Context) (dbState, error) {
+		ctx, cancel := bounded(ctx)
+		defer cancel()
+		return readState(ctx, pool)
+	}, sleepCtx)
+	ctx, cancel := bounded(ctx)
+	defer cancel()
 	if errors.Is(err, sql.ErrNoRows) {
 		// The login worked and the server answered: not a credentials
 		// problem, whatever the authentication.
@@ -87,6 +98,9 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	}
 	if err != nil {
 		pool.Close()
+		if u := unavailableError(err, cfg, tries, waited); u != nil {
+			return nil, u
+		}
 		return nil, openError(err, target, cfg)
 	}
 	if opts.TableType != dbdriver.TableDisk {

@@ -30,8 +30,10 @@
 // dialect.go holds every statement as pure text-building functions, tested
 // against golden files in testdata/ (go test -run TestGolden -update
 // rewrites them). sqlserver.go is Open, Info, Inspect and the table
-// lifecycle; session.go gives each worker its own connection and prepared
-// statements; errors.go classifies SQL Server's error numbers for the
+// lifecycle; session.go gives each worker its own connection, its
+// procedure calls prepared and its statements sent through sp_executesql
+// with their parameters declared at the columns' lengths (one plan per
+// statement); errors.go classifies SQL Server's error numbers for the
 // runner (In-Memory OLTP conflicts and deadlocks are retryable, and Azure
 // SQL's transient errors are retried on a new connection); azure.go tells
 // Azure's own failures in dbprobe's words (an In-Memory OLTP quota

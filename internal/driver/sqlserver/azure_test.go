@@ -87,3 +87,42 @@ func TestUnavailableError(t *testing.T) {
 		t.Error("unavailableError took another error for 40613")
 	}
 }
+
+// TestTransientReplacesConnection: a server answering 40613 (or another
+// transient error) gets a retryable error, and the next operation, the
+// runner's retry, runs on a new connection.
+func TestTransientReplacesConnection(t *testing.T) {
+	for _, n := range []int32{40613, 40197, 40501} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			f := newFakeServer(t)
+			calls := 0
+			f.answer = func(rpcCall) []byte {
+				calls++
+				if calls == 1 {
+					return errorDone(n, "transient")
+				}
+				return nil
+			}
+			db := f.db(dbdriver.Options{Sessions: 1})
+			ctx := context.Background()
+			sess, err := db.Session(ctx, testTable(1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sess.Close()
+			err = sess.Update(ctx, []byte("user1"), nil, [][]byte{[]byte("v")})
+			if dbdriver.ClassOf(err) != dbdriver.ClassTransient || !dbdriver.IsRetryable(err) || dbdriver.Code(err) != fmt.Sprint(n) {
+				t.Fatalf("first update: %v (class %v, code %q), want a retryable transient %d", err, dbdriver.ClassOf(err), dbdriver.Code(err), n)
+			}
+			if err := sess.Update(ctx, []byte("user1"), nil, [][]byte{[]byte("v")}); err != nil {
+				t.Fatalf("retry: %v", err)
+			}
+			f.mu.Lock()
+			logins := f.logins
+			f.mu.Unlock()
+			if logins != 2 {
+				t.Errorf("%d logins, want 2: the retry must run on a new connection", logins)
+			}
+		})
+	}
+}

@@ -16,13 +16,19 @@ import (
 // tier (Premium and Business Critical).
 const engineAzureSQLDatabase = 5
 
+// engineManagedInstance is Azure SQL Managed Instance's: memory-optimized
+// tables on its Business Critical tier only, and files placed by the
+// service (ADD FILE takes no FILENAME there).
+const engineManagedInstance = 8
+
 // dbState is what Open reads from the server: who and where it is, the
 // database options dbprobe may change, and what the database supports.
 type dbState struct {
 	version           string // @@VERSION
 	engineEdition     int
 	edition           string
-	serviceObjective  string // Azure SQL Database's tier, "" elsewhere
+	serviceObjective  string // Azure SQL Database's objective, "" elsewhere
+	serviceTier       string // DATABASEPROPERTYEX(…, 'Edition') on Azure: Hyperscale, BusinessCritical, …
 	database, schema  string
 	user              string
 	delayedDurability string // DISABLED, ALLOWED or FORCED
@@ -31,10 +37,12 @@ type dbState struct {
 	compatibility     int
 	snapshotIsolation string
 	readCommittedSnap bool
-	serverXTP         bool // SERVERPROPERTY('IsXTPSupported')
-	databaseXTP       bool // DATABASEPROPERTYEX(…, 'IsXTPSupported')
-	memoryFilegroups  int  // filegroups of type FX (MEMORY_OPTIMIZED_DATA)
-	canAlter          bool // HAS_PERMS_BY_NAME(db, 'DATABASE', 'ALTER')
+	serverXTP         bool   // SERVERPROPERTY('IsXTPSupported')
+	databaseXTP       bool   // DATABASEPROPERTYEX(…, 'IsXTPSupported')
+	memoryFilegroups  int    // filegroups of type FX (MEMORY_OPTIMIZED_DATA)
+	memoryFilegroup   string // the first one's name
+	memoryFiles       int    // files in them: a filegroup without one fails CREATE TABLE (41337)
+	canAlter          bool   // HAS_PERMS_BY_NAME(db, 'DATABASE', 'ALTER')
 }
 
 // stateQuery reads a dbState in one round trip. sys.databases is read for
@@ -46,12 +54,15 @@ type dbState struct {
 const stateQuery = "SELECT @@VERSION, CAST(SERVERPROPERTY('EngineEdition') AS int), " +
 	"CAST(SERVERPROPERTY('Edition') AS nvarchar(128)), " +
 	"ISNULL(CAST(DATABASEPROPERTYEX(DB_NAME(), 'ServiceObjective') AS nvarchar(128)), N''), " +
+	"ISNULL(CAST(DATABASEPROPERTYEX(DB_NAME(), 'Edition') AS nvarchar(128)), N''), " +
 	"DB_NAME(), ISNULL(SCHEMA_NAME(), N'dbo'), ISNULL(USER_NAME(), N''), " +
 	"d.delayed_durability_desc, d.is_memory_optimized_elevate_to_snapshot_on, d.recovery_model_desc, " +
 	"CAST(d.compatibility_level AS int), d.snapshot_isolation_state_desc, d.is_read_committed_snapshot_on, " +
 	"CAST(ISNULL(SERVERPROPERTY('IsXTPSupported'), 0) AS int), " +
 	"CAST(ISNULL(DATABASEPROPERTYEX(DB_NAME(), 'IsXTPSupported'), 0) AS int), " +
 	"(SELECT COUNT(*) FROM sys.filegroups WHERE type = 'FX'), " +
+	"ISNULL((SELECT TOP (1) name FROM sys.filegroups WHERE type = 'FX' ORDER BY data_space_id), N''), " +
+	"(SELECT COUNT(*) FROM sys.database_files AS f JOIN sys.filegroups AS g ON g.data_space_id = f.data_space_id WHERE g.type = 'FX'), " +
 	"ISNULL(HAS_PERMS_BY_NAME(DB_NAME(), 'DATABASE', 'ALTER'), 0) " +
 	"FROM sys.databases AS d WHERE d.name = DB_NAME()"
 
@@ -61,10 +72,10 @@ func readState(ctx context.Context, q interface {
 }) (dbState, error) {
 	var st dbState
 	var serverXTP, dbXTP, canAlter int
-	err := q.QueryRowContext(ctx, stateQuery).Scan(&st.version, &st.engineEdition, &st.edition, &st.serviceObjective,
+	err := q.QueryRowContext(ctx, stateQuery).Scan(&st.version, &st.engineEdition, &st.edition, &st.serviceObjective, &st.serviceTier,
 		&st.database, &st.schema, &st.user, &st.delayedDurability, &st.elevateToSnapshot, &st.recoveryModel,
 		&st.compatibility, &st.snapshotIsolation, &st.readCommittedSnap, &serverXTP, &dbXTP,
-		&st.memoryFilegroups, &canAlter)
+		&st.memoryFilegroups, &st.memoryFilegroup, &st.memoryFiles, &canAlter)
 	st.serverXTP, st.databaseXTP, st.canAlter = serverXTP == 1, dbXTP == 1, canAlter == 1
 	return st, err
 }
@@ -83,29 +94,59 @@ func serverVersion(version string, engineEdition int) string {
 
 // memorySupport returns why the database cannot hold memory-optimized
 // tables, as the error Open returns for table type memory or nondurable, or
-// nil when it can.
+// nil when it can. Each refusal names the edition or setting and what to do,
+// before anything is changed.
 func memorySupport(st dbState, tt driver.TableType) error {
 	knob := "memory-optimized tables (table type " + tt.String() + ")"
-	if st.engineEdition == engineAzureSQLDatabase {
-		if st.databaseXTP {
-			return nil
-		}
+	switch st.engineEdition {
+	case engineAzureSQLDatabase:
 		tier := st.serviceObjective
 		if tier == "" {
 			tier = "unknown"
 		}
+		// Hyperscale keeps some In-Memory OLTP objects but no
+		// memory-optimized tables, whatever IsXTPSupported says.
+		if strings.EqualFold(st.serviceTier, "Hyperscale") {
+			return driver.Unsupported(fmt.Sprintf("Azure SQL Database %q (Hyperscale, service objective %s)", st.database, tier), knob,
+				"the Hyperscale tier supports none: use table type disk, or a Premium or Business Critical database")
+		}
+		if st.databaseXTP {
+			return nil
+		}
 		return driver.Unsupported(fmt.Sprintf("Azure SQL Database %q at service objective %s", st.database, tier), knob,
 			"they need the Premium or Business Critical tier: scale the database to one, or use table type disk")
+	case engineManagedInstance:
+		if !st.databaseXTP {
+			return driver.Unsupported(fmt.Sprintf("Azure SQL Managed Instance database %q", st.database), knob,
+				"only the Business Critical tier of Managed Instance supports them: use a Business Critical instance, or table type disk")
+		}
+	default:
+		if !st.serverXTP {
+			return driver.Unsupported(fmt.Sprintf("SQL Server %s (database %q)", strings.TrimSpace(st.edition), st.database), knob,
+				"SERVERPROPERTY('IsXTPSupported') is 0: use a 64-bit SQL Server 2016 SP1 or later, or table type disk")
+		}
 	}
-	if !st.serverXTP {
-		return driver.Unsupported(fmt.Sprintf("SQL Server %s (database %q)", strings.TrimSpace(st.edition), st.database), knob,
-			"SERVERPROPERTY('IsXTPSupported') is 0: use a 64-bit SQL Server 2016 SP1 or later, or table type disk")
+	db := quoteName(st.database)
+	// Managed Instance places a database's files itself.
+	file := "(NAME = 'dbprobe_mod', FILENAME = '<a directory of the server>/dbprobe_mod')"
+	if st.engineEdition == engineManagedInstance {
+		file = "(NAME = 'dbprobe_mod')"
+	}
+	what := fmt.Sprintf("SQL Server database %q", st.database)
+	if st.engineEdition == engineManagedInstance {
+		what = fmt.Sprintf("Azure SQL Managed Instance database %q", st.database)
 	}
 	if st.memoryFilegroups == 0 {
-		db := quoteName(st.database)
-		return driver.Unsupported(fmt.Sprintf("SQL Server database %q", st.database), "MEMORY_OPTIMIZED_DATA filegroup, which "+knob+" need",
+		return driver.Unsupported(what, "MEMORY_OPTIMIZED_DATA filegroup, which "+knob+" need",
 			"add one (ALTER DATABASE "+db+" ADD FILEGROUP [dbprobe_mod] CONTAINS MEMORY_OPTIMIZED_DATA; ALTER DATABASE "+db+
-				" ADD FILE (NAME = 'dbprobe_mod', FILENAME = '<a directory of the server>/dbprobe_mod') TO FILEGROUP [dbprobe_mod]) or use table type disk")
+				" ADD FILE "+file+" TO FILEGROUP [dbprobe_mod]) or use table type disk")
+	}
+	if st.memoryFiles == 0 {
+		// The filegroup alone passes for support, then CREATE TABLE fails
+		// with 41337.
+		fg := quoteName(st.memoryFilegroup)
+		return driver.Unsupported(what, "file in its MEMORY_OPTIMIZED_DATA filegroup "+fg+", which "+knob+" need (CREATE TABLE would fail with error 41337)",
+			"add one (ALTER DATABASE "+db+" ADD FILE "+file+" TO FILEGROUP "+fg+") or use table type disk")
 	}
 	return nil
 }

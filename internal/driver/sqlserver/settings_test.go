@@ -118,14 +118,23 @@ func TestMemorySupport(t *testing.T) {
 		st   dbState
 		want string // "" when supported, else a part of the message
 	}{
-		{"Azure Business Critical", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true}, ""},
+		{"Azure Business Critical", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, serviceTier: "BusinessCritical"}, ""},
 		{"Azure General Purpose", dbState{engineEdition: engineAzureSQLDatabase, database: "bench", serviceObjective: "GP_Gen5_2"},
 			`Azure SQL Database "bench" at service objective GP_Gen5_2 has no memory-optimized tables (table type memory); they need the Premium or Business Critical tier`},
+		{"Azure Hyperscale", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, database: "bench", serviceObjective: "HS_Gen5_4", serviceTier: "Hyperscale"},
+			`Azure SQL Database "bench" (Hyperscale, service objective HS_Gen5_4) has no memory-optimized tables (table type memory); the Hyperscale tier supports none: use table type disk, or a Premium or Business Critical database`},
 		{"Azure without a filegroup view", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, memoryFilegroups: 0}, ""},
-		{"SQL Server with a filegroup", dbState{engineEdition: 3, serverXTP: true, memoryFilegroups: 1}, ""},
+		{"Managed Instance General Purpose", dbState{engineEdition: engineManagedInstance, serverXTP: true, database: "bench"},
+			`Azure SQL Managed Instance database "bench" has no memory-optimized tables (table type memory); only the Business Critical tier of Managed Instance supports them: use a Business Critical instance, or table type disk`},
+		{"Managed Instance Business Critical", dbState{engineEdition: engineManagedInstance, databaseXTP: true, memoryFilegroups: 1, memoryFilegroup: "XTP", memoryFiles: 1}, ""},
+		{"Managed Instance Business Critical without a file", dbState{engineEdition: engineManagedInstance, databaseXTP: true, database: "bench", memoryFilegroups: 1, memoryFilegroup: "XTP"},
+			`Azure SQL Managed Instance database "bench" has no file in its MEMORY_OPTIMIZED_DATA filegroup [XTP], which memory-optimized tables (table type memory) need (CREATE TABLE would fail with error 41337); add one (ALTER DATABASE [bench] ADD FILE (NAME = 'dbprobe_mod') TO FILEGROUP [XTP]) or use table type disk`},
+		{"SQL Server with a filegroup and a file", dbState{engineEdition: 3, serverXTP: true, memoryFilegroups: 1, memoryFilegroup: "mod", memoryFiles: 1}, ""},
 		{"SQL Server without a filegroup", dbState{engineEdition: 3, serverXTP: true, database: "bench"},
 			`SQL Server database "bench" has no MEMORY_OPTIMIZED_DATA filegroup, which memory-optimized tables (table type memory) need; add one (ALTER DATABASE [bench] ADD FILEGROUP`},
-		{"SQL Server without In-Memory OLTP", dbState{engineEdition: 4, edition: "Express Edition (64-bit)", database: "bench", memoryFilegroups: 1},
+		{"SQL Server with a filegroup and no file", dbState{engineEdition: 3, serverXTP: true, database: "bench", memoryFilegroups: 1, memoryFilegroup: "mod"},
+			`SQL Server database "bench" has no file in its MEMORY_OPTIMIZED_DATA filegroup [mod], which memory-optimized tables (table type memory) need (CREATE TABLE would fail with error 41337); add one (ALTER DATABASE [bench] ADD FILE (NAME = 'dbprobe_mod', FILENAME = '<a directory of the server>/dbprobe_mod') TO FILEGROUP [mod]) or use table type disk`},
+		{"SQL Server without In-Memory OLTP", dbState{engineEdition: 4, edition: "Express Edition (64-bit)", database: "bench", memoryFilegroups: 1, memoryFiles: 1},
 			`SQL Server Express Edition (64-bit) (database "bench") has no memory-optimized tables (table type memory); SERVERPROPERTY('IsXTPSupported') is 0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

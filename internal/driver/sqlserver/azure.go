@@ -3,7 +3,12 @@ package sqlserver
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/microsoft/go-mssqldb/azuread"
+
+	"dbprobe/internal/badinput"
 )
 
 // Azure SQL error numbers with a treatment of their own.
@@ -107,4 +112,29 @@ func unavailableError(err error, c connConfig, tries int, waited time.Duration) 
 			"still so after %d tries over %s: run again in a few minutes, or look at the database's state in the Azure portal", c.database, c.addr, tries, waited),
 		err: classify(err),
 	}
+}
+
+// checkFedAuth refuses, at parse time, the Entra ID methods go-mssqldb
+// v1.11 will not run as the user wrote them: get reads a URL option, shown
+// is the URL without its password.
+//
+// ActiveDirectoryPassword and ActiveDirectoryInteractive need the client
+// ID of an application registered in the tenant (applicationclientid=):
+// without it the azuread package refuses the URL with a message that does
+// not say where the ID comes from. ActiveDirectoryIntegrated is not
+// integrated (Kerberos, Windows) sign-in there: the azuread package runs
+// DefaultAzureCredential for it, so a run would sign in as whatever
+// identity the environment, a managed identity or the Azure CLI holds.
+func checkFedAuth(method string, get func(string) string, shown string) error {
+	switch method {
+	case azuread.ActiveDirectoryPassword, azuread.ActiveDirectoryInteractive:
+		if strings.TrimSpace(get("applicationclientid")) == "" {
+			return badinput.New("--db %s: fedauth=%s needs applicationclientid= (the application (client) ID of an app registration in your Entra ID tenant that may sign users in to Azure SQL); "+
+				"add &applicationclientid=ID, or use fedauth=ActiveDirectoryDefault", shown, method)
+		}
+	case azuread.ActiveDirectoryIntegrated:
+		return badinput.New("--db %s: fedauth=ActiveDirectoryIntegrated is not integrated sign-in in go-mssqldb v1.11: it runs ActiveDirectoryDefault (environment, workload or managed identity, Azure CLI) in its place; "+
+			"write fedauth=ActiveDirectoryDefault to use that, or name the method you mean (ActiveDirectoryAzCli, ActiveDirectoryManagedIdentity, …)", shown)
+	}
+	return nil
 }

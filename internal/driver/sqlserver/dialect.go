@@ -626,6 +626,24 @@ func (d *dialect) dropProcedures() []string {
 	return out
 }
 
+// recompileProcedures returns one batch that marks the table's procedures
+// for recompilation at their next call (those that exist). A natively
+// compiled procedure's plan is made when it is created or first run after
+// a restart, on the statistics of that moment: created with the table, it
+// was planned for an empty table, and it keeps that plan after a load
+// until sp_recompile (SQL Server 2016 and later) has it compiled again.
+func (d *dialect) recompileProcedures() string {
+	var b strings.Builder
+	for i, n := range d.procs.All() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		q := literal(d.proc(n))
+		b.WriteString("IF OBJECT_ID(" + q + ", N'P') IS NOT NULL EXEC sys.sp_recompile @objname = " + q)
+	}
+	return b.String()
+}
+
 // existingProcedures returns a query counting how many of the table's
 // procedures exist.
 func (d *dialect) existingProcedures() string {

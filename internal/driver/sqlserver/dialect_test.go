@@ -129,6 +129,7 @@ func TestGolden(t *testing.T) {
 			{"columns", d.columns()},
 			{"has rows", d.hasRows()},
 			{"existing procedures", d.existingProcedures()},
+			{"recompile procedures", d.recompileProcedures()},
 			{"drop table", d.dropTable()},
 			{"database state", stateQuery},
 			{"lifecycle lock", getLifecycle},

@@ -25,7 +25,11 @@
 // permission (else bad input, nothing changed), reads it back for Info, and
 // Close puts it back. The procedure path calls procedures
 // dbprobe_<table>_read/scan/update/insert/delete: natively compiled for a
-// memory-optimized table, interpreted T-SQL for a disk table.
+// memory-optimized table, interpreted T-SQL for a disk table; the last
+// session to close after a load has the natively compiled ones recompiled
+// (sp_recompile), since their plans were made for an empty table. Info's
+// bucket_count is the one the server uses, read back from
+// sys.hash_indexes once the table exists.
 //
 // dialect.go holds every statement as pure text-building functions, tested
 // against golden files in testdata/ (go test -run TestGolden -update

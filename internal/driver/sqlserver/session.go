@@ -134,6 +134,7 @@ type session struct {
 	procs   bool // call the table's procedures instead of statements
 	delayed bool // commit every write WITH (DELAYED_DURABILITY = ON)
 	broken  bool // the connection broke: replace it before the next operation
+	wrote   bool // rows were inserted: the procedures are recompiled at Close
 	stale   bool // the pool must not hand the connection out again
 
 	// stmts holds the procedure calls, prepared by kind (go-mssqldb
@@ -507,6 +508,7 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	} else {
 		_, err = s.exec(ctx, kindInsert, nil, func() (string, params) { return s.d.insert(1), s.d.insertParams(1) })
 	}
+	s.wrote = s.wrote || err == nil
 	return err
 }
 
@@ -638,6 +640,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 		// One statement is one transaction already.
 		s.fillBatch(keys, values)
 		_, err := s.exec(ctx, kindBatch, []int{len(keys)}, func() (string, params) { return s.d.insert(len(keys)), s.d.insertParams(len(keys)) })
+		s.wrote = s.wrote || err == nil
 		return err
 	}
 	if _, err := s.conn.ExecContext(ctx, beginTransaction); err != nil {
@@ -664,6 +667,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 	if err != nil {
 		s.rollback(ctx)
 	}
+	s.wrote = s.wrote || err == nil
 	return err
 }
 
@@ -751,17 +755,65 @@ func (s *session) discardConn() {
 	}
 }
 
+// recompileTimeout bounds the recompilation of the procedures at Close,
+// which has no context of its own.
+const recompileTimeout = 30 * time.Second
+
 // Close returns the session's connection to the pool. It is safe to call
 // more than once, and DB.Close closes sessions left open.
+//
+// The last session of a table closing after rows were inserted (the end
+// of a load) marks the natively compiled procedures for recompilation, so
+// that the run after the load is not served by plans made for an empty
+// table; its error, if any, is Close's.
 func (s *session) Close() error {
-	s.db.mu.Lock()
+	db := s.db
+	db.mu.Lock()
 	if s.closed {
-		s.db.mu.Unlock()
+		db.mu.Unlock()
 		return nil
 	}
 	s.closed = true
-	delete(s.db.open, s)
-	s.db.mu.Unlock()
+	delete(db.open, s)
+	if s.wrote {
+		db.wrote[s.d.table] = true
+	}
+	recompile := s.procs && db.opts.TableType != dbdriver.TableDisk && db.wrote[s.d.table] && !db.openOn(s.d.table)
+	if recompile {
+		delete(db.wrote, s.d.table)
+	}
+	db.mu.Unlock()
+	var err error
+	if recompile {
+		err = s.recompile()
+	}
 	s.dropConn()
+	return err
+}
+
+// openOn reports whether a session on table is still open; db.mu is held.
+func (db *DB) openOn(table string) bool {
+	for o := range db.open {
+		if o.d.table == table {
+			return true
+		}
+	}
+	return false
+}
+
+// recompile runs sp_recompile on the table's procedures, on the session's
+// connection unless it broke.
+func (s *session) recompile() error {
+	ctx, cancel := context.WithTimeout(context.Background(), recompileTimeout)
+	defer cancel()
+	var err error
+	if s.conn != nil && !s.broken {
+		_, err = s.conn.ExecContext(ctx, s.d.recompileProcedures())
+	} else {
+		_, err = s.db.pool.ExecContext(ctx, s.d.recompileProcedures())
+	}
+	if err != nil {
+		return fmt.Errorf("sqlserver: sp_recompile the procedures of %s after the load: %w", s.d.table, classify(err))
+	}
 	return nil
 }

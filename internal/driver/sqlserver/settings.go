@@ -308,6 +308,18 @@ func settings(st dbState, opts driver.Options, applied []change, auth string) []
 	return out
 }
 
+// bucketSetting is bucket_count as Info reports it once the table's hash
+// index has been read back: the count the server uses, which is the one
+// asked for rounded up to a power of two, and, for a table this DB
+// created with another, the one asked for.
+func bucketSetting(table string, used, asked int64, created bool) string {
+	v := fmt.Sprintf("%d (read back from sys.hash_indexes for table %s", used, table)
+	if created && used != asked {
+		v += fmt.Sprintf("; %d was asked for: the server rounds BUCKET_COUNT up to a power of two", asked)
+	}
+	return v + ")"
+}
+
 // bucketCount is the BUCKET_COUNT new memory-optimized tables get: the
 // caller's, within SQL Server's limit, or defaultBucketCount when it set
 // none.

@@ -257,3 +257,31 @@ func TestBucketCount(t *testing.T) {
 		}
 	}
 }
+
+func TestBucketSetting(t *testing.T) {
+	for _, tc := range []struct {
+		used, asked int64
+		created     bool
+		want        string
+	}{
+		{1024, 1000, true, "1024 (read back from sys.hash_indexes for table usertable; 1000 was asked for: the server rounds BUCKET_COUNT up to a power of two)"},
+		{1 << 20, 1 << 20, true, "1048576 (read back from sys.hash_indexes for table usertable)"},
+		{1024, 1 << 20, false, "1024 (read back from sys.hash_indexes for table usertable)"}, // a table loaded earlier
+	} {
+		if got := bucketSetting("usertable", tc.used, tc.asked, tc.created); got != tc.want {
+			t.Errorf("bucketSetting(%d, %d, %v) = %q, want %q", tc.used, tc.asked, tc.created, got, tc.want)
+		}
+	}
+	// Info shows it in place of the count asked for, and hands out a copy.
+	db := &DB{opts: driver.Options{TableType: driver.TableMemory, BucketCount: 1000}, created: map[string]bool{"usertable": true},
+		info: driver.Info{Settings: []driver.Setting{{Name: "database", Value: "bench"}, {Name: "bucket_count", Value: "1000"}}}}
+	db.noteBuckets("usertable", 1024)
+	info := db.Info()
+	if len(info.Settings) != 2 || !strings.HasPrefix(info.Settings[1].Value, "1024 (read back") {
+		t.Errorf("Info().Settings = %v", info.Settings)
+	}
+	info.Settings[1].Value = "changed"
+	if db.Info().Settings[1].Value == "changed" {
+		t.Error("Info hands out its own settings slice")
+	}
+}

@@ -45,6 +45,11 @@ type DB struct {
 	applied []change              // options Open changed; nil once put back
 	open    map[*session]struct{} // sessions not yet closed
 	closed  bool
+	// wrote holds the tables sessions inserted rows into since their
+	// procedures were last recompiled (session.Close); created, the tables
+	// this DB created, whose BUCKET_COUNT it asked for.
+	wrote   map[string]bool
+	created map[string]bool
 
 	// connector opens the monitor's connection, in a pool of its own so
 	// that it takes none of the sessions' and the table lifecycle's.
@@ -109,7 +114,8 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 			return nil, err
 		}
 	}
-	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}, connector: connector}
+	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}, connector: connector,
+		wrote: map[string]bool{}, created: map[string]bool{}}
 	changes, err := planChanges(opts, st)
 	if err != nil {
 		pool.Close()
@@ -242,8 +248,31 @@ func (db *DB) RestoreSettings(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Info describes the driver, the server and its settings.
-func (db *DB) Info() dbdriver.Info { return db.info }
+// Info describes the driver, the server and its settings. Inspect may
+// update the bucket count after Open.
+func (db *DB) Info() dbdriver.Info {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	info := db.info
+	info.Settings = append([]dbdriver.Setting(nil), db.info.Settings...)
+	return info
+}
+
+// noteBuckets puts the bucket count the server uses for a
+// memory-optimized table, read back from sys.hash_indexes, into Info's
+// bucket_count in place of the one asked for.
+func (db *DB) noteBuckets(table string, buckets int64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	value := bucketSetting(table, buckets, bucketCount(db.opts), db.created[table])
+	for i, s := range db.info.Settings {
+		if s.Name == "bucket_count" {
+			db.info.Settings[i].Value = value
+			return
+		}
+	}
+	db.info.Settings = append(db.info.Settings, dbdriver.Setting{Name: "bucket_count", Value: value})
+}
 
 // Close closes the sessions still open, puts back the database options
 // Open changed, and closes the pool. It is safe to call more than once.
@@ -294,6 +323,9 @@ func (db *DB) Inspect(ctx context.Context, t dbdriver.Table) (dbdriver.TableStat
 	}
 	st.Exists = true
 	st.Type, st.Storage = tableType(memory, durability, baseIndex, buckets)
+	if memory && buckets > 0 {
+		db.noteBuckets(t.Name, buckets)
+	}
 
 	if st.Columns, err = db.columns(ctx, d); err != nil {
 		return st, err
@@ -458,6 +490,11 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 			}
 			return nil
 		}()
+		if err == nil {
+			db.mu.Lock()
+			db.created[t.Name] = true
+			db.mu.Unlock()
+		}
 		if err != nil {
 			undo := context.WithoutCancel(ctx)
 			for _, q := range d.dropProcedures() {

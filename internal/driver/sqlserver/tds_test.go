@@ -75,8 +75,10 @@ type fakeServer struct {
 	t *testing.T
 	l net.Listener
 	// answer returns the tokens that answer a call; nil gives a DONE
-	// with a row count of 1.
-	answer func(call rpcCall) []byte
+	// with a row count of 1. answerBatch does the same for a SQL batch;
+	// nil gives a DONE.
+	answer      func(call rpcCall) []byte
+	answerBatch func(text string) []byte
 
 	mu      sync.Mutex
 	calls   []rpcCall
@@ -123,7 +125,8 @@ func (f *fakeServer) db(opts dbdriver.Options) *DB {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	db := &DB{pool: sql.OpenDB(connector), opts: opts, schema: "dbo", open: map[*session]struct{}{}, connector: connector}
+	db := &DB{pool: sql.OpenDB(connector), opts: opts, schema: "dbo", open: map[*session]struct{}{}, connector: connector,
+		wrote: map[string]bool{}, created: map[string]bool{}}
 	f.t.Cleanup(func() { db.Close() })
 	return db
 }
@@ -139,6 +142,13 @@ func (f *fakeServer) executed() [][2]string {
 		}
 	}
 	return out
+}
+
+// batchesSeen returns the SQL batches seen.
+func (f *fakeServer) batchesSeen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.batches...)
 }
 
 // serve answers one connection until the client goes.
@@ -161,10 +171,17 @@ func (f *fakeServer) serve(c net.Conn) {
 			f.mu.Unlock()
 			reply = append(loginAck(), done(0, 0)...)
 		case tdsSQLBatch:
+			text := batchText(msg)
 			f.mu.Lock()
-			f.batches = append(f.batches, batchText(msg))
+			f.batches = append(f.batches, text)
+			answer := f.answerBatch
 			f.mu.Unlock()
-			reply = done(0, 0)
+			if answer != nil {
+				reply = answer(text)
+			}
+			if reply == nil {
+				reply = done(0, 0)
+			}
 		case tdsRPC:
 			call, err := parseRPC(msg)
 			if err != nil {

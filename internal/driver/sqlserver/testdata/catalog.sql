@@ -16,6 +16,9 @@ SELECT TOP (1) 1 FROM [dbo].[usertable]
 -- existing procedures
 SELECT COUNT(*) FROM (VALUES (OBJECT_ID(N'[dbo].[dbprobe_usertable_read]', N'P')), (OBJECT_ID(N'[dbo].[dbprobe_usertable_scan]', N'P')), (OBJECT_ID(N'[dbo].[dbprobe_usertable_update]', N'P')), (OBJECT_ID(N'[dbo].[dbprobe_usertable_insert]', N'P')), (OBJECT_ID(N'[dbo].[dbprobe_usertable_delete]', N'P'))) AS p(id) WHERE p.id IS NOT NULL
 
+-- recompile procedures
+IF OBJECT_ID(N'[dbo].[dbprobe_usertable_read]', N'P') IS NOT NULL EXEC sys.sp_recompile @objname = N'[dbo].[dbprobe_usertable_read]'; IF OBJECT_ID(N'[dbo].[dbprobe_usertable_scan]', N'P') IS NOT NULL EXEC sys.sp_recompile @objname = N'[dbo].[dbprobe_usertable_scan]'; IF OBJECT_ID(N'[dbo].[dbprobe_usertable_update]', N'P') IS NOT NULL EXEC sys.sp_recompile @objname = N'[dbo].[dbprobe_usertable_update]'; IF OBJECT_ID(N'[dbo].[dbprobe_usertable_insert]', N'P') IS NOT NULL EXEC sys.sp_recompile @objname = N'[dbo].[dbprobe_usertable_insert]'; IF OBJECT_ID(N'[dbo].[dbprobe_usertable_delete]', N'P') IS NOT NULL EXEC sys.sp_recompile @objname = N'[dbo].[dbprobe_usertable_delete]'
+
 -- drop table
 IF OBJECT_ID(N'[dbo].[usertable]', N'U') IS NOT NULL DROP TABLE [dbo].[usertable]
 

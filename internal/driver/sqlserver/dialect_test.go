@@ -132,6 +132,8 @@ func TestGolden(t *testing.T) {
 			{"recompile procedures", d.recompileProcedures()},
 			{"drop table", d.dropTable()},
 			{"database state", stateQuery},
+			{"session options", sessionQuery},
+			{"session options, without sys.dm_exec_sessions", sessionQueryNoDMV},
 			{"lifecycle lock", getLifecycle},
 			{"lifecycle unlock", releaseLifecycle},
 		},

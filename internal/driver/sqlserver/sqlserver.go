@@ -139,11 +139,19 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 			return nil, err
 		}
 	}
+	// The options of a session as the workers' will have them, read from
+	// one of the pool's connections.
+	ss, err := readSession(ctx, pool)
+	if err != nil {
+		db.Close()
+		return nil, classify(err)
+	}
 	db.info = dbdriver.Info{
 		Driver:        "sqlserver",
 		Library:       "go-mssqldb " + dbdriver.ModuleVersion(libraryPath),
 		ServerVersion: serverVersion(st.version, st.engineEdition),
-		Settings:      append(settings(st, opts, changes, cfg.auth()), dbdriver.Setting{Name: "tls", Value: cfg.tls}),
+		Settings: append(append(settings(st, opts, changes, cfg.auth()), sessionSettings(ss, st, opts)...),
+			dbdriver.Setting{Name: "tls", Value: cfg.tls}),
 	}
 	return db, nil
 }

@@ -287,10 +287,24 @@ func errorDone(number int32, msg string) []byte {
 }
 
 // intRow is a result of one int column holding v, then a DONE.
-func intRow(v int32) []byte {
-	b := []byte{tokColMetadata, 1, 0, 0, 0, 0, 0, 0, 0, 0x26, 4, 0} // one column: user type, flags, INTN(4), no name
-	b = append(b, tokRow, 4)
-	b = binary.LittleEndian.AppendUint32(b, uint32(v))
+func intRow(v int32) []byte { return intsRow(&v) }
+
+// intsRow is a result of one row of int columns, nil for NULL, then a
+// DONE.
+func intsRow(vals ...*int32) []byte {
+	b := []byte{tokColMetadata, byte(len(vals)), byte(len(vals) >> 8)}
+	for range vals {
+		b = append(b, 0, 0, 0, 0, 0, 0, 0x26, 4, 0) // user type, flags, INTN(4), no name
+	}
+	b = append(b, tokRow)
+	for _, v := range vals {
+		if v == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 4)
+		b = binary.LittleEndian.AppendUint32(b, uint32(*v))
+	}
 	return append(b, done(doneCount, 1)...)
 }
 

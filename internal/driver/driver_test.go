@@ -104,6 +104,7 @@ func TestClassification(t *testing.T) {
 	}{
 		{Classify(base, "40001", ClassConflict), true, false, false, "40001"},
 		{Classify(base, "5", ClassBusy), true, false, false, "5"},
+		{Classify(base, "40613", ClassTransient), true, false, false, "40613"},
 		{Classify(base, "08006", ClassConnLost), false, true, false, "08006"},
 		{Classify(base, "57014", ClassTimeout), false, false, true, "57014"},
 		{Classify(base, "23505", ClassOther), false, false, false, "23505"},
@@ -114,6 +115,9 @@ func TestClassification(t *testing.T) {
 		if IsRetryable(tt.err) != tt.retry || IsConnLost(tt.err) != tt.connLost || IsTimeout(tt.err) != tt.timeout || Code(tt.err) != tt.code {
 			t.Errorf("%v: retryable %v connlost %v timeout %v code %q", tt.err, IsRetryable(tt.err), IsConnLost(tt.err), IsTimeout(tt.err), Code(tt.err))
 		}
+	}
+	if got := ClassTransient.String(); got != "transient" {
+		t.Errorf("ClassTransient.String() = %q", got)
 	}
 	if Classify(nil, "x", ClassOther) != nil {
 		t.Error("Classify(nil) is not nil")

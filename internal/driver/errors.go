@@ -21,9 +21,15 @@ const (
 	ClassConnLost
 	// ClassBusy is a lock the database could not take in time (SQLite BUSY).
 	ClassBusy
+	// ClassTransient is a failure the database service reports as
+	// passing: a failover or reconfiguration under way, a service that
+	// sheds load for a moment (Azure SQL's 40613, 40197, 40501). The
+	// driver has let go of the connection it happened on, so a repeat
+	// runs on a new one; retried like a conflict.
+	ClassTransient
 )
 
-var classNames = [...]string{"other", "conflict", "timeout", "connection-lost", "busy"}
+var classNames = [...]string{"other", "conflict", "timeout", "connection-lost", "busy", "transient"}
 
 // String returns the class name used in results.
 func (c Class) String() string {
@@ -77,10 +83,11 @@ func Code(err error) string {
 }
 
 // IsRetryable reports whether repeating the whole transaction may succeed:
-// a conflict or a busy lock. Unique violations and other errors are not.
+// a conflict, a busy lock or a transient failure of the service. Unique
+// violations and other errors are not.
 func IsRetryable(err error) bool {
 	c := ClassOf(err)
-	return c == ClassConflict || c == ClassBusy
+	return c == ClassConflict || c == ClassBusy || c == ClassTransient
 }
 
 // IsConnLost reports whether the connection broke under the operation.

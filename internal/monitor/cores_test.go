@@ -87,7 +87,7 @@ func TestClientCoresTakesTheFewest(t *testing.T) {
 // stopped the client in, from the cgroup's own counters.
 func TestThrottledShare(t *testing.T) {
 	root := writeFiles(t, map[string]string{
-		"proc/self/cgroup": "0::/bench\n",
+		"proc/self/cgroup":             "0::/bench\n",
 		"sys/fs/cgroup/bench/cpu.max":  "50000 100000\n",
 		"sys/fs/cgroup/bench/cpu.stat": "usage_usec 1\nnr_periods 100\nnr_throttled 10\nthrottled_usec 5\n",
 	})

@@ -17,6 +17,7 @@ type Limit string
 // The limits a diagnosis can name.
 const (
 	LimitCommitFlush Limit = "commit flush"
+	LimitLogRate     Limit = "log rate governed"
 	LimitLock        Limit = "locks and conflicts"
 	LimitReadIO      Limit = "read IO"
 	LimitServerCPU   Limit = "server CPU"
@@ -94,6 +95,12 @@ func waitClass(event string) string {
 	switch {
 	case e == "CPU":
 		return "cpu"
+	// Azure SQL's log rate governance: the database's, the elastic pool's
+	// and the instance's log rate limits, and the throttles its replicas
+	// put on the primary. Before the commit flush class: they are not a
+	// slow disk but the service tier's cap.
+	case strings.HasSuffix(e, "LOG_RATE_GOVERNOR"), strings.HasPrefix(e, "HADR_THROTTLE_LOG_RATE_"):
+		return "log_rate"
 	// PostgreSQL: IO:WALSync, IO:WALWrite, LWLock:WALWrite, IO:WALInitSync…;
 	// SQL Server: WRITELOG, HADR_SYNC_COMMIT; MariaDB's thread states
 	// around a commit's log flush.
@@ -225,6 +232,9 @@ func Diagnose(intervals []Interval, ph Phase) Diagnosis {
 	case clientCPU:
 		d.Limit = LimitClient
 		d.Verdict = fmt.Sprintf("dbprobe itself — %s, goroutines wait %.1f ms (p99) for a thread; the database figures are what this client could ask for, add client CPU or clients", usage, lag)
+	case sampled && classes["log_rate"] >= dominantWaitShare:
+		d.Limit = LimitLogRate
+		d.Verdict = fmt.Sprintf("log rate governed by the service tier — %s of sampled dbprobe sessions wait for the log rate limit (%s); a larger service objective raises it, fewer log bytes per write go further, faster storage does not", pct(classes["log_rate"]), topWaits(intervals))
 	case sampled && classes["commit_flush"] >= dominantWaitShare:
 		d.Limit = LimitCommitFlush
 		d.Verdict = fmt.Sprintf("commit flush (log write/sync) — %s of sampled dbprobe sessions wait on it (%s); relax durability or get a faster log device", pct(classes["commit_flush"]), topWaits(intervals))

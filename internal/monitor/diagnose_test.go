@@ -44,6 +44,8 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 	}{
 		{"PostgreSQL waiting on the WAL", with(map[string]float64{"db.sessions.active": 7, "db.wait.LWLock:WALWrite": 0.5, "db.wait.IO:WALSync": 0.2, "db.wait.CPU": 0.3, "host.cpu.idle%": 20}),
 			8, LimitCommitFlush, "70% of sampled dbprobe sessions", driver.PlacementServer},
+		{"Azure SQL log rate governor", with(map[string]float64{"db.sessions.active": 20, "db.wait.LOG_RATE_GOVERNOR": 0.55, "db.wait.WRITELOG": 0.3, "db.wait.CPU": 0.15}), 32, LimitLogRate, "log rate governed by the service tier — 55% of sampled", driver.PlacementServer},
+		{"Azure SQL pool and replica throttles", with(map[string]float64{"db.sessions.active": 20, "db.wait.POOL_LOG_RATE_GOVERNOR": 0.3, "db.wait.HADR_THROTTLE_LOG_RATE_SEND_RECV_QUEUE_SIZE": 0.2, "db.wait.CPU": 0.5}), 32, LimitLogRate, "50% of sampled", driver.PlacementServer},
 		{"SQL Server WRITELOG", with(map[string]float64{"db.sessions.active": 30, "db.wait.WRITELOG": 0.8, "db.wait.CPU": 0.2}), 32, LimitCommitFlush, "WRITELOG 80%", driver.PlacementServer},
 		{"row locks", with(map[string]float64{"db.sessions.active": 10, "db.wait.Lock:transactionid": 0.6, "db.wait.CPU": 0.4}), 16, LimitLock, "locks", driver.PlacementServer},
 		{"SQL Server page reads", with(map[string]float64{"db.sessions.active": 10, "db.wait.PAGEIOLATCH_SH": 0.7, "db.wait.CPU": 0.3}), 16, LimitReadIO, "read IO", driver.PlacementServer},
@@ -111,6 +113,9 @@ func TestWaitClasses(t *testing.T) {
 		"Lock:transactionid": "lock", "Lock:row": "lock", "LCK_M_X": "lock", "Waiting for table level lock": "lock",
 		"IO:DataFileRead": "read_io", "PAGEIOLATCH_EX": "read_io", "CPU": "cpu",
 		"Client:ClientRead": "", "SOS_SCHEDULER_YIELD": "",
+		"LOG_RATE_GOVERNOR": "log_rate", "POOL_LOG_RATE_GOVERNOR": "log_rate", "INSTANCE_LOG_RATE_GOVERNOR": "log_rate",
+		"HADR_THROTTLE_LOG_RATE_GOVERNOR": "log_rate", "HADR_THROTTLE_LOG_RATE_SEND_RECV_QUEUE_SIZE": "log_rate",
+		"HADR_THROTTLE_LOG_RATE_LOG_SIZE": "log_rate", "HADR_THROTTLE_LOG_RATE_MISMATCHED_SLO": "log_rate",
 	} {
 		if got := waitClass(event); got != want {
 			t.Errorf("waitClass(%q) = %q, want %q", event, got, want)

@@ -118,10 +118,10 @@ func (d *dialect) proc(name string) string { return qualify(d.schema, name) }
 // byte, the order YCSB scans in and the other drivers use. The one exception
 // SQL Server makes to byte order is that values differing only by trailing
 // 0x00 bytes compare equal; YCSB's keys are printable and never end in NUL.
-// A second reason: go-mssqldb sends a Go []byte as varbinary, so a key
-// parameter matches the column's type exactly and every lookup is an index
-// seek, where a VARCHAR key compared with the nvarchar that Go strings are
-// sent as would be converted row by row.
+// A second reason: the session declares a key parameter with the key
+// column's own type (params), so every lookup is an index seek, where a
+// VARCHAR key compared with the nvarchar that Go strings are sent as would
+// be converted row by row.
 func (d *dialect) keyType() string { return varbinary(d.keyLength) }
 
 // fieldType is the fields' column type (see keyType).
@@ -134,6 +134,103 @@ func varbinary(n int) string {
 		return "VARBINARY(MAX)"
 	}
 	return "VARBINARY(" + strconv.Itoa(n) + ")"
+}
+
+// sqlParam is one parameter of a statement the session sends: its declared
+// type, and the most bytes a value of it may hold (0: none to check).
+type sqlParam struct {
+	typ   string
+	limit int
+}
+
+// params are a statement's parameters, @p1 first: the declaration list
+// the session sends with the statement to sp_executesql, and each one's
+// byte limit.
+//
+// Why declare them at all: go-mssqldb declares a []byte parameter as
+// varbinary(len(value)), so keys of 22 to 24 bytes and values of varying
+// length gave one statement text several declaration lists, and SQL Server
+// keys its plan cache on the text and the declarations together: each new
+// list compiled a new plan (the 2,090-parameter batch INSERT most of all),
+// and that compile time was measured as the operation's latency. Declared
+// at the column's length, a statement has one list and one plan.
+type params struct {
+	decls  string
+	limits []int
+}
+
+// sized is the byte limit of a column of n bytes: n, or none for
+// VARBINARY(MAX).
+func sized(n int) int {
+	if n <= 0 || n > 8000 {
+		return 0
+	}
+	return n
+}
+
+// keyParam and fieldParam are parameters of the key's and the fields' types.
+func (d *dialect) keyParam() sqlParam   { return sqlParam{d.keyType(), sized(d.keyLength)} }
+func (d *dialect) fieldParam() sqlParam { return sqlParam{d.fieldType(), sized(d.fieldLen)} }
+
+// countParam is a scan's row count, which the session sends as an int64.
+var countParam = sqlParam{"BIGINT", 0}
+
+// declare numbers ps as @p1, @p2, … and writes their declarations.
+func declare(ps []sqlParam) params {
+	var b strings.Builder
+	out := params{limits: make([]int, len(ps))}
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		param(&b, i+1)
+		b.WriteString(" ")
+		b.WriteString(p.typ)
+		out.limits[i] = p.limit
+	}
+	out.decls = b.String()
+	return out
+}
+
+// readParams are read's parameters: the key.
+func (d *dialect) readParams() params { return declare([]sqlParam{d.keyParam()}) }
+
+// scanParams are scan's: the start key and the row count.
+func (d *dialect) scanParams() params { return declare([]sqlParam{d.keyParam(), countParam}) }
+
+// updateParams are those of update of n fields: the values, then the key.
+func (d *dialect) updateParams(n int) params {
+	ps := make([]sqlParam, 0, n+1)
+	for range n {
+		ps = append(ps, d.fieldParam())
+	}
+	return declare(append(ps, d.keyParam()))
+}
+
+// insertParams are those of insert of rows records: each row's key, then
+// its fields.
+func (d *dialect) insertParams(rows int) params {
+	ps := make([]sqlParam, 0, rows*(1+len(d.fields)))
+	for range rows {
+		ps = append(ps, d.keyParam())
+		for range d.fields {
+			ps = append(ps, d.fieldParam())
+		}
+	}
+	return declare(ps)
+}
+
+// deleteParams are delete's: the key.
+func (d *dialect) deleteParams() params { return declare([]sqlParam{d.keyParam()}) }
+
+// delayedProcParams are those of delayedProc with nparams arguments: the
+// key, then fields, as every procedure takes them.
+func (d *dialect) delayedProcParams(nparams int) params {
+	ps := []sqlParam{d.keyParam()}
+	for i := 1; i < nparams; i++ {
+		ps = append(ps, d.fieldParam())
+	}
+	return declare(ps)
 }
 
 // createTable returns the CREATE TABLE statement for a table type.
@@ -527,6 +624,24 @@ func (d *dialect) dropProcedures() []string {
 		out[i] = "IF OBJECT_ID(" + literal(q) + ", N'P') IS NOT NULL DROP PROCEDURE " + q
 	}
 	return out
+}
+
+// recompileProcedures returns one batch that marks the table's procedures
+// for recompilation at their next call (those that exist). A natively
+// compiled procedure's plan is made when it is created or first run after
+// a restart, on the statistics of that moment: created with the table, it
+// was planned for an empty table, and it keeps that plan after a load
+// until sp_recompile (SQL Server 2016 and later) has it compiled again.
+func (d *dialect) recompileProcedures() string {
+	var b strings.Builder
+	for i, n := range d.procs.All() {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		q := literal(d.proc(n))
+		b.WriteString("IF OBJECT_ID(" + q + ", N'P') IS NOT NULL EXEC sys.sp_recompile @objname = " + q)
+	}
+	return b.String()
 }
 
 // existingProcedures returns a query counting how many of the table's

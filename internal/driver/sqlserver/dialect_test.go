@@ -2,6 +2,7 @@ package sqlserver
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,31 +72,42 @@ func TestGolden(t *testing.T) {
 	tableTypes := []driver.TableType{driver.TableDisk, driver.TableMemory, driver.TableNondurable}
 
 	files := map[string][]statement{
+		// Each statement sent through sp_executesql is followed by the
+		// declarations sent with it.
 		"read.sql": {
 			{"all fields", d.read(nil)},
 			{"fields 2, 0", d.read([]int{2, 0})},
 			{"field 1", d.read([]int{1})},
+			{"declarations", d.readParams().decls},
 			{"procedure call", d.proc(procs.Read)},
 		},
 		"scan.sql": {
 			{"all fields", d.scan(nil)},
 			{"field 1", d.scan([]int{1})},
+			{"declarations", d.scanParams().decls},
 			{"procedure call", d.proc(procs.Scan)},
 		},
 		"update.sql": {
 			{"all fields", d.update(nil)},
+			{"all fields, declarations", d.updateParams(3).decls},
 			{"field 1", d.update([]int{1})},
+			{"field 1, declarations", d.updateParams(1).decls},
 			{"fields 2, 0", d.update([]int{2, 0})},
+			{"fields 2, 0, declarations", d.updateParams(2).decls},
 			{"delayed transaction, field 1", delayedWrite(d.update([]int{1}))},
 			{"procedure call", d.proc(procs.Update)},
 			{"delayed transaction, procedure call", d.delayedProc(procs.Update, 4)},
+			{"delayed transaction, procedure call, declarations", d.delayedProcParams(4).decls},
 		},
 		"insert.sql": {
 			{"one row", d.insert(1)},
+			{"one row, declarations", d.insertParams(1).decls},
 			{"two rows", d.insert(2)},
+			{"two rows, declarations", d.insertParams(2).decls},
 			{"delayed transaction, one row", delayedWrite(d.insert(1))},
 			{"procedure call", d.proc(procs.Insert)},
 			{"delayed transaction, procedure call", d.delayedProc(procs.Insert, 4)},
+			{"delayed transaction, procedure call, declarations", d.delayedProcParams(4).decls},
 			{"bulk copy", d.copyIn()},
 			{"batch transaction begin", beginTransaction},
 			{"batch transaction commit", commitTransaction},
@@ -104,9 +116,11 @@ func TestGolden(t *testing.T) {
 		},
 		"delete.sql": {
 			{"one key", d.delete()},
+			{"declarations", d.deleteParams().decls},
 			{"delayed transaction", delayedWrite(d.delete())},
 			{"procedure call", d.proc(procs.Delete)},
 			{"delayed transaction, procedure call", d.delayedProc(procs.Delete, 1)},
+			{"delayed transaction, procedure call, declarations", d.delayedProcParams(1).decls},
 		},
 		"catalog.sql": {
 			{"table exists", d.exists()},
@@ -115,8 +129,11 @@ func TestGolden(t *testing.T) {
 			{"columns", d.columns()},
 			{"has rows", d.hasRows()},
 			{"existing procedures", d.existingProcedures()},
+			{"recompile procedures", d.recompileProcedures()},
 			{"drop table", d.dropTable()},
 			{"database state", stateQuery},
+			{"session options", sessionQuery},
+			{"session options, without sys.dm_exec_sessions", sessionQueryNoDMV},
 			{"lifecycle lock", getLifecycle},
 			{"lifecycle unlock", releaseLifecycle},
 		},
@@ -228,6 +245,23 @@ func TestQuoteName(t *testing.T) {
 	}
 	if got, want := odd.exists(), "SELECT CASE WHEN OBJECT_ID(N'[my schema].[t]]''x]', N'U') IS NULL THEN 0 ELSE 1 END"; got != want {
 		t.Errorf("exists = %s, want %s", got, want)
+	}
+}
+
+// TestParamsFollowColumns: every declaration is the column's own type at
+// its declared length, and its limit that length; VARBINARY(MAX) columns
+// have no limit to check.
+func TestParamsFollowColumns(t *testing.T) {
+	d := newDialect("dbo", driver.Table{Name: "t", KeyColumn: "k", KeyLength: 24, Fields: []string{"a", "b"}, FieldLength: 9000})
+	p := d.insertParams(2)
+	if want := "@p1 VARBINARY(24), @p2 VARBINARY(MAX), @p3 VARBINARY(MAX), @p4 VARBINARY(24), @p5 VARBINARY(MAX), @p6 VARBINARY(MAX)"; p.decls != want {
+		t.Errorf("insertParams(2) = %q, want %q", p.decls, want)
+	}
+	if fmt.Sprint(p.limits) != "[24 0 0 24 0 0]" {
+		t.Errorf("limits = %v", p.limits)
+	}
+	if p := d.scanParams(); p.decls != "@p1 VARBINARY(24), @p2 BIGINT" || fmt.Sprint(p.limits) != "[24 0]" {
+		t.Errorf("scanParams = %+v", p)
 	}
 }
 

@@ -25,14 +25,24 @@
 // permission (else bad input, nothing changed), reads it back for Info, and
 // Close puts it back. The procedure path calls procedures
 // dbprobe_<table>_read/scan/update/insert/delete: natively compiled for a
-// memory-optimized table, interpreted T-SQL for a disk table.
+// memory-optimized table, interpreted T-SQL for a disk table; the last
+// session to close after a load has the natively compiled ones recompiled
+// (sp_recompile), since their plans were made for an empty table. Info's
+// bucket_count is the one the server uses, read back from
+// sys.hash_indexes once the table exists.
 //
 // dialect.go holds every statement as pure text-building functions, tested
 // against golden files in testdata/ (go test -run TestGolden -update
 // rewrites them). sqlserver.go is Open, Info, Inspect and the table
-// lifecycle; session.go gives each worker its own connection and prepared
-// statements; errors.go classifies SQL Server's error numbers for the
-// runner (In-Memory OLTP conflicts and deadlocks are retryable).
+// lifecycle; session.go gives each worker its own connection, its
+// procedure calls prepared and its statements sent through sp_executesql
+// with their parameters declared at the columns' lengths (one plan per
+// statement); errors.go classifies SQL Server's error numbers for the
+// runner (In-Memory OLTP conflicts and deadlocks are retryable, and Azure
+// SQL's transient errors are retried on a new connection); azure.go tells
+// Azure's own failures in dbprobe's words (an In-Memory OLTP quota
+// reached, a database not available at Open, which Open waits for a
+// while).
 //
 // The driver owns only the tables it creates: CreateTable records each in
 // the marker table dbprobe_tables of the user's default schema with its

@@ -44,13 +44,20 @@ const (
 // depended on failed), 41839 (too many commit dependencies).
 //
 // Busy, also retried: 1222 (lock request timeout), and Azure SQL's
-// resource governance: 40501 (the service is busy), 10928 and 10929
-// (resource limits reached), 49918–49920 (too many operations).
+// resource governance: 10928 and 10929 (resource limits reached), 49919
+// and 49920 (too many operations).
+//
+// Transient, retried on a new connection (azure.go): the errors Microsoft
+// lists as transient for Azure SQL — 4060 (cannot open the database,
+// during a reconfiguration), 1204 (no lock resources for the moment),
+// 40613 (database not currently available: failover, scaling, serverless
+// resume), 40197 (the service had an error processing the request, as in
+// an upgrade or failover), 40501 (the service is busy), 49918 (not enough
+// resources to process the request). At Open, 4060 stays the user's
+// missing database (openError) and 40613 gets a bounded retry.
 //
 // Connection lost: 233, 10053, 10054, 64 and 20 (the transport broke),
-// 40613 (database not currently available, as during an Azure failover),
-// 40197 (the service had an error processing the request), 4221 (login to
-// a read secondary failed while it caught up).
+// 4221 (login to a read secondary failed while it caught up).
 //
 // Timeout: -2, the number ADO.NET gives a client command timeout; here a
 // context deadline is the timeout and is classified before this.
@@ -61,9 +68,11 @@ func classOfNumber(n int32) dbdriver.Class {
 	switch n {
 	case 1205, 3960, 41302, 41305, 41325, 41301, 41839:
 		return dbdriver.ClassConflict
-	case 1222, 40501, 10928, 10929, 49918, 49919, 49920:
+	case 1222, 10928, 10929, 49919, 49920:
 		return dbdriver.ClassBusy
-	case 233, 10053, 10054, 64, 20, 40613, 40197, 4221:
+	case errCannotOpenDatabase, 1204, errDatabaseUnavailable, 40197, 40501, 49918:
+		return dbdriver.ClassTransient
+	case 233, 10053, 10054, 64, 20, 4221:
 		return dbdriver.ClassConnLost
 	case -2:
 		return dbdriver.ClassTimeout
@@ -98,6 +107,9 @@ func classify(err error) error {
 		classified := dbdriver.Classify(err, strconv.Itoa(int(n)), classOfNumber(n))
 		if n == errPermissionDenied || n == errColumnPermissionDenied {
 			return dbdriver.PermissionDenied("SQL Server", fmt.Sprintf("%s (error %d)", msErr.Message, n), classified)
+		}
+		if q := quotaError(n, classified); q != nil {
+			return q
 		}
 		return classified
 	}

@@ -67,10 +67,18 @@ func TestClassify(t *testing.T) {
 		{"syntax error", num(102), dbdriver.ClassOther, "102"},
 		{"client timeout number", num(-2), dbdriver.ClassTimeout, "-2"},
 		{"lock timeout", num(1222), dbdriver.ClassBusy, "1222"},
-		{"Azure service busy", num(40501), dbdriver.ClassBusy, "40501"},
 		{"Azure resource limit", num(10928), dbdriver.ClassBusy, "10928"},
-		{"Azure database unavailable", num(40613), dbdriver.ClassConnLost, "40613"},
-		{"Azure service error", num(40197), dbdriver.ClassConnLost, "40197"},
+		// Microsoft's transient errors for Azure SQL: retried on a new connection.
+		{"cannot open database (reconfiguration)", num(4060), dbdriver.ClassTransient, "4060"},
+		{"no lock resources", num(1204), dbdriver.ClassTransient, "1204"},
+		{"Azure database unavailable", num(40613), dbdriver.ClassTransient, "40613"},
+		{"Azure service error", num(40197), dbdriver.ClassTransient, "40197"},
+		{"Azure service busy", num(40501), dbdriver.ClassTransient, "40501"},
+		{"Azure not enough resources", num(49918), dbdriver.ClassTransient, "49918"},
+		{"transient after its statement ended", mssql.Error{Number: 3621, All: []mssql.Error{{Number: 40501}, {Number: 3621}}}, dbdriver.ClassTransient, "40501"},
+		// In-Memory OLTP quota: not retried, named.
+		{"XTP quota, database", num(41823), dbdriver.ClassOther, "41823"},
+		{"XTP quota, elastic pool", num(41840), dbdriver.ClassOther, "41840"},
 		{"transport 10054", num(10054), dbdriver.ClassConnLost, "10054"},
 		{"transport 10053", num(10053), dbdriver.ClassConnLost, "10053"},
 		{"no process on the other end", num(233), dbdriver.ClassConnLost, "233"},
@@ -113,6 +121,33 @@ func TestClassify(t *testing.T) {
 	// The runner retries exactly the conflicts and busy errors.
 	if !dbdriver.IsRetryable(classify(mssql.Error{Number: 41302})) || dbdriver.IsRetryable(classify(mssql.Error{Number: 2627})) {
 		t.Error("41302 must be retryable and 2627 must not")
+	}
+}
+
+// TestTransientRetried: every transient number is retried by the runner's
+// policy and is not a lost connection (which the runner would not retry).
+func TestTransientRetried(t *testing.T) {
+	for _, n := range []int32{4060, 1204, 40613, 40197, 40501, 49918} {
+		err := classify(mssql.Error{Number: n})
+		if !dbdriver.IsRetryable(err) || dbdriver.IsConnLost(err) {
+			t.Errorf("%d: retryable %v, connection lost %v; want retried", n, dbdriver.IsRetryable(err), dbdriver.IsConnLost(err))
+		}
+	}
+}
+
+// TestQuotaMessage: 41823 and 41840 name the quota and the way out, and
+// keep the server's error as their cause.
+func TestQuotaMessage(t *testing.T) {
+	for n, whose := range map[int32]string{41823: "the database's", 41840: "the elastic pool's"} {
+		orig := mssql.Error{Number: n, Message: "Could not perform the operation because the database has reached its quota for in-memory tables."}
+		err := classify(fmt.Errorf("insert: %w", orig))
+		want := fmt.Sprintf("Azure SQL: %s In-Memory OLTP storage quota is reached (error %d): ", whose, n)
+		if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "table type disk") {
+			t.Errorf("%d: %q, want it to start %q and name table type disk", n, err, want)
+		}
+		if dbdriver.Code(err) != fmt.Sprint(n) || dbdriver.IsRetryable(err) || !wraps(err, orig) {
+			t.Errorf("%d: code %q, retryable %v, wraps %v", n, dbdriver.Code(err), dbdriver.IsRetryable(err), wraps(err, orig))
+		}
 	}
 }
 

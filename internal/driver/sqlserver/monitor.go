@@ -17,10 +17,21 @@ import (
 // monitoredWaits are the wait types a sample reads one by one: the log
 // flush at commit (WRITELOG, HADR_SYNC_COMMIT with a synchronous
 // replica), data page reads, row and page locks, page latch contention on
-// the last page of an index, and CPU pressure.
-var monitoredWaits = []string{
+// the last page of an index, CPU pressure, and the log rate governance of
+// Azure SQL, the usual write wall there: the database's, the elastic
+// pool's and the instance's log rate limits, and the throttles the
+// replicas put on the primary (logRateWaits).
+var monitoredWaits = append([]string{
 	"WRITELOG", "HADR_SYNC_COMMIT", "PAGEIOLATCH_SH", "PAGEIOLATCH_EX",
 	"LCK_M_X", "LCK_M_U", "LCK_M_S", "PAGELATCH_EX", "SOS_SCHEDULER_YIELD",
+}, logRateWaits...)
+
+// logRateWaits are Azure SQL's log rate governance waits: a session waits
+// on one when its log writes go past the rate the service tier allows.
+var logRateWaits = []string{
+	"LOG_RATE_GOVERNOR", "POOL_LOG_RATE_GOVERNOR", "INSTANCE_LOG_RATE_GOVERNOR",
+	"HADR_THROTTLE_LOG_RATE_GOVERNOR", "HADR_THROTTLE_LOG_RATE_SEND_RECV_QUEUE_SIZE",
+	"HADR_THROTTLE_LOG_RATE_LOG_SIZE", "HADR_THROTTLE_LOG_RATE_MISMATCHED_SLO",
 }
 
 // idleWaits are wait types that background tasks spend idle, left out of
@@ -40,7 +51,20 @@ var idleWaits = []string{
 	"SQLTRACE_INCREMENTAL_FLUSH_SLEEP", "SQLTRACE_WAIT_ENTRIES", "WAIT_FOR_RESULTS", "WAITFOR",
 	"WAITFOR_TASKSHUTDOWN", "WAIT_XTP_RECOVERY", "WAIT_XTP_HOST_WAIT", "WAIT_XTP_OFFLINE_CKPT_NEW_LOG",
 	"WAIT_XTP_CKPT_CLOSE", "XE_DISPATCHER_JOIN", "XE_DISPATCHER_WAIT", "XE_TIMER_EVENT",
+	// Background tasks of Azure SQL (and of recent SQL Server releases)
+	// that sit idle: the work dispatcher's pool, the live Extended Events
+	// targets Azure's own telemetry reads, buffer managers, the
+	// persistent version store's preallocator.
+	"SOS_WORK_DISPATCHER", "XE_LIVE_TARGET_TVF", "XE_BUFFERMGR_ALLPROCESSED_EVENT",
+	"RESERVED_MEMORY_ALLOCATION_EXT", "PVS_PREALLOCATE", "PWAIT_EXTENSIBILITY_CLEANUP_TASK",
 }
+
+// azureIdleWaitPrefix names the preemptive waits, left out of the total on
+// Azure SQL Database only: there they are the service's own calls out of
+// SQL Server's scheduler (HTTP, the OS, telemetry), which dwarf the
+// database's work; on a box product a user session's preemptive wait (a
+// file growth being zeroed, a flush) is real and stays counted.
+const azureIdleWaitPrefix = "PREEMPTIVE[_]%"
 
 // totalWait is the name under which the wait statistics' total is kept.
 const totalWait = "total"
@@ -59,12 +83,18 @@ var perfCounters = []string{"Batch Requests/sec", "Transactions/sec", "Transacti
 
 // azureGauges are the columns of sys.dm_db_resource_stats' latest row:
 // the share of the service tier's limits the database used in its last
-// 15 seconds.
-var azureGauges = []string{"avg_cpu_percent", "avg_data_io_percent", "avg_log_write_percent"}
+// 15 seconds, memory included (buffer pool and In-Memory OLTP), and the
+// share of its In-Memory OLTP storage quota in use, whose end fails a
+// memory-optimized load with 41823.
+var azureGauges = []string{"avg_cpu_percent", "avg_data_io_percent", "avg_log_write_percent", "avg_memory_usage_percent", "xtp_storage_percent"}
 
-// engineEditionAzureSQLDatabase is SERVERPROPERTY('EngineEdition') of an
-// Azure SQL Database.
-const engineEditionAzureSQLDatabase = 5
+// engineEditionAzureSQLDatabase and engineEditionManagedInstance are
+// SERVERPROPERTY('EngineEdition') of an Azure SQL Database and of an Azure
+// SQL Managed Instance.
+const (
+	engineEditionAzureSQLDatabase = 5
+	engineEditionManagedInstance  = 8
+)
 
 // waitStatsView is where the wait statistics are: the server's, or on
 // Azure SQL Database the database's (which needs VIEW DATABASE STATE
@@ -87,11 +117,26 @@ func sqlList(names []string) string {
 
 // monitorProbeQuery reads the engine edition, the monitor's own session id
 // and whether the login may see the server's (or on Azure SQL Database,
-// the database's) state.
+// the database's) state. SQL Server 2022 split VIEW SERVER STATE: VIEW
+// SERVER PERFORMANCE STATE is enough for the views the monitor reads, and
+// HAS_PERMS_BY_NAME is NULL for a permission an older server does not know.
 func monitorProbeQuery() string {
 	return "SELECT CAST(SERVERPROPERTY('EngineEdition') AS int), @@SPID,\n" +
-		"  ISNULL(HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE'), 0),\n" +
+		"  CASE WHEN ISNULL(HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE'), 0) = 1\n" +
+		"    OR ISNULL(HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER PERFORMANCE STATE'), 0) = 1 THEN 1 ELSE 0 END,\n" +
 		"  ISNULL(HAS_PERMS_BY_NAME(DB_NAME(), 'DATABASE', 'VIEW DATABASE STATE'), 0)"
+}
+
+// perfIdentityQuery reads what names the database in
+// sys.dm_os_performance_counters: its name, and on Azure SQL Database and
+// Managed Instance its physical name, a GUID, which is what the
+// per-database counters carry there (sys.databases has the column on
+// those services only).
+func perfIdentityQuery(cloud bool) string {
+	if !cloud {
+		return "SELECT DB_NAME(), N''"
+	}
+	return "SELECT DB_NAME(), ISNULL((SELECT CAST(physical_database_name AS nvarchar(128)) FROM sys.databases WHERE name = DB_NAME()), N'')"
 }
 
 // waitStatsQuery reads wait_time_ms and waiting_tasks_count of each of
@@ -99,24 +144,80 @@ func monitorProbeQuery() string {
 // as the total.
 func waitStatsQuery(azure bool) string {
 	view := waitStatsView(azure)
+	preemptive := ""
+	if azure {
+		preemptive = "  AND wait_type NOT LIKE N'" + azureIdleWaitPrefix + "'\n"
+	}
 	return "SELECT wait_type, CAST(wait_time_ms AS float), CAST(waiting_tasks_count AS float)\n" +
 		"FROM " + view + "\n" +
 		"WHERE wait_type IN (" + sqlList(monitoredWaits) + ")\n" +
 		"UNION ALL\n" +
 		"SELECT N'" + totalWait + "', CAST(ISNULL(SUM(wait_time_ms), 0) AS float), CAST(ISNULL(SUM(waiting_tasks_count), 0) AS float)\n" +
 		"FROM " + view + "\n" +
-		"WHERE wait_type NOT LIKE N'SLEEP[_]%'\n" +
+		"WHERE wait_type NOT LIKE N'SLEEP[_]%'\n" + preemptive +
 		"  AND wait_type NOT IN (" + sqlList(idleWaits) + ")"
 }
 
-// perfCountersQuery reads Batch Requests/sec and Transactions/sec, the
-// latter for the database and for the whole server (_Total).
+// perfCountersQuery reads every row of Batch Requests/sec and
+// Transactions/sec; matchPerfCounters picks the server's, the database's
+// and the _Total ones. The match is made here rather than in SQL: the
+// database's instance name is DB_NAME() on a box product but its physical
+// name on Azure (perfIdentityQuery), and kept in Go it is tested on
+// recorded answers of both.
 func perfCountersQuery() string {
-	return "SELECT RTRIM(counter_name), RTRIM(instance_name), CAST(cntr_value AS float)\n" +
+	return "SELECT RTRIM(object_name), RTRIM(counter_name), RTRIM(instance_name), CAST(cntr_value AS float)\n" +
 		"FROM sys.dm_os_performance_counters\n" +
-		"WHERE (counter_name = N'Batch Requests/sec' AND object_name LIKE N'%:SQL Statistics%')\n" +
-		"   OR (counter_name = N'Transactions/sec' AND object_name LIKE N'%:Databases%'\n" +
-		"       AND instance_name IN (DB_NAME(), N'_Total'))"
+		"WHERE counter_name IN (N'Batch Requests/sec', N'Transactions/sec')"
+}
+
+// perfIdentity is what names the database in the per-database counters.
+type perfIdentity struct {
+	name     string // DB_NAME()
+	physical string // sys.databases.physical_database_name on Azure, else ""
+}
+
+// matches reports whether a counter's instance name is the database: its
+// name or its physical name (exact), or its physical name followed by an
+// identifier of the object's own (prefix), which some objects append on
+// Azure. Names compare without regard to case, as SQL Server's do.
+func (id perfIdentity) matches(instance string) (exact, prefix bool) {
+	if strings.EqualFold(instance, id.name) || (id.physical != "" && strings.EqualFold(instance, id.physical)) {
+		return true, false
+	}
+	p := id.physical
+	return false, p != "" && len(instance) > len(p) && strings.EqualFold(instance[:len(p)], p)
+}
+
+// perfRow is one row of perfCountersQuery.
+type perfRow struct {
+	object, counter, instance string
+	value                     float64
+}
+
+// matchPerfCounters names the rows a sample keeps: Batch Requests/sec of
+// SQL Statistics, Transactions/sec of the database, and of _Total. The
+// database's row is the one its name matches exactly, or failing that the
+// one its physical name begins.
+func matchPerfCounters(rows []perfRow, id perfIdentity) map[string]float64 {
+	out := map[string]float64{}
+	exactFound := false
+	for _, r := range rows {
+		object, counter, instance := strings.TrimSpace(r.object), strings.TrimSpace(r.counter), strings.TrimSpace(r.instance)
+		switch {
+		case counter == "Batch Requests/sec" && strings.HasSuffix(object, ":SQL Statistics"):
+			out[counter] = r.value
+		case counter != "Transactions/sec" || !strings.HasSuffix(object, ":Databases"):
+		case instance == "_Total":
+			out[perfCounterName(counter, instance)] = r.value
+		default:
+			exact, prefix := id.matches(instance)
+			if exact || (prefix && !exactFound) {
+				out[counter] = r.value
+				exactFound = exactFound || exact
+			}
+		}
+	}
+	return out
 }
 
 // fileStatsQuery sums fileStatColumns over the database's log files and
@@ -225,6 +326,7 @@ type monitor struct {
 	pid  int // this process's id, which go-mssqldb sends at login
 
 	azure bool
+	id    perfIdentity // how the performance counters name the database
 	// parts are the queries of a sample the login may run, each with how
 	// its rows go into a sample.
 	parts       []samplePart
@@ -248,9 +350,18 @@ func (m *monitor) probe(ctx context.Context) error {
 		return err
 	}
 	m.azure = edition == engineEditionAzureSQLDatabase
+	cloud := m.azure || edition == engineEditionManagedInstance
+	err := m.conn.QueryRowContext(ctx, perfIdentityQuery(cloud)).Scan(&m.id.name, &m.id.physical)
+	if err != nil && cloud && refused(err) {
+		// A service without the column: the name is all there is.
+		err = m.conn.QueryRowContext(ctx, perfIdentityQuery(false)).Scan(&m.id.name, &m.id.physical)
+	}
+	if err != nil {
+		return err
+	}
 	candidates := []samplePart{
 		{waitStatsView(m.azure), waitStatsQuery(m.azure), readWaitStats},
-		{"sys.dm_os_performance_counters", perfCountersQuery(), readPerfCounters},
+		{"sys.dm_os_performance_counters", perfCountersQuery(), m.readPerfCounters},
 		{"sys.dm_io_virtual_file_stats", fileStatsQuery(), readFileStats},
 	}
 	if m.azure {
@@ -285,7 +396,7 @@ func (m *monitor) probe(ctx context.Context) error {
 		m.unavailable = append(m.unavailable, "sys.dm_exec_requests: "+serverMessage(err)+"; no waits")
 		m.noRequests = true
 	} else if (m.azure && databaseState == 0) || (!m.azure && serverState == 0) {
-		perm := "VIEW SERVER STATE"
+		perm := "VIEW SERVER STATE (or VIEW SERVER PERFORMANCE STATE, SQL Server 2022)"
 		if m.azure {
 			perm = "VIEW DATABASE STATE"
 		}
@@ -365,15 +476,19 @@ func addWaitStat(counters map[string]float64, waitType string, ms, tasks float64
 	counters[waitCountName(waitType)] += tasks
 }
 
-// readPerfCounters takes perfCountersQuery's rows.
-func readPerfCounters(rows *sql.Rows, s *dbdriver.Sample) error {
+// readPerfCounters takes perfCountersQuery's rows, the database's matched
+// by the monitor's identity.
+func (m *monitor) readPerfCounters(rows *sql.Rows, s *dbdriver.Sample) error {
+	var all []perfRow
 	for rows.Next() {
-		var counter, instance string
-		var value float64
-		if err := rows.Scan(&counter, &instance, &value); err != nil {
+		var r perfRow
+		if err := rows.Scan(&r.object, &r.counter, &r.instance, &r.value); err != nil {
 			return err
 		}
-		s.Counters[perfCounterName(strings.TrimSpace(counter), strings.TrimSpace(instance))] = value
+		all = append(all, r)
+	}
+	for name, v := range matchPerfCounters(all, m.id) {
+		s.Counters[name] = v
 	}
 	return nil
 }

@@ -29,6 +29,8 @@ func TestMonitorGolden(t *testing.T) {
 	files := map[string][]statement{
 		"monitor_sample.sql": {
 			{"probe", monitorProbeQuery()},
+			{"performance counter identity", perfIdentityQuery(false)},
+			{"performance counter identity, Azure SQL Database and Managed Instance", perfIdentityQuery(true)},
 			{"wait statistics", waitStatsQuery(false)},
 			{"wait statistics, Azure SQL Database", waitStatsQuery(true)},
 			{"performance counters", perfCountersQuery()},
@@ -58,6 +60,108 @@ func TestMonitorGolden(t *testing.T) {
 		if _, ok := files[e.Name()]; !ok {
 			t.Errorf("%s is not written by TestMonitorGolden: remove it", filepath.Join(monitorGoldenDir, e.Name()))
 		}
+	}
+}
+
+// recordedPerfCounters reads an answer of perfCountersQuery kept in
+// testdata/answers.
+func recordedPerfCounters(t *testing.T, name string) []perfRow {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "answers", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []perfRow
+	for _, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			t.Fatalf("%s: %q has %d fields, want 4", name, line, len(f))
+		}
+		var v float64
+		if _, err := fmt.Sscan(f[3], &v); err != nil {
+			t.Fatalf("%s: %q: %v", name, line, err)
+		}
+		rows = append(rows, perfRow{object: f[0], counter: f[1], instance: f[2], value: v})
+	}
+	return rows
+}
+
+// TestMatchPerfCounters picks the database's counters out of answers of a
+// box product (instance names are database names) and of Azure SQL
+// Database (they are physical names, GUIDs): the match the previous SQL
+// made, instance_name IN (DB_NAME(), N'_Total'), found the database's row
+// on the box product only.
+func TestMatchPerfCounters(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		id   perfIdentity
+		want map[string]float64
+	}{
+		{"perf_counters_box.tsv", perfIdentity{name: "bench"},
+			map[string]float64{"Batch Requests/sec": 1022341, "Transactions/sec": 5010331, "Transactions/sec:_Total": 5561230}},
+		{"perf_counters_azure.tsv", perfIdentity{name: "bench", physical: "3F2504E0-4F89-41D3-9A0C-0305E82C3301"},
+			map[string]float64{"Batch Requests/sec": 48213377, "Transactions/sec": 7716234, "Transactions/sec:_Total": 903311452}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			rows := recordedPerfCounters(t, tc.file)
+			got := matchPerfCounters(rows, tc.id)
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("matchPerfCounters = %v, want %v", got, tc.want)
+			}
+			for _, c := range perfCounters {
+				if _, ok := got[c]; !ok {
+					t.Errorf("no %s: the monitor would report it unavailable", c)
+				}
+			}
+			// The previous rule, by name only.
+			byName := matchPerfCounters(rows, perfIdentity{name: tc.id.name})
+			_, found := byName["Transactions/sec"]
+			if want := tc.id.physical == ""; found != want {
+				t.Errorf("matching by DB_NAME() alone finds the database: %v, want %v", found, want)
+			}
+		})
+	}
+	// A physical name followed by an object's own identifier counts when no
+	// row carries the name exactly, and never over one that does.
+	id := perfIdentity{name: "bench", physical: "3F2504E0-4F89-41D3-9A0C-0305E82C3301"}
+	db := func(instance string, v float64) perfRow {
+		return perfRow{object: "MSSQL$X:Databases", counter: "Transactions/sec", instance: instance, value: v}
+	}
+	if got := matchPerfCounters([]perfRow{db("3f2504e0-4f89-41d3-9a0c-0305e82c3301.1", 5)}, id); got["Transactions/sec"] != 5 {
+		t.Errorf("suffixed physical name: %v", got)
+	}
+	rows := []perfRow{db("3f2504e0-4f89-41d3-9a0c-0305e82c3301", 7), db("3f2504e0-4f89-41d3-9a0c-0305e82c3301.1", 5)}
+	if got := matchPerfCounters(rows, id); got["Transactions/sec"] != 7 {
+		t.Errorf("exact then suffixed: %v, want the exact row's 7", got)
+	}
+	if got := matchPerfCounters([]perfRow{db("bench2", 1), {object: "MSSQL$X:Database Replica", counter: "Transactions/sec", instance: "bench", value: 9}}, perfIdentity{name: "bench"}); len(got) != 0 {
+		t.Errorf("another database or another object matched: %v", got)
+	}
+}
+
+func TestWaitStatsQueryFilters(t *testing.T) {
+	box, azure := waitStatsQuery(false), waitStatsQuery(true)
+	for _, w := range []string{"SOS_WORK_DISPATCHER", "XE_LIVE_TARGET_TVF"} {
+		if !strings.Contains(box, "N'"+w+"'") || !strings.Contains(azure, "N'"+w+"'") {
+			t.Errorf("%s is not left out of the total", w)
+		}
+	}
+	if !strings.Contains(azure, "NOT LIKE N'PREEMPTIVE[_]%'") || strings.Contains(box, "PREEMPTIVE[_]%") {
+		t.Error("preemptive waits must be left out on Azure SQL Database only")
+	}
+	for _, w := range []string{"LOG_RATE_GOVERNOR", "POOL_LOG_RATE_GOVERNOR", "INSTANCE_LOG_RATE_GOVERNOR", "HADR_THROTTLE_LOG_RATE_GOVERNOR"} {
+		if !slices.Contains(monitoredWaits, w) || slices.Contains(idleWaits, w) {
+			t.Errorf("%s is not read as a wait of its own", w)
+		}
+	}
+	if !strings.Contains(resourceStatsQuery(), "xtp_storage_percent") || !strings.Contains(resourceStatsQuery(), "avg_memory_usage_percent") {
+		t.Error("sys.dm_db_resource_stats' memory and In-Memory OLTP storage are not read")
+	}
+	if !strings.Contains(monitorProbeQuery(), "'VIEW SERVER PERFORMANCE STATE'") {
+		t.Error("VIEW SERVER PERFORMANCE STATE (SQL Server 2022) is not accepted")
 	}
 }
 

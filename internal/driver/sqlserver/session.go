@@ -71,6 +71,7 @@ func (db *DB) Session(ctx context.Context, t dbdriver.Table) (dbdriver.Session, 
 		procs:   db.opts.OpPath == dbdriver.PathProcedure,
 		delayed: db.opts.Durability == dbdriver.DurabilityDelayed && db.opts.DurabilityScope == dbdriver.ScopeTransaction,
 		stmts:   map[string]*sql.Stmt{},
+		reqs:    map[string]*request{},
 		args:    make([]any, 0, n+2),
 		raw:     make([]sql.RawBytes, n+1),
 		dest:    make([]any, n+1),
@@ -133,12 +134,22 @@ type session struct {
 	procs   bool // call the table's procedures instead of statements
 	delayed bool // commit every write WITH (DELAYED_DURABILITY = ON)
 	broken  bool // the connection broke: replace it before the next operation
+	wrote   bool // rows were inserted: the procedures are recompiled at Close
+	stale   bool // the pool must not hand the connection out again
 
-	// stmts holds prepared statements by kind and field list. go-mssqldb
-	// prepares on the client (the text is parsed once for parameters); the
-	// server caches the plan of each statement text.
-	stmts  map[string]*sql.Stmt
-	keyBuf []byte
+	// stmts holds the procedure calls, prepared by kind (go-mssqldb
+	// prepares on the client, and calls a procedure by name); reqs holds
+	// the statements, by kind and field list, each with its parameters
+	// declared at the columns' lengths (params): SQL Server caches a plan
+	// per statement text and declaration list, so one list per text is
+	// one plan. They are sent through execSQL, sp_executesql called by
+	// name with that text and list, since go-mssqldb would declare each
+	// []byte at its own length.
+	stmts   map[string]*sql.Stmt
+	reqs    map[string]*request
+	execSQL *sql.Stmt
+	keyBuf  []byte
+	rpc     []any // sp_executesql's arguments: text, declarations, s.args
 
 	args   []any          // arguments, reused by every call and cleared after it
 	raw    []sql.RawBytes // a row's columns, valid until the next row
@@ -160,10 +171,10 @@ func (s *session) checkFields(fields []int) error {
 	return nil
 }
 
-// stmt returns the prepared statement of a kind on fields, preparing the
-// text build returns the first time. fields nil and fields listing every
-// field are different keys: they are different statements.
-func (s *session) stmt(ctx context.Context, kind byte, fields []int, build func() string) (*sql.Stmt, error) {
+// cacheKey returns the cache key of a statement kind on fields, in
+// s.keyBuf. fields nil and fields listing every field are different keys:
+// they are different statements.
+func (s *session) cacheKey(kind byte, fields []int) []byte {
 	k := append(s.keyBuf[:0], kind)
 	if fields == nil {
 		k = append(k, 0xff)
@@ -172,6 +183,13 @@ func (s *session) stmt(ctx context.Context, kind byte, fields []int, build func(
 		k = append(k, byte(f>>8), byte(f))
 	}
 	s.keyBuf = k
+	return k
+}
+
+// stmt returns the prepared procedure call of a kind, preparing the text
+// build returns the first time.
+func (s *session) stmt(ctx context.Context, kind byte, fields []int, build func() string) (*sql.Stmt, error) {
+	k := s.cacheKey(kind, fields)
 	if st, ok := s.stmts[string(k)]; ok { // no allocation: the compiler sees a lookup
 		return st, nil
 	}
@@ -181,6 +199,59 @@ func (s *session) stmt(ctx context.Context, kind byte, fields []int, build func(
 	}
 	s.stmts[string(k)] = st
 	return st, nil
+}
+
+// request is a statement as the session sends it through sp_executesql:
+// its text and its parameters' declarations, boxed once so that sending
+// allocates neither, and each parameter's byte limit.
+type request struct {
+	text, decls any
+	limits      []int
+}
+
+// newRequest returns the request of a statement text and its parameters.
+func newRequest(text string, p params) *request {
+	return &request{text: text, decls: p.decls, limits: p.limits}
+}
+
+// request returns the statement of a kind on fields, building it the
+// first time.
+func (s *session) request(kind byte, fields []int, build func() (string, params)) *request {
+	k := s.cacheKey(kind, fields)
+	if r, ok := s.reqs[string(k)]; ok {
+		return r
+	}
+	r := newRequest(build())
+	s.reqs[string(k)] = r
+	return r
+}
+
+// bind returns sp_executesql, prepared on the session's connection, and
+// its arguments for r with the values in s.args. A value longer than its
+// declared column is refused here: sp_executesql would cut it to the
+// declared length without a word, and a cut key reads or writes another
+// row (the server refuses such a value when it is declared at its own
+// length).
+func (s *session) bind(ctx context.Context, r *request) (*sql.Stmt, []any, error) {
+	for i, a := range s.args {
+		if i >= len(r.limits) || r.limits[i] == 0 {
+			continue
+		}
+		if b, ok := a.([]byte); ok && len(b) > r.limits[i] {
+			return nil, nil, fmt.Errorf("sqlserver: a value of %d bytes for @p%d is longer than its column's %d; it would be cut short", len(b), i+1, r.limits[i])
+		}
+	}
+	if s.execSQL == nil {
+		// Called by name, go-mssqldb sends the arguments as they are,
+		// positionally: the text, the declarations, then the values.
+		st, err := s.conn.PrepareContext(ctx, "sp_executesql")
+		if err != nil {
+			return nil, nil, s.classify(err)
+		}
+		s.execSQL = st
+	}
+	s.rpc = append(append(s.rpc[:0], r.text, r.decls), s.args...)
+	return s.execSQL, s.rpc, nil
 }
 
 // ready replaces a connection that broke under an earlier operation, so
@@ -207,30 +278,61 @@ func (s *session) dropConn() {
 		st.Close()
 		delete(s.stmts, k)
 	}
+	if s.execSQL != nil {
+		s.execSQL.Close()
+		s.execSQL = nil
+	}
 	if s.conn != nil {
-		// A broken connection is discarded by the pool, not reused.
+		// A broken connection is discarded by the pool, not reused; one
+		// the server may have closed under a transient failure is
+		// discarded whatever go-mssqldb thinks of it.
+		if s.stale {
+			_ = s.conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
 		s.conn.Close()
 		s.conn = nil
 	}
+	s.stale = false
 }
 
 // classify classifies err, and remembers when the connection did not
-// survive it.
+// survive it. After a transient failure the connection is let go as well:
+// the server has often closed it (40613, 40197 come with a failover) and
+// go-mssqldb notices only at the next write, and Microsoft's advice for
+// these errors is to retry on a new connection; the runner's retry then
+// gets one from ready.
 func (s *session) classify(err error) error {
 	err = classify(err)
-	if dbdriver.IsConnLost(err) {
+	switch dbdriver.ClassOf(err) {
+	case dbdriver.ClassConnLost:
 		s.broken = true
+	case dbdriver.ClassTransient:
+		// Let go of it once the operation is over (rows may still be
+		// open on it): ready replaces it.
+		s.broken, s.stale = true, true
 	}
 	return err
 }
 
-// readStmt returns the read statement: the read procedure, or a SELECT of
-// the fields asked for.
-func (s *session) readStmt(ctx context.Context, fields []int) (*sql.Stmt, error) {
+// queryRead runs the read of key: the read procedure, or a SELECT of the
+// fields asked for.
+func (s *session) queryRead(ctx context.Context, key []byte, fields []int) (*sql.Rows, error) {
+	s.args = append(s.args[:0], nonNil(key))
+	defer clear(s.args)
 	if s.procs {
-		return s.stmt(ctx, kindRead, nil, func() string { return s.d.proc(s.d.procs.Read) })
+		st, err := s.stmt(ctx, kindRead, nil, func() string { return s.d.proc(s.d.procs.Read) })
+		if err != nil {
+			return nil, err
+		}
+		return st.QueryContext(ctx, s.args...)
 	}
-	return s.stmt(ctx, kindRead, fields, func() string { return s.d.read(fields) })
+	r := s.request(kindRead, fields, func() (string, params) { return s.d.read(fields), s.d.readParams() })
+	st, args, err := s.bind(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(s.rpc)
+	return st.QueryContext(ctx, args...)
 }
 
 // Read fetches the listed fields (nil: all) of one record into values.
@@ -248,11 +350,7 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 	if err := s.ready(ctx); err != nil {
 		return err
 	}
-	st, err := s.readStmt(ctx, fields)
-	if err != nil {
-		return err
-	}
-	rows, err := st.QueryContext(ctx, nonNil(key))
+	rows, err := s.queryRead(ctx, key, fields)
 	if err != nil {
 		return s.classify(err)
 	}
@@ -296,17 +394,7 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	if err := s.ready(ctx); err != nil {
 		return 0, err
 	}
-	var st *sql.Stmt
-	var err error
-	if s.procs {
-		st, err = s.stmt(ctx, kindScan, nil, func() string { return s.d.proc(s.d.procs.Scan) })
-	} else {
-		st, err = s.stmt(ctx, kindScan, fields, func() string { return s.d.scan(fields) })
-	}
-	if err != nil {
-		return 0, err
-	}
-	rows, err := st.QueryContext(ctx, nonNil(startKey), int64(count))
+	rows, err := s.queryScan(ctx, startKey, count, fields)
 	if err != nil {
 		return 0, s.classify(err)
 	}
@@ -341,6 +429,27 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 		return read, s.classify(err)
 	}
 	return read, nil
+}
+
+// queryScan runs the scan: the scan procedure, or a SELECT of the fields
+// asked for.
+func (s *session) queryScan(ctx context.Context, startKey []byte, count int, fields []int) (*sql.Rows, error) {
+	s.args = append(s.args[:0], nonNil(startKey), int64(count))
+	defer clear(s.args)
+	if s.procs {
+		st, err := s.stmt(ctx, kindScan, nil, func() string { return s.d.proc(s.d.procs.Scan) })
+		if err != nil {
+			return nil, err
+		}
+		return st.QueryContext(ctx, s.args...)
+	}
+	r := s.request(kindScan, fields, func() (string, params) { return s.d.scan(fields), s.d.scanParams() })
+	st, args, err := s.bind(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer clear(s.rpc)
+	return st.QueryContext(ctx, args...)
 }
 
 // Update sets the listed fields (nil: all) of one record.
@@ -378,7 +487,7 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 		s.args = append(s.args, nonNil(v))
 	}
 	s.args = append(s.args, nonNil(key))
-	return s.execOne(ctx, kindUpdate, fields, func() string { return s.d.update(fields) })
+	return s.execOne(ctx, kindUpdate, fields, func() (string, params) { return s.d.update(fields), s.d.updateParams(n) })
 }
 
 // Insert adds one record with every field.
@@ -397,8 +506,9 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if s.procs {
 		err = s.call(ctx, kindInsert, s.d.procs.Insert)
 	} else {
-		_, err = s.exec(ctx, kindInsert, nil, func() string { return s.d.insert(1) })
+		_, err = s.exec(ctx, kindInsert, nil, func() (string, params) { return s.d.insert(1), s.d.insertParams(1) })
 	}
+	s.wrote = s.wrote || err == nil
 	return err
 }
 
@@ -411,30 +521,32 @@ func (s *session) Delete(ctx context.Context, key []byte) error {
 	if s.procs {
 		return s.callOne(ctx, kindDelete, s.d.procs.Delete)
 	}
-	return s.execOne(ctx, kindDelete, nil, s.d.delete)
+	return s.execOne(ctx, kindDelete, nil, func() (string, params) { return s.d.delete(), s.d.deleteParams() })
 }
 
 // exec runs a write statement with s.args and returns the rows it
 // affected; in the transaction scope of delayed durability it runs inside a
 // transaction committed with delayed durability.
-func (s *session) exec(ctx context.Context, kind byte, fields []int, build func() string) (int64, error) {
+func (s *session) exec(ctx context.Context, kind byte, fields []int, build func() (string, params)) (int64, error) {
 	defer clear(s.args) // keep nothing of the caller's
 	if s.delayed {
-		st, err := s.stmt(ctx, kind, fields, func() string { return delayedWrite(build()) })
-		if err != nil {
-			return 0, err
-		}
-		var rows int64
-		if err := st.QueryRowContext(ctx, s.args...).Scan(&rows); err != nil {
-			return 0, s.classify(err)
-		}
-		return rows, nil
+		r := s.request(kind, fields, func() (string, params) {
+			text, p := build()
+			return delayedWrite(text), p
+		})
+		return s.queryRows(ctx, r)
 	}
-	st, err := s.stmt(ctx, kind, fields, build)
+	return s.execRequest(ctx, s.request(kind, fields, build))
+}
+
+// execRequest runs r with s.args and returns the rows it affected.
+func (s *session) execRequest(ctx context.Context, r *request) (int64, error) {
+	st, args, err := s.bind(ctx, r)
 	if err != nil {
 		return 0, err
 	}
-	res, err := st.ExecContext(ctx, s.args...)
+	defer clear(s.rpc)
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return 0, s.classify(err)
 	}
@@ -442,8 +554,23 @@ func (s *session) exec(ctx context.Context, kind byte, fields []int, build func(
 	return rows, s.classify(err)
 }
 
+// queryRows runs r, a delayed durable transaction, with s.args and
+// returns the rows it reports.
+func (s *session) queryRows(ctx context.Context, r *request) (int64, error) {
+	st, args, err := s.bind(ctx, r)
+	if err != nil {
+		return 0, err
+	}
+	defer clear(s.rpc)
+	var rows int64
+	if err := st.QueryRowContext(ctx, args...).Scan(&rows); err != nil {
+		return 0, s.classify(err)
+	}
+	return rows, nil
+}
+
 // execOne runs a statement that changes one row: none changed is ErrNotFound.
-func (s *session) execOne(ctx context.Context, kind byte, fields []int, build func() string) error {
+func (s *session) execOne(ctx context.Context, kind byte, fields []int, build func() (string, params)) error {
 	rows, err := s.exec(ctx, kind, fields, build)
 	if err != nil {
 		return err
@@ -463,15 +590,8 @@ func (s *session) callRows(ctx context.Context, kind byte, proc string) (int64, 
 	defer clear(s.args)
 	if s.delayed {
 		nparams := len(s.args)
-		st, err := s.stmt(ctx, kind, nil, func() string { return s.d.delayedProc(proc, nparams) })
-		if err != nil {
-			return 0, err
-		}
-		var rows int64
-		if err := st.QueryRowContext(ctx, s.args...).Scan(&rows); err != nil {
-			return 0, s.classify(err)
-		}
-		return rows, nil
+		r := s.request(kind, nil, func() (string, params) { return s.d.delayedProc(proc, nparams), s.d.delayedProcParams(nparams) })
+		return s.queryRows(ctx, r)
 	}
 	st, err := s.stmt(ctx, kind, nil, func() string { return s.d.proc(proc) })
 	if err != nil {
@@ -519,7 +639,8 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 	if !s.db.opts.BulkLoad && len(keys) <= per {
 		// One statement is one transaction already.
 		s.fillBatch(keys, values)
-		_, err := s.exec(ctx, kindBatch, []int{len(keys)}, func() string { return s.d.insert(len(keys)) })
+		_, err := s.exec(ctx, kindBatch, []int{len(keys)}, func() (string, params) { return s.d.insert(len(keys)), s.d.insertParams(len(keys)) })
+		s.wrote = s.wrote || err == nil
 		return err
 	}
 	if _, err := s.conn.ExecContext(ctx, beginTransaction); err != nil {
@@ -546,6 +667,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 	if err != nil {
 		s.rollback(ctx)
 	}
+	s.wrote = s.wrote || err == nil
 	return err
 }
 
@@ -561,23 +683,20 @@ func (s *session) fillBatch(keys [][]byte, values [][][]byte) {
 }
 
 // insertChunk runs one multi-row INSERT inside the batch's transaction.
-// Only the full-size chunk's statement is kept prepared; the last, shorter
-// one of a batch is built each time.
+// Only the full-size chunk's statement is kept; the last, shorter one of a
+// batch is built each time.
 func (s *session) insertChunk(ctx context.Context, keys [][]byte, values [][][]byte) error {
 	s.fillBatch(keys, values)
 	defer clear(s.args)
 	rows := len(keys)
-	var err error
+	var r *request
 	if rows == rowsPerInsert(s.nfields) {
-		var st *sql.Stmt
-		if st, err = s.stmt(ctx, kindChunk, []int{rows}, func() string { return s.d.insert(rows) }); err != nil {
-			return err
-		}
-		_, err = st.ExecContext(ctx, s.args...)
+		r = s.request(kindChunk, []int{rows}, func() (string, params) { return s.d.insert(rows), s.d.insertParams(rows) })
 	} else {
-		_, err = s.conn.ExecContext(ctx, s.d.insert(rows), s.args...)
+		r = newRequest(s.d.insert(rows), s.d.insertParams(rows))
 	}
-	return s.classify(err)
+	_, err := s.execRequest(ctx, r)
+	return err
 }
 
 // bulkCopy sends the records through go-mssqldb's bulk copy (INSERT BULK,
@@ -636,17 +755,65 @@ func (s *session) discardConn() {
 	}
 }
 
+// recompileTimeout bounds the recompilation of the procedures at Close,
+// which has no context of its own.
+const recompileTimeout = 30 * time.Second
+
 // Close returns the session's connection to the pool. It is safe to call
 // more than once, and DB.Close closes sessions left open.
+//
+// The last session of a table closing after rows were inserted (the end
+// of a load) marks the natively compiled procedures for recompilation, so
+// that the run after the load is not served by plans made for an empty
+// table; its error, if any, is Close's.
 func (s *session) Close() error {
-	s.db.mu.Lock()
+	db := s.db
+	db.mu.Lock()
 	if s.closed {
-		s.db.mu.Unlock()
+		db.mu.Unlock()
 		return nil
 	}
 	s.closed = true
-	delete(s.db.open, s)
-	s.db.mu.Unlock()
+	delete(db.open, s)
+	if s.wrote {
+		db.wrote[s.d.table] = true
+	}
+	recompile := s.procs && db.opts.TableType != dbdriver.TableDisk && db.wrote[s.d.table] && !db.openOn(s.d.table)
+	if recompile {
+		delete(db.wrote, s.d.table)
+	}
+	db.mu.Unlock()
+	var err error
+	if recompile {
+		err = s.recompile()
+	}
 	s.dropConn()
+	return err
+}
+
+// openOn reports whether a session on table is still open; db.mu is held.
+func (db *DB) openOn(table string) bool {
+	for o := range db.open {
+		if o.d.table == table {
+			return true
+		}
+	}
+	return false
+}
+
+// recompile runs sp_recompile on the table's procedures, on the session's
+// connection unless it broke.
+func (s *session) recompile() error {
+	ctx, cancel := context.WithTimeout(context.Background(), recompileTimeout)
+	defer cancel()
+	var err error
+	if s.conn != nil && !s.broken {
+		_, err = s.conn.ExecContext(ctx, s.d.recompileProcedures())
+	} else {
+		_, err = s.db.pool.ExecContext(ctx, s.d.recompileProcedures())
+	}
+	if err != nil {
+		return fmt.Errorf("sqlserver: sp_recompile the procedures of %s after the load: %w", s.d.table, classify(err))
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 	"testing"
@@ -50,8 +51,13 @@ func TestPlanChanges(t *testing.T) {
 				if !strings.HasPrefix(c.apply, "ALTER DATABASE CURRENT SET "+c.option+" = "+c.to) {
 					t.Errorf("apply %q does not set %s = %s", c.apply, c.option, c.to)
 				}
-				if !strings.HasSuffix(c.restore, "ALTER DATABASE CURRENT SET "+c.option+" = "+c.from) {
-					t.Errorf("restore %q does not put %s back to %s", c.restore, c.option, c.from)
+				if !strings.Contains(c.restore, "IF @now = N'"+c.to+"' ALTER DATABASE CURRENT SET "+c.option+" = "+c.from+";") {
+					t.Errorf("restore %q does not put %s back to %s while it holds %s", c.restore, c.option, c.from, c.to)
+				}
+				// Matched by name: on Azure SQL Database DB_ID() need not be
+				// sys.databases' database_id.
+				if !strings.Contains(c.restore, "WHERE name = DB_NAME()") || strings.Contains(c.restore, "DB_ID()") {
+					t.Errorf("restore %q does not find the database by name", c.restore)
 				}
 			}
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
@@ -61,6 +67,34 @@ func TestPlanChanges(t *testing.T) {
 	}
 	if _, err := planChanges(driver.Options{Durability: driver.DurabilityFull}, dbState{delayedDurability: "SOMETIMES"}); err == nil {
 		t.Error("an unknown DELAYED_DURABILITY value was planned over: Close could not put it back")
+	}
+}
+
+// TestRestoreOutcome: restore returns the value it found; NULL (no row in
+// sys.databases) means dbprobe's FORCED may still be in force, which must
+// be reported with the statement that puts it back, not passed over.
+func TestRestoreOutcome(t *testing.T) {
+	changes, err := planChanges(driver.Options{Durability: driver.DurabilityDelayed}, dbState{database: "bench", delayedDurability: "DISABLED"})
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("planChanges = %v, %v", changes, err)
+	}
+	c := changes[0]
+	for _, found := range []string{"FORCED", "DISABLED", "ALLOWED"} {
+		if err := restoreOutcome(c, sql.NullString{String: found, Valid: true}); err != nil {
+			t.Errorf("found %s: %v, want nil (put back, or changed by someone else since)", found, err)
+		}
+	}
+	err = restoreOutcome(c, sql.NullString{})
+	want := `sqlserver: could not read DELAYED_DURABILITY of database "bench" to put it back (sys.databases shows no row named DB_NAME()); ` +
+		"it may still be FORCED as dbprobe set it: run ALTER DATABASE [bench] SET DELAYED_DURABILITY = DISABLED"
+	if err == nil || err.Error() != want {
+		t.Errorf("restoreOutcome(NULL) =\n %v\nwant\n %s", err, want)
+	}
+}
+
+func TestStateQueryMatchesByName(t *testing.T) {
+	if !strings.Contains(stateQuery, "FROM sys.databases AS d WHERE d.name = DB_NAME()") || strings.Contains(stateQuery, "DB_ID()") {
+		t.Errorf("stateQuery must read sys.databases by name (DB_ID() differs from its database_id on Azure SQL Database):\n%s", stateQuery)
 	}
 }
 
@@ -84,14 +118,23 @@ func TestMemorySupport(t *testing.T) {
 		st   dbState
 		want string // "" when supported, else a part of the message
 	}{
-		{"Azure Business Critical", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true}, ""},
+		{"Azure Business Critical", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, serviceTier: "BusinessCritical"}, ""},
 		{"Azure General Purpose", dbState{engineEdition: engineAzureSQLDatabase, database: "bench", serviceObjective: "GP_Gen5_2"},
 			`Azure SQL Database "bench" at service objective GP_Gen5_2 has no memory-optimized tables (table type memory); they need the Premium or Business Critical tier`},
+		{"Azure Hyperscale", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, database: "bench", serviceObjective: "HS_Gen5_4", serviceTier: "Hyperscale"},
+			`Azure SQL Database "bench" (Hyperscale, service objective HS_Gen5_4) has no memory-optimized tables (table type memory); the Hyperscale tier supports none: use table type disk, or a Premium or Business Critical database`},
 		{"Azure without a filegroup view", dbState{engineEdition: engineAzureSQLDatabase, databaseXTP: true, memoryFilegroups: 0}, ""},
-		{"SQL Server with a filegroup", dbState{engineEdition: 3, serverXTP: true, memoryFilegroups: 1}, ""},
+		{"Managed Instance General Purpose", dbState{engineEdition: engineManagedInstance, serverXTP: true, database: "bench"},
+			`Azure SQL Managed Instance database "bench" has no memory-optimized tables (table type memory); only the Business Critical tier of Managed Instance supports them: use a Business Critical instance, or table type disk`},
+		{"Managed Instance Business Critical", dbState{engineEdition: engineManagedInstance, databaseXTP: true, memoryFilegroups: 1, memoryFilegroup: "XTP", memoryFiles: 1}, ""},
+		{"Managed Instance Business Critical without a file", dbState{engineEdition: engineManagedInstance, databaseXTP: true, database: "bench", memoryFilegroups: 1, memoryFilegroup: "XTP"},
+			`Azure SQL Managed Instance database "bench" has no file in its MEMORY_OPTIMIZED_DATA filegroup [XTP], which memory-optimized tables (table type memory) need (CREATE TABLE would fail with error 41337); add one (ALTER DATABASE [bench] ADD FILE (NAME = 'dbprobe_mod') TO FILEGROUP [XTP]) or use table type disk`},
+		{"SQL Server with a filegroup and a file", dbState{engineEdition: 3, serverXTP: true, memoryFilegroups: 1, memoryFilegroup: "mod", memoryFiles: 1}, ""},
 		{"SQL Server without a filegroup", dbState{engineEdition: 3, serverXTP: true, database: "bench"},
 			`SQL Server database "bench" has no MEMORY_OPTIMIZED_DATA filegroup, which memory-optimized tables (table type memory) need; add one (ALTER DATABASE [bench] ADD FILEGROUP`},
-		{"SQL Server without In-Memory OLTP", dbState{engineEdition: 4, edition: "Express Edition (64-bit)", database: "bench", memoryFilegroups: 1},
+		{"SQL Server with a filegroup and no file", dbState{engineEdition: 3, serverXTP: true, database: "bench", memoryFilegroups: 1, memoryFilegroup: "mod"},
+			`SQL Server database "bench" has no file in its MEMORY_OPTIMIZED_DATA filegroup [mod], which memory-optimized tables (table type memory) need (CREATE TABLE would fail with error 41337); add one (ALTER DATABASE [bench] ADD FILE (NAME = 'dbprobe_mod', FILENAME = '<a directory of the server>/dbprobe_mod') TO FILEGROUP [mod]) or use table type disk`},
+		{"SQL Server without In-Memory OLTP", dbState{engineEdition: 4, edition: "Express Edition (64-bit)", database: "bench", memoryFilegroups: 1, memoryFiles: 1},
 			`SQL Server Express Edition (64-bit) (database "bench") has no memory-optimized tables (table type memory); SERVERPROPERTY('IsXTPSupported') is 0`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,5 +255,33 @@ func TestBucketCount(t *testing.T) {
 		if got := bucketCount(driver.Options{BucketCount: in}); got != want {
 			t.Errorf("bucketCount(%d) = %d, want %d", in, got, want)
 		}
+	}
+}
+
+func TestBucketSetting(t *testing.T) {
+	for _, tc := range []struct {
+		used, asked int64
+		created     bool
+		want        string
+	}{
+		{1024, 1000, true, "1024 (read back from sys.hash_indexes for table usertable; 1000 was asked for: the server rounds BUCKET_COUNT up to a power of two)"},
+		{1 << 20, 1 << 20, true, "1048576 (read back from sys.hash_indexes for table usertable)"},
+		{1024, 1 << 20, false, "1024 (read back from sys.hash_indexes for table usertable)"}, // a table loaded earlier
+	} {
+		if got := bucketSetting("usertable", tc.used, tc.asked, tc.created); got != tc.want {
+			t.Errorf("bucketSetting(%d, %d, %v) = %q, want %q", tc.used, tc.asked, tc.created, got, tc.want)
+		}
+	}
+	// Info shows it in place of the count asked for, and hands out a copy.
+	db := &DB{opts: driver.Options{TableType: driver.TableMemory, BucketCount: 1000}, created: map[string]bool{"usertable": true},
+		info: driver.Info{Settings: []driver.Setting{{Name: "database", Value: "bench"}, {Name: "bucket_count", Value: "1000"}}}}
+	db.noteBuckets("usertable", 1024)
+	info := db.Info()
+	if len(info.Settings) != 2 || !strings.HasPrefix(info.Settings[1].Value, "1024 (read back") {
+		t.Errorf("Info().Settings = %v", info.Settings)
+	}
+	info.Settings[1].Value = "changed"
+	if db.Info().Settings[1].Value == "changed" {
+		t.Error("Info hands out its own settings slice")
 	}
 }

@@ -45,6 +45,11 @@ type DB struct {
 	applied []change              // options Open changed; nil once put back
 	open    map[*session]struct{} // sessions not yet closed
 	closed  bool
+	// wrote holds the tables sessions inserted rows into since their
+	// procedures were last recompiled (session.Close); created, the tables
+	// this DB created, whose BUCKET_COUNT it asked for.
+	wrote   map[string]bool
+	created map[string]bool
 
 	// connector opens the monitor's connection, in a pool of its own so
 	// that it takes none of the sessions' and the table lifecycle's.
@@ -73,14 +78,34 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	pool.SetMaxOpenConns(conns)
 	pool.SetMaxIdleConns(conns)
 
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, openTimeout)
-		defer cancel()
+	// bounded bounds a context by openTimeout when the caller set no
+	// deadline.
+	bounded := func(ctx context.Context) (context.Context, context.CancelFunc) {
+		if _, ok := ctx.Deadline(); ok {
+			return ctx, func() {}
+		}
+		return context.WithTimeout(ctx, openTimeout)
 	}
-	st, err := readState(ctx, pool)
+	// A database not currently available (40613: failover, scaling,
+	// serverless resume) is waited for a while, each try bounded.
+	st, tries, waited, err := readStateRetrying(ctx, func(ctx context.Context) (dbState, error) {
+		ctx, cancel := bounded(ctx)
+		defer cancel()
+		return readState(ctx, pool)
+	}, sleepCtx)
+	ctx, cancel := bounded(ctx)
+	defer cancel()
+	if errors.Is(err, sql.ErrNoRows) {
+		// The login worked and the server answered: not a credentials
+		// problem, whatever the authentication.
+		pool.Close()
+		return nil, fmt.Errorf("sqlserver: sys.databases at %s shows no row named DB_NAME() (database %q), so its options cannot be read; check that the login's database is online", cfg.addr, cfg.database)
+	}
 	if err != nil {
 		pool.Close()
+		if u := unavailableError(err, cfg, tries, waited); u != nil {
+			return nil, u
+		}
 		return nil, openError(err, target, cfg)
 	}
 	if opts.TableType != dbdriver.TableDisk {
@@ -89,7 +114,8 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 			return nil, err
 		}
 	}
-	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}, connector: connector}
+	db := &DB{pool: pool, opts: opts, schema: st.schema, open: map[*session]struct{}{}, connector: connector,
+		wrote: map[string]bool{}, created: map[string]bool{}}
 	changes, err := planChanges(opts, st)
 	if err != nil {
 		pool.Close()
@@ -113,11 +139,19 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 			return nil, err
 		}
 	}
+	// The options of a session as the workers' will have them, read from
+	// one of the pool's connections.
+	ss, err := readSession(ctx, pool)
+	if err != nil {
+		db.Close()
+		return nil, classify(err)
+	}
 	db.info = dbdriver.Info{
 		Driver:        "sqlserver",
 		Library:       "go-mssqldb " + dbdriver.ModuleVersion(libraryPath),
 		ServerVersion: serverVersion(st.version, st.engineEdition),
-		Settings:      append(settings(st, opts, changes, cfg.auth()), dbdriver.Setting{Name: "tls", Value: cfg.tls}),
+		Settings: append(append(settings(st, opts, changes, cfg.auth()), sessionSettings(ss, st, opts)...),
+			dbdriver.Setting{Name: "tls", Value: cfg.tls}),
 	}
 	return db, nil
 }
@@ -212,15 +246,41 @@ func (db *DB) RestoreSettings(ctx context.Context) error {
 	}
 	var errs []error
 	for i := len(changes) - 1; i >= 0; i-- {
-		if _, err := db.pool.ExecContext(ctx, changes[i].restore); err != nil {
+		var found sql.NullString
+		if err := db.pool.QueryRowContext(ctx, changes[i].restore).Scan(&found); err != nil {
 			errs = append(errs, fmt.Errorf("sqlserver: put %s back to %s: %w", changes[i].option, changes[i].from, classify(err)))
+			continue
 		}
+		errs = append(errs, restoreOutcome(changes[i], found))
 	}
 	return errors.Join(errs...)
 }
 
-// Info describes the driver, the server and its settings.
-func (db *DB) Info() dbdriver.Info { return db.info }
+// Info describes the driver, the server and its settings. Inspect may
+// update the bucket count after Open.
+func (db *DB) Info() dbdriver.Info {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	info := db.info
+	info.Settings = append([]dbdriver.Setting(nil), db.info.Settings...)
+	return info
+}
+
+// noteBuckets puts the bucket count the server uses for a
+// memory-optimized table, read back from sys.hash_indexes, into Info's
+// bucket_count in place of the one asked for.
+func (db *DB) noteBuckets(table string, buckets int64) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	value := bucketSetting(table, buckets, bucketCount(db.opts), db.created[table])
+	for i, s := range db.info.Settings {
+		if s.Name == "bucket_count" {
+			db.info.Settings[i].Value = value
+			return
+		}
+	}
+	db.info.Settings = append(db.info.Settings, dbdriver.Setting{Name: "bucket_count", Value: value})
+}
 
 // Close closes the sessions still open, puts back the database options
 // Open changed, and closes the pool. It is safe to call more than once.
@@ -271,6 +331,9 @@ func (db *DB) Inspect(ctx context.Context, t dbdriver.Table) (dbdriver.TableStat
 	}
 	st.Exists = true
 	st.Type, st.Storage = tableType(memory, durability, baseIndex, buckets)
+	if memory && buckets > 0 {
+		db.noteBuckets(t.Name, buckets)
+	}
 
 	if st.Columns, err = db.columns(ctx, d); err != nil {
 		return st, err
@@ -435,6 +498,11 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 			}
 			return nil
 		}()
+		if err == nil {
+			db.mu.Lock()
+			db.created[t.Name] = true
+			db.mu.Unlock()
+		}
 		if err != nil {
 			undo := context.WithoutCancel(ctx)
 			for _, q := range d.dropProcedures() {

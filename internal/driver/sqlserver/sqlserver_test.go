@@ -77,7 +77,7 @@ func quote(s string) string { return "[" + strings.ReplaceAll(s, "]", "]]") + "]
 func databaseOption(t testing.TB, a *sql.DB, column string) string {
 	t.Helper()
 	var v string
-	if err := a.QueryRow("SELECT CAST(" + column + " AS nvarchar(60)) FROM sys.databases WHERE database_id = DB_ID()").Scan(&v); err != nil {
+	if err := a.QueryRow("SELECT CAST(" + column + " AS nvarchar(60)) FROM sys.databases WHERE name = DB_NAME()").Scan(&v); err != nil {
 		t.Fatal(err)
 	}
 	return v

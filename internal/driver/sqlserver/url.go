@@ -159,6 +159,9 @@ func parseURL(target dbdriver.Target) (connConfig, error) {
 			return c, badinput.New("--db %s: unknown fedauth %q; use one of %s, or leave fedauth out to log in with a SQL Server login",
 				shown, f, strings.Join(fedAuthMethods, ", "))
 		}
+		if err := checkFedAuth(c.fedAuth, get, shown); err != nil {
+			return c, err
+		}
 	}
 
 	dsn := *u

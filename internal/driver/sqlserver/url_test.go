@@ -38,6 +38,8 @@ func TestParseURL(t *testing.T) {
 			database: "bench", fedAuth: "ActiveDirectoryDefault", host: "myserver.database.windows.net", addr: "myserver.database.windows.net:1433"},
 		{name: "Entra ID method in any case", raw: "sqlserver://h?database=bench&fedauth=activedirectorymanagedidentity",
 			database: "bench", fedAuth: "ActiveDirectoryManagedIdentity", host: "h", addr: "h:1433"},
+		{name: "Entra ID password with its application", raw: "sqlserver://u%40t:Secret1@h?database=bench&fedauth=ActiveDirectoryPassword&applicationclientid=11111111-2222-3333-4444-555555555555",
+			database: "bench", fedAuth: "ActiveDirectoryPassword", user: "u@t", pw: "Secret1", host: "h", addr: "h:1433"},
 		{name: "service principal secret apart", raw: "sqlserver://app-id%40tenant@h?database=bench&fedauth=ActiveDirectoryServicePrincipal", password: "clientSecret",
 			database: "bench", fedAuth: "ActiveDirectoryServicePrincipal", user: "app-id@tenant", pw: "clientSecret", host: "h", addr: "h:1433"},
 
@@ -54,6 +56,12 @@ func TestParseURL(t *testing.T) {
 		{name: "bad option value", raw: "sqlserver://sa:Secret1@h?database=bench&encrypt=perhaps", wantErr: "invalid encrypt 'perhaps'"},
 		{name: "fragment", raw: "sqlserver://h?database=bench#x", wantErr: "#fragment"},
 		{name: "other scheme", raw: "postgres://h?database=bench", wantErr: "is not a SQL Server URL"},
+		{name: "Entra ID password without its application", raw: "sqlserver://u%40t:Secret1@h?database=bench&fedauth=ActiveDirectoryPassword",
+			wantErr: "fedauth=ActiveDirectoryPassword needs applicationclientid= (the application (client) ID"},
+		{name: "Entra ID interactive without its application", raw: "sqlserver://h?database=bench&fedauth=activedirectoryinteractive",
+			wantErr: "fedauth=ActiveDirectoryInteractive needs applicationclientid="},
+		{name: "Entra ID integrated", raw: "azuresql://h?database=bench&fedauth=ActiveDirectoryIntegrated",
+			wantErr: "it runs ActiveDirectoryDefault (environment, workload or managed identity, Azure CLI) in its place; write fedauth=ActiveDirectoryDefault"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := url.Parse(tc.raw)

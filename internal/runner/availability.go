@@ -118,9 +118,18 @@ func (a *availability) finish(end int64) []Outage {
 	return a.outages
 }
 
-// unavailable reports whether err says the database could not be reached
-// in time: the connection broke, or the operation timed out.
+// unavailable reports whether err says the database could not serve the
+// operation: the connection broke, the operation timed out, or the service
+// said it is passing through a failover or reconfiguration (transient).
 func unavailable(err error) bool {
+	return connectionInDoubt(err) || driver.ClassOf(err) == driver.ClassTransient
+}
+
+// connectionInDoubt reports whether the session's connection may be gone:
+// it broke, or an operation timed out on it. A transient failure is not
+// one: its driver has already let go of that connection, so that a retry
+// runs on a new one within the same session.
+func connectionInDoubt(err error) bool {
 	c := driver.ClassOf(err)
 	return c == driver.ClassConnLost || c == driver.ClassTimeout
 }
@@ -130,7 +139,7 @@ func unavailable(err error) bool {
 // leaves the connection in doubt (lost, or timed out).
 func (w *worker) guarded(ctx context.Context, call func(context.Context) error) error {
 	err := w.withTimeout(ctx, call)
-	if err != nil && unavailable(err) {
+	if err != nil && connectionInDoubt(err) {
 		w.broken = true
 	}
 	return err

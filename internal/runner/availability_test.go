@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -210,5 +211,44 @@ func TestOnStartGivesTheTicksOrigin(t *testing.T) {
 	}
 	if first == nil || !first.Start.Equal(started) {
 		t.Fatalf("first tick %+v, OnStart %v", first, started)
+	}
+}
+
+// TestTransientFailuresAreAnOutage answers every operation with a
+// transient error (an Azure SQL failover: 40613) for 300 ms: that span is
+// an outage, the sessions stay (their driver already let the connection
+// go), and the retry policy carries operations across it.
+func TestTransientFailuresAreAnOutage(t *testing.T) {
+	db := newMemDB()
+	spec := testSpec(100, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 10}); err != nil {
+		t.Fatal(err)
+	}
+	failover := driver.Classify(errors.New("database is not currently available"), "40613", driver.ClassTransient)
+	var failing atomic.Bool
+	db.failKey = func(string) error {
+		if failing.Load() {
+			time.Sleep(time.Millisecond)
+			return failover
+		}
+		return nil
+	}
+	time.AfterFunc(200*time.Millisecond, func() { failing.Store(true) })
+	time.AfterFunc(500*time.Millisecond, func() { failing.Store(false) })
+	before := db.sessions.Load()
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, MaxExecutionTime: time.Second,
+		Retry: RetryPolicy{Max: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Outages) != 1 || out.Outages[0].Duration() < 250*time.Millisecond || out.Outages[0].Ongoing {
+		t.Fatalf("outages %+v, want the 300 ms failover, ended", out.Outages)
+	}
+	if out.Reconnects != 0 || db.sessions.Load() != before+2 {
+		t.Errorf("%d reconnects: a transient failure must not throw the session away", out.Reconnects)
+	}
+	if out.Retries == 0 || out.Errors["ERROR(40613)"] == 0 {
+		t.Errorf("retries %d, errors %v: want retried 40613s", out.Retries, out.Errors)
 	}
 }

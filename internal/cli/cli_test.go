@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"dbprobe/internal/driver"
 	_ "dbprobe/internal/driver/all"
 	"dbprobe/internal/driver/drivertest"
+	"dbprobe/internal/result"
 	"dbprobe/internal/testdb"
 	"dbprobe/internal/workload"
 )
@@ -344,6 +346,55 @@ func TestRetriesLineWithARetryPolicy(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^#\s+retries\s+= 3\s+\(--retries\)`).MatchString(stdout) {
 		t.Errorf("the header does not show retries=3 from --retries:\n%s", stdout)
 	}
+}
+
+// Retries are counted per error code, in the text and in the JSON: at
+// serializable isolation, eight threads updating ten rows make PostgreSQL
+// refuse concurrent updates with 40001, and each refusal is retried.
+func TestRetriesPerCodeOnPostgres(t *testing.T) {
+	base := testdb.FreshPostgresDatabase(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("default_transaction_isolation", "serializable")
+	u.RawQuery = q.Encode()
+	out := filepath.Join(t.TempDir(), "retries.jsonl")
+	stdout, stderr, err := run(t, "ycsb", "--db", u.String(), "-p", "recordcount=10", "-p", "operationcount=4000",
+		"-p", "readproportion=0", "-p", "updateproportion=1", "--threads", "8", "--retries", "100", "--out", out)
+	if err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	upd := parseYCSB(t, stdout)[1]["UPDATE"]
+	total, byCode := upd["Retries"], upd["Retries(40001)"]
+	var codes float64
+	for k, n := range upd {
+		if strings.HasPrefix(k, "Retries(") {
+			codes += n
+		}
+	}
+	if byCode == 0 || codes != total {
+		t.Fatalf("[UPDATE] Retries %v, Retries(40001) %v, all codes %v: want 40001 retries adding up to the total\n%s", total, byCode, codes, stdout)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Phases[1].Summary.Series {
+		if s.Name == "UPDATE" {
+			if got := s.RetriesByCode["40001"]; float64(got) != byCode {
+				t.Fatalf("JSON retries_by_code %v, the text says 40001: %v", s.RetriesByCode, byCode)
+			}
+			return
+		}
+	}
+	t.Fatal("no UPDATE series in the JSON summary")
 }
 
 // An update changes exactly one field (writeallfields=false).

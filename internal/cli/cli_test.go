@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,6 +23,7 @@ import (
 	"dbprobe/internal/driver"
 	_ "dbprobe/internal/driver/all"
 	"dbprobe/internal/driver/drivertest"
+	"dbprobe/internal/result"
 	"dbprobe/internal/testdb"
 	"dbprobe/internal/workload"
 )
@@ -343,6 +345,138 @@ func TestRetriesLineWithARetryPolicy(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^#\s+retries\s+= 3\s+\(--retries\)`).MatchString(stdout) {
 		t.Errorf("the header does not show retries=3 from --retries:\n%s", stdout)
+	}
+}
+
+// Retries are counted per error code, in the text and in the JSON: at
+// serializable isolation, eight threads updating ten rows make PostgreSQL
+// refuse concurrent updates with 40001, and each refusal is retried.
+func TestRetriesPerCodeOnPostgres(t *testing.T) {
+	base := testdb.FreshPostgresDatabase(t)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("default_transaction_isolation", "serializable")
+	u.RawQuery = q.Encode()
+	out := filepath.Join(t.TempDir(), "retries.jsonl")
+	stdout, stderr, err := run(t, "ycsb", "--db", u.String(), "-p", "recordcount=10", "-p", "operationcount=4000",
+		"-p", "readproportion=0", "-p", "updateproportion=1", "--threads", "8", "--retries", "100", "--out", out)
+	if err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	upd := parseYCSB(t, stdout)[1]["UPDATE"]
+	total, byCode := upd["Retries"], upd["Retries(40001)"]
+	var codes float64
+	for k, n := range upd {
+		if strings.HasPrefix(k, "Retries(") {
+			codes += n
+		}
+	}
+	if byCode == 0 || codes != total {
+		t.Fatalf("[UPDATE] Retries %v, Retries(40001) %v, all codes %v: want 40001 retries adding up to the total\n%s", total, byCode, codes, stdout)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range res.Phases[1].Summary.Series {
+		if s.Name == "UPDATE" {
+			if got := s.RetriesByCode["40001"]; float64(got) != byCode {
+				t.Fatalf("JSON retries_by_code %v, the text says 40001: %v", s.RetriesByCode, byCode)
+			}
+			return
+		}
+	}
+	t.Fatal("no UPDATE series in the JSON summary")
+}
+
+// With fieldlengthdistribution=histogram the stored values have the
+// lengths YCSB draws from the file (bucket i gives (i+1)×BlockSize, the
+// last bucket the one before it), and the columns are sized for the
+// longest of them rather than fieldlength.
+func TestFieldLengthHistogramOnSQLite(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "sizes.txt")
+	if err := os.WriteFile(hist, []byte("BlockSize\t8\n0\t10\n1\t30\n2\t0\n3\t40\n4\t20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hist.db")
+	stdout, stderr, err := run(t, "ycsb", "--db", "sqlite://"+path, "-p", "fieldlengthdistribution=histogram",
+		"-p", "fieldlengthhistogram="+hist, "-p", "recordcount=200", "-p", "operationcount=300",
+		"-p", "readproportion=0", "-p", "updateproportion=1", "-p", "writeallfields=true", "--threads", "2")
+	if err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "# note: fieldlengthhistogram "+hist+": 5 buckets of 8 bytes; field lengths 8 to 32 bytes, mean 24.6") {
+		t.Errorf("the header does not summarise the histogram:\n%s", stdout)
+	}
+	db, err := sql.Open(firstSQLiteDriver(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var ddl string
+	if err := db.QueryRow("SELECT sql FROM sqlite_master WHERE name = 'usertable'").Scan(&ddl); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(ddl, "VARCHAR(32)") != 10 {
+		t.Errorf("table %s: want its 10 fields VARCHAR(32), the histogram's longest", ddl)
+	}
+	var cols []string
+	for i := range 10 {
+		cols = append(cols, fmt.Sprintf("length(FIELD%d)", i))
+	}
+	rows, err := db.Query("SELECT " + strings.Join(cols, ", ") + " FROM usertable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	lengths := map[int]float64{}
+	total := 0.0
+	for rows.Next() {
+		var l [10]int
+		if err := rows.Scan(&l[0], &l[1], &l[2], &l[3], &l[4], &l[5], &l[6], &l[7], &l[8], &l[9]); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range l {
+			lengths[n]++
+			total++
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if total != 2000 {
+		t.Fatalf("%v values stored, want 2000", total)
+	}
+	// YCSB's shares: 8 bytes 11%, 16 bytes 30%, 32 bytes 59%; each within
+	// 5 standard deviations.
+	for length, p := range map[int]float64{8: 0.11, 16: 0.30, 32: 0.59} {
+		if sd := math.Sqrt(total * p * (1 - p)); math.Abs(lengths[length]-total*p) > 5*sd {
+			t.Errorf("%v values of %d bytes, want %.0f ± %.0f (all lengths: %v)", lengths[length], length, total*p, 5*sd, lengths)
+		}
+	}
+	if len(lengths) != 3 {
+		t.Errorf("stored lengths %v, want only 8, 16 and 32", lengths)
+	}
+
+	// A malformed file is refused in one line before anything runs.
+	if err := os.WriteFile(hist, []byte("BlockSize\t8\n0\t10\n1 30\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = run(t, "load", "--db", "sqlite://"+filepath.Join(dir, "bad.db"), "-p", "fieldlengthdistribution=histogram", "-p", "fieldlengthhistogram="+hist)
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "line 3") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("malformed histogram: %v, want one line of bad input naming line 3", err)
+	}
+	if _, serr := os.Stat(filepath.Join(dir, "bad.db")); serr == nil {
+		t.Error("the bad histogram's database was created anyway")
 	}
 }
 

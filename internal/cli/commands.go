@@ -23,6 +23,11 @@ FIELD0…FIELDn varchar(fieldlength) NOT NULL) when it is absent, records that
 dbprobe created it, and inserts the records insertstart … insertstart+insertcount-1
 in batches of db.batchsize rows (PostgreSQL: COPY; --no-copy: multi-row INSERT).
 
+With -p fieldlengthdistribution=histogram, field lengths are drawn from the
+histogram file fieldlengthhistogram names (default hist.txt; a relative path is
+from the working directory, as in YCSB), and its longest length sizes the
+FIELD columns instead of fieldlength.
+
 A table that holds rows dbprobe did not write is never loaded into, emptied or
 dropped; --drop-existing drops only a table dbprobe created.`,
 		Example: ycsbExamples,

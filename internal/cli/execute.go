@@ -212,7 +212,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 	}
 	j.target.AllowInsecureTLS = o.allowInsecureTLS
 	s := &j.cfg.Workload
-	j.table = driver.Table{Name: s.Table, KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: s.FieldNames(), FieldLength: s.FieldLength}
+	// The columns hold the longest value the workload writes: fieldlength,
+	// or with fieldlengthdistribution=histogram the histogram's longest.
+	j.table = driver.Table{Name: s.Table, KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: s.FieldNames(), FieldLength: s.MaxFieldLength()}
 	return nil
 }
 

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +88,9 @@ var known = []property{
 	{key: "fieldlength", def: "100"},
 	{key: "minfieldlength", def: "1"},
 	{key: "fieldlengthdistribution", def: "constant"},
+	// Read only with fieldlengthdistribution=histogram; a relative path is
+	// from the working directory, as YCSB's FileReader takes it.
+	{key: "fieldlengthhistogram", def: "hist.txt"},
 	{key: "fieldnameprefix", def: "field"},
 	{key: "readallfields", def: "true"},
 	{key: "writeallfields", def: "false"},
@@ -193,6 +198,19 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 	s.FieldLength = r.int("fieldlength")
 	s.MinFieldLength = r.int("minfieldlength")
 	s.FieldLengthDistribution = parseEnum(&r, "fieldlengthdistribution", workload.ParseFieldLengthDistribution)
+	histogramFile := r.str("fieldlengthhistogram")
+	if s.FieldLengthDistribution == workload.HistogramLength && r.err == nil {
+		h, err := readHistogram(histogramFile, r.source("fieldlengthhistogram"))
+		if err != nil {
+			return nil, err
+		}
+		s.FieldLengthHistogram = h
+		shown := histogramFile
+		if abs, err := filepath.Abs(histogramFile); err == nil && abs != histogramFile {
+			shown += " (" + abs + ")"
+		}
+		c.Notes = append(c.Notes, fmt.Sprintf("fieldlengthhistogram %s: %v; fieldlength and minfieldlength do not apply, as in YCSB", shownPath(shown), h))
+	}
 	s.FieldNamePrefix = r.str("fieldnameprefix")
 	s.ReadAllFields = r.bool("readallfields")
 	s.WriteAllFields = r.bool("writeallfields")
@@ -219,8 +237,7 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		// Every built-in workload file sets operationcount=1000, which
 		// ends a run in milliseconds: a duration asked for would never be
 		// reached. A count the user chose still stands beside the duration.
-		_, src, _ := p.Get("maxexecutiontime")
-		r.gaveWay("operationcount", fmt.Sprintf("gives way to maxexecutiontime=%s (%s): the run is bounded by time", c.MaxExecutionTime, src))
+		r.gaveWay("operationcount", fmt.Sprintf("gives way to maxexecutiontime=%s (%s): the run is bounded by time", c.MaxExecutionTime, r.source("maxexecutiontime")))
 		s.OperationCount = 0
 	}
 	c.StatusInterval = r.seconds("status.interval")
@@ -305,6 +322,33 @@ func (r *resolver) gaveWay(key, why string) {
 			r.settings[i].Source = fmt.Sprintf("%s; its %s %s", st.Source, st.Value, why)
 		}
 	}
+}
+
+// source returns where a property's value comes from.
+func (r *resolver) source(key string) string {
+	if _, src, ok := r.p.Get(key); ok {
+		return src
+	}
+	return SourceDefault
+}
+
+// readHistogram reads the field length histogram file path, which the
+// property fieldlengthhistogram from source names.
+func readHistogram(path, source string) (*workload.Histogram, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, badinput.New("fieldlengthhistogram=%s (from %s): cannot read it: %s; fieldlengthdistribution=histogram draws field lengths from this file (a relative path is from the working directory, as in YCSB)",
+			shownPath(path), source, shortIOError(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, badinput.New("fieldlengthhistogram=%s (from %s) is a directory; name the histogram file", shownPath(path), source)
+	}
+	h, err := workload.ParseHistogram(f)
+	if err != nil {
+		return nil, badinput.New("fieldlengthhistogram=%s (from %s): %v", shownPath(path), source, err)
+	}
+	return h, nil
 }
 
 func (r *resolver) derived(key, value, source string) {
@@ -452,6 +496,16 @@ func RedactAssignment(kv string) string {
 		return k + "=" + Redacted
 	}
 	return kv
+}
+
+// shownPath is a file path as a message or the header shows it: whole,
+// since a path cut short names no file, and quoted in ASCII when it holds
+// anything but printable ASCII, so that it stays on its line.
+func shownPath(p string) string {
+	if utf8.ValidString(p) && !strings.ContainsFunc(p, func(r rune) bool { return !unicode.IsPrint(r) || r > unicode.MaxASCII }) {
+		return p
+	}
+	return strconv.QuoteToASCII(p)
 }
 
 // maxShown is the most bytes of a value a message repeats.

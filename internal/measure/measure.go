@@ -36,6 +36,7 @@ type Set struct {
 	overflow   []int64
 	statuses   map[StatusKey]int64
 	retries    []int64
+	retryCodes map[StatusKey]int64
 	codes      map[string]int64
 	ops        int64
 	last       time.Time
@@ -43,7 +44,8 @@ type Set struct {
 }
 
 // StatusKey names one Return= counter: a series and a status such as
-// "NOT_FOUND" or "ERROR(23505)".
+// "NOT_FOUND" or "ERROR(23505)". Retries per code are keyed the same way,
+// by series and the error code ("40001").
 type StatusKey struct {
 	Series int
 	Status string
@@ -64,6 +66,7 @@ func NewSet(names []string, countsOK []bool, start time.Time) *Set {
 		overflow:   make([]int64, len(names)),
 		statuses:   map[StatusKey]int64{},
 		retries:    make([]int64, len(names)),
+		retryCodes: map[StatusKey]int64{},
 		codes:      map[string]int64{},
 		last:       start,
 		start:      start,
@@ -98,6 +101,7 @@ func (s *Set) NewRecorder() *Recorder {
 		overflow: make([]int64, len(s.names)),
 		statuses: map[StatusKey]int64{},
 		retries:  make([]int64, len(s.names)),
+		retryBy:  map[StatusKey]int64{},
 		codes:    map[string]int64{},
 	}
 	s.mu.Lock()
@@ -126,6 +130,7 @@ type Recorder struct {
 	overflow []int64
 	statuses map[StatusKey]int64
 	retries  []int64
+	retryBy  map[StatusKey]int64
 	codes    map[string]int64
 	ops      int64
 }
@@ -182,10 +187,13 @@ func (r *Recorder) Status(series int, status string) {
 }
 
 // Retry counts one retry of an operation of a series: an attempt that
-// failed with a retryable error and was repeated.
-func (r *Recorder) Retry(series int) {
+// failed with a retryable error and was repeated. code is the error's
+// code ("40001"), so that the retries can be told apart by cause: a
+// serialization failure and a deadlock call for different fixes.
+func (r *Recorder) Retry(series int, code string) {
 	r.mu.Lock()
 	r.retries[series]++
+	r.retryBy[StatusKey{series, code}]++
 	r.mu.Unlock()
 }
 
@@ -205,6 +213,9 @@ type View struct {
 	Statuses   map[StatusKey]int64
 	// Retries counts, per series, attempts that were repeated.
 	Retries []int64
+	// RetryCodes splits Retries by series and the code of the error that
+	// caused the retry.
+	RetryCodes map[StatusKey]int64
 	// Codes counts failures by error code.
 	Codes map[string]int64
 }
@@ -215,6 +226,7 @@ func newView(series int) View {
 		Overflow:   make([]int64, series),
 		Statuses:   map[StatusKey]int64{},
 		Retries:    make([]int64, series),
+		RetryCodes: map[StatusKey]int64{},
 		Codes:      map[string]int64{},
 	}
 }
@@ -264,6 +276,10 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 			iv.Retries[i] += n
 			r.retries[i] = 0
 		}
+		for k, n := range r.retryBy {
+			iv.RetryCodes[k] += n
+			delete(r.retryBy, k)
+		}
 		for k, n := range r.codes {
 			iv.Codes[k] += n
 			delete(r.codes, k)
@@ -293,6 +309,9 @@ func (s *Set) Tick(now time.Time, keep bool) Interval {
 	for i, n := range iv.Retries {
 		s.retries[i] += n
 	}
+	for k, n := range iv.RetryCodes {
+		s.retryCodes[k] += n
+	}
 	for k, n := range iv.Codes {
 		s.codes[k] += n
 	}
@@ -316,6 +335,9 @@ func (s *Set) Total() Total {
 	t := Total{Start: s.start, Ops: s.ops, View: newView(len(s.names))}
 	copy(t.Overflow, s.overflow)
 	copy(t.Retries, s.retries)
+	for k, n := range s.retryCodes {
+		t.RetryCodes[k] = n
+	}
 	for k, n := range s.codes {
 		t.Codes[k] = n
 	}
@@ -347,6 +369,10 @@ type Summary struct {
 	// is nil for series that are not operations (Intended-, -FAILED,
 	// VERIFY, CLEANUP).
 	Retries *int64 `json:"retries,omitempty"`
+	// RetriesByCode splits Retries by the code of the error that caused
+	// each retry ("40001": 2401); its counts add up to Retries. Absent
+	// when nothing was retried.
+	RetriesByCode map[string]int64 `json:"retries_by_code,omitempty"`
 	// Histogram is the series' HDR histogram, encoded as HdrHistogram's
 	// compressed V2 in base64 (as in .hlog files); empty when nothing was
 	// recorded. It lets summaries of intervals be merged exactly later
@@ -405,6 +431,14 @@ func (s *Set) summarize(v View, percentiles []float64, encode bool) []Summary {
 				n = v.Retries[i]
 			}
 			sum.Retries = &n
+			for k, c := range v.RetryCodes {
+				if k.Series == i {
+					if sum.RetriesByCode == nil {
+						sum.RetriesByCode = map[string]int64{}
+					}
+					sum.RetriesByCode[k.Status] += c
+				}
+			}
 		}
 		if h != nil && h.TotalCount() > 0 {
 			describe(&sum, h, percentiles)

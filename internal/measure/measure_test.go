@@ -195,3 +195,40 @@ func BenchmarkTick(b *testing.B) {
 		s.Tick(time.Now(), true)
 	}
 }
+
+// Retries are split by code in intervals and in the total, per series;
+// the warm-up's are left out of the total like everything else.
+func TestRetriesByCode(t *testing.T) {
+	s := newTestSet()
+	s.MarkRetryable(0)
+	r := s.NewRecorder()
+	r.Record(0, 10)
+	r.Retry(0, "40001")
+	s.Tick(time.Unix(1, 0), false) // warm-up
+	r.Record(0, 10)
+	r.Retry(0, "40001")
+	r.Retry(0, "40001")
+	r.Retry(0, "40P01")
+	iv := s.Tick(time.Unix(2, 0), true)
+	sums := s.Summarize(iv.View, nil)
+	if len(sums) != 1 || *sums[0].Retries != 3 || len(sums[0].RetriesByCode) != 2 ||
+		sums[0].RetriesByCode["40001"] != 2 || sums[0].RetriesByCode["40P01"] != 1 {
+		t.Fatalf("interval summary %+v, want 3 retries: 40001×2, 40P01×1", sums)
+	}
+	r.Record(0, 10)
+	r.Retry(0, "40P01")
+	s.Tick(time.Unix(3, 0), true)
+	total := s.Summarize(s.Total().View, nil)[0]
+	if *total.Retries != 4 || total.RetriesByCode["40001"] != 2 || total.RetriesByCode["40P01"] != 2 {
+		t.Fatalf("total retries %d by code %v, want 4: 40001×2, 40P01×2 (the warm-up's left out)", *total.Retries, total.RetriesByCode)
+	}
+	quiet := s.Summarize(s.Tick(time.Unix(4, 0), true).View, nil)
+	if len(quiet) != 0 {
+		t.Fatalf("an empty interval summarised as %+v", quiet)
+	}
+	r.Record(0, 10)
+	none := s.Summarize(s.Tick(time.Unix(5, 0), true).View, nil)[0]
+	if *none.Retries != 0 || none.RetriesByCode != nil {
+		t.Fatalf("no retries: %d by code %v, want 0 and no map", *none.Retries, none.RetriesByCode)
+	}
+}

@@ -171,6 +171,32 @@ func TestRecordLayout(t *testing.T) {
 	}
 }
 
+// The summary record as it is on disk, retries per code included: tools
+// other than dbprobe read these keys.
+func TestSummaryRecordGolden(t *testing.T) {
+	s := Summary{
+		Phase: "run", RunTime: 10 * time.Second, Ops: 500, Throughput: 50, RetryLimit: 5,
+		Series: []measure.Summary{{
+			Name: "UPDATE", Count: 500, MeanMicros: 2210.25, MinMicros: 800, MaxMicros: 90000,
+			Percentiles: pcts(1500, 6000, 30000, 90000), Retries: new(int64(2410)),
+			RetriesByCode: map[string]int64{"40001": 2401, "40P01": 9},
+			Statuses:      []measure.StatusCount{{Status: "OK", Count: 500}},
+		}},
+	}
+	var buf bytes.Buffer
+	if err := NewWriter(&buf).WriteSummary(s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "json_summary_retries.golden", buf.Bytes())
+	f, err := Read(strings.NewReader(`{"type":"header","schema_version":1,"phase":"run"}` + "\n" + buf.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Phases[0].Summary.Series[0].RetriesByCode; !reflect.DeepEqual(got, s.Series[0].RetriesByCode) {
+		t.Fatalf("retries by code read back as %v, want %v", got, s.Series[0].RetriesByCode)
+	}
+}
+
 func TestUndefinedThroughput(t *testing.T) {
 	// A zero run time gives an undefined throughput; the record must still
 	// be written (encoding/json refuses NaN) and read back as NaN.

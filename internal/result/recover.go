@@ -101,7 +101,7 @@ func isHeaderLine(line []byte) bool {
 // RecoverSummary rebuilds a phase's summary from its interval records, as
 // the run would have written it had it ended after its last complete
 // interval: warm-up intervals left out, operations, Return= statuses,
-// retries and overflows added up, and each series' histograms merged, so
+// retries (in total and per code) and overflows added up, and each series' histograms merged, so
 // the percentiles are exactly those the run would have printed. The
 // summary is marked Recovered and Interrupted, with a note saying how much
 // was lost.
@@ -189,6 +189,7 @@ type seriesSum struct {
 	count       int64
 	overflow    int64
 	retries     *int64
+	retryCodes  map[string]int64
 	percentiles []float64
 	hasOK       bool
 	statuses    map[string]int64
@@ -227,6 +228,12 @@ func (ss *seriesSums) add(sums []measure.Summary) error {
 			}
 			*sum.retries += *m.Retries
 		}
+		for code, n := range m.RetriesByCode {
+			if sum.retryCodes == nil {
+				sum.retryCodes = map[string]int64{}
+			}
+			sum.retryCodes[code] += n
+		}
 		if len(sum.percentiles) == 0 {
 			for _, p := range m.Percentiles {
 				sum.percentiles = append(sum.percentiles, p.Percentile)
@@ -261,7 +268,7 @@ func (ss *seriesSums) summaries(errs map[string]int64) ([]measure.Summary, []str
 	var notes []string
 	for _, name := range ss.order {
 		sum := ss.byName[name]
-		m := measure.Summary{Name: name, Overflow: sum.overflow, Retries: sum.retries}
+		m := measure.Summary{Name: name, Overflow: sum.overflow, Retries: sum.retries, RetriesByCode: sum.retryCodes}
 		if sum.mergeErr == nil {
 			sum.merger.Describe(&m, sum.percentiles)
 		} else if sum.count > 0 {

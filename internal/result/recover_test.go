@@ -39,7 +39,10 @@ func simulatedRun(t *testing.T) (Phase, Summary) {
 				rec.Record(1, 100+rng.Int64N(100000))
 				rec.Done(1)
 			}
-			rec.Retry(1)
+			rec.Retry(1, "40001")
+			if tick%2 == 0 {
+				rec.Retry(1, "40P01")
+			}
 		}
 		if tick >= 2 { // a series first seen late, between two known ones
 			rec.Record(2, 7)

@@ -40,7 +40,10 @@ import (
 // Operations 0 says what the zeros mean.
 //
 // With a retry policy (RetryLimit > 0) each operation series ends with a
-// "[UPDATE], Retries, N" line: attempts repeated after a retryable failure.
+// "[UPDATE], Retries, N" line: attempts repeated after a retryable failure;
+// a line per error code follows it, sorted by code, when anything was
+// retried: "[UPDATE], Retries(40001), 2401". They come after the lines
+// YCSB has, so a parser that reads those finds them where it did.
 // Failures are counted per code as well as in total: "Return=ERROR, 5" is
 // followed by "Return=ERROR(41302), 5".
 //
@@ -85,6 +88,9 @@ func WriteText(w io.Writer, s Summary) error {
 		}
 		if ser.Retries != nil && (s.RetryLimit > 0 || *ser.Retries > 0) {
 			line(ser.Name, "Retries", strconv.FormatInt(*ser.Retries, 10))
+			for _, code := range slices.Sorted(maps.Keys(ser.RetriesByCode)) {
+				line(ser.Name, "Retries("+code+")", strconv.FormatInt(ser.RetriesByCode[code], 10))
+			}
 		}
 	}
 

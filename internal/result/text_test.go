@@ -57,6 +57,8 @@ func TestWriteTextGolden(t *testing.T) {
 			{
 				Name: "UPDATE", Count: 495, MeanMicros: 2210.25, MinMicros: 800, MaxMicros: 90000,
 				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: new(int64(37)),
+				// Not in code order, as a map gives them: the lines are sorted.
+				RetriesByCode: map[string]int64{"41305": 3, "41302": 30, "1205": 4},
 				Statuses: []measure.StatusCount{{Status: "OK", Count: 495}, {Status: "ERROR", Count: 5},
 					{Status: "ERROR(41302)", Count: 4}, {Status: "ERROR(41305)", Count: 1}},
 			},

@@ -382,6 +382,69 @@ func TestRetriesRepeatRetryableFailuresOnly(t *testing.T) {
 	}
 }
 
+// failInTurn makes each key's attempts fail with errs in turn, once each,
+// and every later attempt succeed.
+func failInTurn(errs ...error) func(string) error {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	return func(key string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		n := seen[key]
+		seen[key]++
+		if n < len(errs) {
+			return errs[n]
+		}
+		return nil
+	}
+}
+
+// Retries are counted per error code as well as in total: each key's
+// first operation meets a serialization failure, then a deadlock, then a
+// busy lock without a code, and succeeds on its fourth attempt.
+func TestRetriesAreCountedPerCode(t *testing.T) {
+	spec := testSpec(50, 400)
+	spec.RequestDistribution = workload.Uniform
+	db := newMemDB()
+	ctx := context.Background()
+	if load, err := Execute(ctx, db, testTable, spec, Options{Phase: Load, Threads: 2, BatchSize: 5}); err != nil || load.Failed != 0 {
+		t.Fatalf("load: %v", err)
+	}
+	db.failKey = failInTurn(
+		driver.Classify(errors.New("could not serialize access"), "40001", driver.ClassConflict),
+		driver.Classify(errors.New("deadlock detected"), "40P01", driver.ClassConflict),
+		driver.Classify(errors.New("database is locked"), "", driver.ClassBusy),
+	)
+	policy := RetryPolicy{Max: 3, Backoff: time.Microsecond, MaxBackoff: 10 * time.Microsecond}
+	out, err := Execute(ctx, db, testTable, spec, Options{Phase: Run, Threads: 2, Seed: 3, Retry: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Failed != 0 {
+		t.Fatalf("%d failed: three retries cover the three failures of each key", out.Failed)
+	}
+	total := map[string]int64{}
+	for _, s := range out.Series {
+		var sum int64
+		for code, n := range s.RetriesByCode {
+			total[code] += n
+			sum += n
+		}
+		if s.Retries == nil && s.RetriesByCode != nil || s.Retries != nil && *s.Retries != sum {
+			t.Errorf("[%s] retries %v, by code %v: the codes must add up to the total", s.Name, s.Retries, s.RetriesByCode)
+		}
+	}
+	keys := int64(len(db.rows))
+	want := map[string]int64{"40001": keys, "40P01": keys, "busy": keys}
+	if len(total) != len(want) || total["40001"] != keys || total["40P01"] != keys || total["busy"] != keys || out.Retries != 3*keys {
+		t.Fatalf("retries by code %v (total %d), want %v: one of each code for each of %d keys", total, out.Retries, want, keys)
+	}
+	read, update := summaryOf(out, "READ"), summaryOf(out, "UPDATE")
+	if len(read.RetriesByCode) != 3 || len(update.RetriesByCode) != 3 {
+		t.Fatalf("READ retries %v, UPDATE retries %v: both operations met every code", read.RetriesByCode, update.RetriesByCode)
+	}
+}
+
 func TestRetryWaitsGrowAndStayBounded(t *testing.T) {
 	p := RetryPolicy{Max: 10, Backoff: time.Millisecond, MaxBackoff: 8 * time.Millisecond}
 	rng := rand.New(rand.NewPCG(1, 2))

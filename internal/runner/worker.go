@@ -181,8 +181,18 @@ func (w *worker) retrying(ctx context.Context, kind workload.Operation, call fun
 		if err == nil || n >= policy.Max || !driver.IsRetryable(err) || !w.backoff(ctx, n) {
 			return err
 		}
-		w.rec.Retry(w.phase.layout.ops[kind].ok)
+		w.rec.Retry(w.phase.layout.ops[kind].ok, retryCode(err))
 	}
+}
+
+// retryCode names what caused a retry: the database's error code, as
+// Return=ERROR(CODE) names a failure, or the error's class ("busy") when
+// the driver gave no code.
+func retryCode(err error) string {
+	if c := driver.Code(err); c != "" {
+		return c
+	}
+	return driver.ClassOf(err).String()
 }
 
 // backoff waits before retry n; it reports false when the phase is

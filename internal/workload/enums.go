@@ -63,18 +63,18 @@ const (
 	ConstantLength LengthDistribution = iota
 	UniformLength
 	ZipfianLength
+	// HistogramLength draws field lengths from a histogram file
+	// (fieldlengthhistogram); see Histogram.
+	HistogramLength
 )
 
-var lengthNames = [...]string{"constant", "uniform", "zipfian"}
+var lengthNames = [...]string{"constant", "uniform", "zipfian", "histogram"}
 
 // String returns the property value naming the distribution.
 func (d LengthDistribution) String() string { return nameOf(lengthNames[:], int(d)) }
 
 // ParseFieldLengthDistribution parses fieldlengthdistribution.
 func ParseFieldLengthDistribution(s string) (LengthDistribution, error) {
-	if strings.EqualFold(strings.TrimSpace(s), "histogram") {
-		return 0, fmt.Errorf("fieldlengthdistribution=histogram is not supported; use constant, uniform or zipfian")
-	}
 	i, err := parseName("fieldlengthdistribution", s, lengthNames[:])
 	return LengthDistribution(i), err
 }
@@ -82,7 +82,7 @@ func ParseFieldLengthDistribution(s string) (LengthDistribution, error) {
 // ParseScanLengthDistribution parses scanlengthdistribution, which YCSB
 // allows to be uniform or zipfian only.
 func ParseScanLengthDistribution(s string) (LengthDistribution, error) {
-	i, err := parseName("scanlengthdistribution", s, lengthNames[1:])
+	i, err := parseName("scanlengthdistribution", s, lengthNames[UniformLength:HistogramLength])
 	return LengthDistribution(i + 1), err
 }
 

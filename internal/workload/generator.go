@@ -111,6 +111,8 @@ func NewGenerator(spec *Spec, shared *Shared, seed uint64) *Generator {
 		g.fieldLen = keygen.NewUniform(int64(spec.MinFieldLength), int64(spec.FieldLength))
 	case ZipfianLength:
 		g.fieldLen = keygen.NewZipfian(int64(spec.MinFieldLength), int64(spec.FieldLength), zipfianConstant)
+	case HistogramLength:
+		g.fieldLen = spec.FieldLengthHistogram
 	}
 	if spec.ScanLengthDistribution == ZipfianLength {
 		g.scanLen = keygen.NewZipfian(int64(spec.MinScanLength), int64(spec.MaxScanLength), zipfianConstant)
@@ -122,7 +124,7 @@ func NewGenerator(spec *Spec, shared *Shared, seed uint64) *Generator {
 		// YCSB's field names, not the column names, feed verified values.
 		g.fieldNames[i] = spec.FieldNamePrefix + strconv.Itoa(i)
 	}
-	g.random = make([]byte, randomBytes+spec.FieldLength)
+	g.random = make([]byte, randomBytes+spec.MaxFieldLength())
 	for i := range g.random {
 		g.random[i] = byte(' ' + g.rng.IntN('~'-' '+1))
 	}

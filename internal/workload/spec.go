@@ -21,9 +21,13 @@ type Spec struct {
 	FieldLength             int
 	MinFieldLength          int
 	FieldLengthDistribution LengthDistribution
-	FieldNamePrefix         string
-	ReadAllFields           bool
-	WriteAllFields          bool
+	// FieldLengthHistogram is the histogram lengths are drawn from with
+	// FieldLengthDistribution HistogramLength, read from the file the
+	// fieldlengthhistogram property names; nil otherwise.
+	FieldLengthHistogram *Histogram
+	FieldNamePrefix      string
+	ReadAllFields        bool
+	WriteAllFields       bool
 
 	// Proportions are indexed by Operation and sum to 1.
 	Proportions [numOperations]float64
@@ -101,6 +105,8 @@ func (s *Spec) Validate() error {
 		return fmt.Errorf("table=%s is not a plain identifier; use ASCII letters, digits and _ (starting with a letter or _), at most 63 characters", shownName(s.Table))
 	case !ValidIdentifier(s.FieldNamePrefix + strconv.Itoa(s.FieldCount-1)):
 		return fmt.Errorf("fieldnameprefix=%s does not make plain column names; use ASCII letters, digits and _, at most 63 characters with the field number", shownName(s.FieldNamePrefix))
+	case s.FieldLengthDistribution == HistogramLength && s.FieldLengthHistogram == nil:
+		return fmt.Errorf("fieldlengthdistribution=histogram needs a histogram file (fieldlengthhistogram=FILE)")
 	case s.DataIntegrity && s.FieldLengthDistribution != ConstantLength:
 		return fmt.Errorf("dataintegrity=true needs fieldlengthdistribution=constant (YCSB's rule: verified values must have a known length)")
 	}
@@ -137,6 +143,17 @@ func inUnit(f float64) bool { return f >= 0 && f <= 1 && !math.IsNaN(f) }
 // ProportionProperty returns the property that sets an operation's share.
 func ProportionProperty(o Operation) string {
 	return [...]string{"readproportion", "updateproportion", "insertproportion", "scanproportion", "readmodifywriteproportion"}[o]
+}
+
+// MaxFieldLength returns the longest value a field can be given: the
+// histogram's longest length with fieldlengthdistribution=histogram, which
+// ignores fieldlength as YCSB does, and fieldlength otherwise. It sizes the
+// field columns.
+func (s *Spec) MaxFieldLength() int {
+	if s.FieldLengthDistribution == HistogramLength && s.FieldLengthHistogram != nil {
+		return s.FieldLengthHistogram.MaxLength()
+	}
+	return s.FieldLength
 }
 
 // FieldNames returns the field column names: FIELD0 … FIELDn-1 with the

@@ -61,7 +61,16 @@ type Config struct {
 	// returns that operation's error as the driver returned it. The suite
 	// checks that it is retryable and carries the database's code.
 	ProvokeConflict func(t *testing.T, db driver.DB, tbl driver.Table) error
+	// Settings names settings the driver's Info must hold, with a value,
+	// under the suite's knobs. SessionSettings are the ones every driver
+	// that reads its sessions back reports.
+	Settings []string
 }
+
+// SessionSettings are the settings that say how a session's operations
+// run, which decide conflicts and the cost of each commit: the isolation
+// in force for dbprobe's sessions and how each operation is committed.
+var SessionSettings = []string{"transaction_isolation", "autocommit"}
 
 // open opens a DB with the suite's knobs.
 func (cfg Config) open(t *testing.T, sessions int, bulk bool) driver.DB {
@@ -101,12 +110,7 @@ func Run(t *testing.T, cfg Config) {
 		}
 	})
 
-	t.Run("Info", func(t *testing.T) {
-		info := db.Info()
-		if info.Driver == "" || info.Library == "" {
-			t.Errorf("Info() = %+v: Driver and Library must be set", info)
-		}
-	})
+	t.Run("Info", func(t *testing.T) { testInfo(t, db.Info(), cfg.Settings) })
 	if !t.Run("CreateAndInspect", func(t *testing.T) { testCreateAndInspect(t, db, tbl, cfg.Options.TableType) }) {
 		t.Fatal("the table could not be created: the other subtests need it")
 	}
@@ -228,6 +232,38 @@ func equalValues(got, want [][]byte) error {
 		}
 	}
 	return nil
+}
+
+// testInfo checks that Info names the driver and its library, and that
+// its settings are each named once and given a value: a setting that
+// cannot be read says so in its value rather than being left out.
+func testInfo(t errorer, info driver.Info, want []string) {
+	if info.Driver == "" || info.Library == "" {
+		t.Errorf("Info() = %+v: Driver and Library must be set", info)
+	}
+	seen := map[string]bool{}
+	for _, s := range info.Settings {
+		switch {
+		case s.Name == "":
+			t.Errorf("a setting has no name: %+v", s)
+		case seen[s.Name]:
+			t.Errorf("setting %s is reported twice: %v", s.Name, info.Settings)
+		case strings.TrimSpace(s.Value) == "":
+			t.Errorf("setting %s has no value: say why it is unknown instead", s.Name)
+		}
+		seen[s.Name] = true
+	}
+	for _, n := range want {
+		if !seen[n] {
+			t.Errorf("Info has no setting %s: %v", n, info.Settings)
+		}
+	}
+}
+
+// errorer is the part of testing.TB that testInfo reports through, so
+// that its own test can see what it reports.
+type errorer interface {
+	Errorf(format string, args ...any)
 }
 
 func testCreateAndInspect(t *testing.T, db driver.DB, tbl driver.Table, want driver.TableType) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +18,8 @@ import (
 func TestSuiteOnFake(t *testing.T) {
 	store := &fakeStore{tables: map[string]*fakeTable{}}
 	Run(t, Config{
-		Open: func(t *testing.T, opts driver.Options) driver.DB { return &fakeDB{store: store} },
+		Open:     func(t *testing.T, opts driver.Options) driver.DB { return &fakeDB{store: store} },
+		Settings: SessionSettings,
 		CreateForeignTable: func(t *testing.T, name string) {
 			store.mu.Lock()
 			defer store.mu.Unlock()
@@ -45,7 +47,12 @@ type fakeTable struct {
 
 type fakeDB struct{ store *fakeStore }
 
-func (d *fakeDB) Info() driver.Info { return driver.Info{Driver: "fake", Library: "maps"} }
+func (d *fakeDB) Info() driver.Info {
+	return driver.Info{Driver: "fake", Library: "maps", Settings: []driver.Setting{
+		{Name: "transaction_isolation", Value: "serializable: one lock around the maps"},
+		{Name: "autocommit", Value: "every operation applies at once"},
+	}}
+}
 
 func (d *fakeDB) Inspect(_ context.Context, t driver.Table) (driver.TableState, error) {
 	d.store.mu.Lock()
@@ -228,3 +235,33 @@ func (s *fakeSession) Delete(ctx context.Context, key []byte) error {
 }
 
 func (s *fakeSession) Close() error { return nil }
+
+// reports records what testInfo reports.
+type reports []string
+
+func (e *reports) Errorf(format string, args ...any) { *e = append(*e, fmt.Sprintf(format, args...)) }
+
+// The Info check catches a setting given twice, one without a value and
+// one the driver's test expects but Info lacks.
+func TestInfoCheck(t *testing.T) {
+	info := driver.Info{Driver: "fake", Library: "maps", Settings: []driver.Setting{
+		{Name: "autocommit", Value: "on"},
+		{Name: "autocommit", Value: "off"},
+		{Name: "lock_timeout", Value: " "},
+	}}
+	var got reports
+	testInfo(&got, info, SessionSettings)
+	for _, want := range []string{"setting autocommit is reported twice", "setting lock_timeout has no value", "Info has no setting transaction_isolation"} {
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, want) }) {
+			t.Errorf("reported %q, want %q among them", got, want)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("reported %d problems, want 3: %q", len(got), got)
+	}
+	var none reports
+	testInfo(&none, (&fakeDB{}).Info(), SessionSettings)
+	if len(none) != 0 {
+		t.Errorf("the fake's Info: %q, want no problem", none)
+	}
+}

@@ -57,6 +57,18 @@
 // and after the server refused it, multi-row INSERTs. Info's "load path"
 // setting says which, and why.
 //
+// # Settings
+//
+// Info reports the server variables that change what an operation costs
+// or whether it succeeds (settings.go lists them and why): the isolation,
+// autocommit and the lock and statement timeouts as a session has them,
+// read on a pool connection, opened as the sessions' are. A session value
+// the URL set says "(from the URL)"; one that differs from the global
+// value otherwise (the server's init_connect) says so with the global
+// value; a variable the server lacks (MySQL's max_execution_time on
+// MariaDB) says that rather than being left out. MariaDB before 11.1
+// names the isolation tx_isolation: Info calls it transaction_isolation.
+//
 // # Durability
 //
 // --durability full and delayed set innodb_flush_log_at_trx_commit to 1 or

@@ -35,16 +35,6 @@ const restoreTimeout = 10 * time.Second
 // flushVariable is the server-wide variable the durability knob turns.
 const flushVariable = "innodb_flush_log_at_trx_commit"
 
-// settingNames are the server settings that shape the numbers, read back at
-// Open and reported in Info in this order. A name the server does not have
-// is left out (MariaDB before 11.1 calls transaction_isolation
-// tx_isolation; Info reports either as transaction_isolation).
-var settingNames = []string{
-	flushVariable, "sync_binlog", "log_bin", "transaction_isolation", "tx_isolation",
-	"innodb_buffer_pool_size", "innodb_doublewrite", "innodb_flush_method", "innodb_lock_wait_timeout",
-	"lock_wait_timeout", "max_connections", "max_allowed_packet", "local_infile", "max_statement_time", "max_execution_time",
-}
-
 func init() {
 	driver.Register("mysql", Driver{}, "mariadb")
 }
@@ -206,56 +196,19 @@ func (db *DB) readInfo(ctx context.Context) error {
 	return nil
 }
 
-// readSettings reads settingNames back from a pool connection: the session
-// values, which are the global ones where there is no session value.
+// readSettings reads the variables back (see variables): the session
+// values, which are the global ones where there is no session value, and
+// the global ones, to tell a session's own value.
 func (db *DB) readSettings(ctx context.Context) error {
-	var q strings.Builder
-	q.WriteString("SHOW SESSION VARIABLES WHERE Variable_name IN (")
-	for i, n := range settingNames {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("'" + n + "'")
-	}
-	q.WriteString(")")
-	rows, err := db.pool.QueryContext(ctx, q.String())
+	values, err := showVariables(ctx, db.pool, "SESSION")
 	if err != nil {
 		return err
 	}
-	values := map[string]string{}
-	for rows.Next() {
-		var name, value string
-		if err := rows.Scan(&name, &value); err != nil {
-			rows.Close()
-			return err
-		}
-		values[strings.ToLower(name)] = value
-	}
-	if err := rows.Close(); err != nil {
+	global, err := showVariables(ctx, db.pool, "GLOBAL")
+	if err != nil {
 		return err
 	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	var out []driver.Setting
-	for _, n := range settingNames {
-		v, ok := values[n]
-		if !ok {
-			continue
-		}
-		switch n {
-		case "tx_isolation":
-			if _, both := values["transaction_isolation"]; both {
-				continue
-			}
-			n = "transaction_isolation"
-		case "max_statement_time", "max_execution_time":
-			if v == "0" || v == "0.000000" {
-				continue // no statement timeout: nothing to report
-			}
-		}
-		out = append(out, driver.Setting{Name: n, Value: v})
-	}
+	out := formatVariables(values, global, db.settings.cfg.Params, db.opts)
 	if db.durabilityNote != "" {
 		note := db.durabilityNote
 		if db.opts.Durability == driver.DurabilityDelayed && values["log_bin"] == "ON" && values["sync_binlog"] != "0" {

@@ -101,7 +101,8 @@ func conformance(t *testing.T, opts driver.Options) {
 	admin := testdb.OpenMySQL(t, u)
 	locked := withParams(t, u, "innodb_lock_wait_timeout", "1", "lock_wait_timeout", "1")
 	drivertest.Run(t, drivertest.Config{
-		Options: opts,
+		Options:  opts,
+		Settings: drivertest.SessionSettings,
 		Open: func(t *testing.T, opts driver.Options) driver.DB {
 			db, err := drivertest.OpenURL(t, locked, "", opts)
 			if err != nil {
@@ -403,7 +404,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 		"sync_binlog":                    globalVar(t, admin, "sync_binlog"),
 		"innodb_buffer_pool_size":        globalVar(t, admin, "innodb_buffer_pool_size"),
 		"transaction_isolation":          globalVar(t, admin, "tx_isolation"),
-		"innodb_lock_wait_timeout":       "7", // the URL's, on the DB's own connections
+		"innodb_lock_wait_timeout":       "7 (from the URL)", // on the DB's own connections
 		"load path":                      "LOAD DATA LOCAL INFILE",
 	}
 	for name, v := range want {

@@ -31,6 +31,16 @@
 // with the table or by the first session that finds them missing, and
 // dropped with the table whatever the path.
 //
+// Info's settings are read on a connection opened as the sessions' are, so
+// that they are the values dbprobe's operations run under: the server's
+// configuration as the URL's startup parameters, dbprobe's, ALTER ROLE …
+// SET and ALTER DATABASE … SET leave it for each session (settings.go lists
+// them and why each is there). A value that is not the server's own says
+// where it came from ("serializable (default_transaction_isolation, from
+// ALTER DATABASE bench SET)"); one the server lacks or hides says so.
+// autocommit says how each operation is committed: PostgreSQL has no such
+// setting, and every operation is one statement outside BEGIN.
+//
 // The driver owns only the tables it creates: CreateTable records each in
 // the marker table dbprobe_tables with its OID, Inspect reports from it,
 // and DropTable refuses a table that is not recorded there with that OID (a

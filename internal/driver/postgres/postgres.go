@@ -37,11 +37,6 @@ const cancelDeadlineDelay = 3 * time.Second
 // the URL sets none.
 const applicationName = "dbprobe"
 
-// settingNames are the server settings that shape the numbers, read back at
-// Open through a connection opened as the sessions' are (synchronous_commit
-// belongs to the session) and reported in Info.
-var settingNames = []string{"synchronous_commit", "fsync", "wal_sync_method", "full_page_writes", "wal_level", "shared_buffers", "max_connections"}
-
 func init() {
 	driver.Register("postgres", Driver{}, "postgresql")
 }
@@ -58,7 +53,13 @@ type DB struct {
 	connConfig *pgconn.Config
 	info       driver.Info
 	schema     string // current_schema() of the pool's connections, "" if none
-	seq        atomic.Uint64
+	// synchronousCommit is the synchronous_commit a session's connection
+	// reads back, as the server spells it.
+	synchronousCommit string
+	// setByDbprobe holds the startup parameters dbprobe added to the
+	// URL's, with the flag that asked for each, so that Info says so.
+	setByDbprobe map[string]string
+	seq          atomic.Uint64
 
 	mu   sync.Mutex
 	open map[*session]struct{} // sessions not yet closed
@@ -85,6 +86,10 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		return nil, err
 	}
 	cc := cfg.ConnConfig
+	setByDbprobe := map[string]string{}
+	if _, ok := urlSetting(cc.RuntimeParams, "synchronous_commit"); !ok && synchronousCommit(opts.Durability) != "" {
+		setByDbprobe["synchronous_commit"] = "--durability " + opts.Durability.String()
+	}
 	if err := applyDurability(cc.RuntimeParams, opts.Durability); err != nil {
 		return nil, err
 	}
@@ -116,7 +121,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
-	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), open: map[*session]struct{}{}, procReady: map[string]bool{}}
+	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), setByDbprobe: setByDbprobe, open: map[*session]struct{}{}, procReady: map[string]bool{}}
 	if err := db.readInfo(ctx); err != nil {
 		pool.Close()
 		return nil, openError(err, target, cc.User, cc.Database, addr)
@@ -193,10 +198,8 @@ func (db *DB) checkDurability() error {
 	if db.opts.Durability == driver.DurabilityServer {
 		return nil
 	}
-	for _, s := range db.info.Settings {
-		if s.Name == "synchronous_commit" && !durabilityAgrees(db.opts.Durability, s.Value) {
-			return fmt.Errorf("postgres: --durability %s set synchronous_commit = %s, but the server reports %s", db.opts.Durability, synchronousCommit(db.opts.Durability), s.Value)
-		}
+	if !durabilityAgrees(db.opts.Durability, db.synchronousCommit) {
+		return fmt.Errorf("postgres: --durability %s set synchronous_commit = %s, but the server reports %s", db.opts.Durability, synchronousCommit(db.opts.Durability), db.synchronousCommit)
 	}
 	return nil
 }
@@ -216,57 +219,36 @@ func durabilityText(opts driver.Options) string {
 
 // readInfo runs the first statement on a fresh connection, so a wrong
 // password or an unreachable server fails here, and fills Info. The
-// settings are read on a connection opened the way a session's is, since
-// synchronous_commit is a setting of each session.
+// settings are read on a connection opened the way a session's is (see
+// settings): synchronous_commit, the isolation and the timeouts are each
+// session's, which the URL, the role and the database may set.
 func (db *DB) readInfo(ctx context.Context) error {
 	err := db.pool.QueryRow(ctx, "SELECT coalesce(current_schema(), ''), current_setting('server_version')").
 		Scan(&db.schema, &db.info.ServerVersion)
 	if err != nil {
 		return err
 	}
-	values, err := db.readSessionSettings(ctx)
+	answer, err := db.readSessionSettings(ctx)
 	if err != nil {
 		return err
 	}
 	db.info.Driver = "postgres"
 	db.info.Library = libraryPath + " " + driver.ModuleVersion(libraryPath)
-	for i, n := range settingNames {
-		db.info.Settings = append(db.info.Settings, driver.Setting{Name: n, Value: values[i]})
+	for _, r := range answer.rows {
+		if r.name == "synchronous_commit" {
+			db.synchronousCommit = r.value
+		}
+	}
+	o := origin{dbprobeSet: db.setByDbprobe, params: db.connConfig.RuntimeParams}
+	for _, s := range formatSettings(answer, o) {
+		db.info.Settings = append(db.info.Settings, s)
+		// How the operations commit goes beside the isolation they run at.
+		if s.Name == "transaction_isolation" {
+			db.info.Settings = append(db.info.Settings, driver.Setting{Name: "autocommit", Value: autocommitText(db.opts)})
+		}
 	}
 	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "durability", Value: durabilityText(db.opts)})
 	return nil
-}
-
-// readSessionSettings reads settingNames on a connection of the sessions'
-// configuration, then closes it.
-func (db *DB) readSessionSettings(ctx context.Context) ([]string, error) {
-	pc, err := pgconn.ConnectConfig(ctx, db.connConfig)
-	if err != nil {
-		return nil, err
-	}
-	defer pc.Close(context.WithoutCancel(ctx))
-	var q strings.Builder
-	q.WriteString("SELECT ")
-	for i, n := range settingNames {
-		if i > 0 {
-			q.WriteString(", ")
-		}
-		q.WriteString("current_setting('")
-		q.WriteString(n)
-		q.WriteString("')")
-	}
-	res := pc.ExecParams(ctx, q.String(), nil, nil, nil, nil).Read()
-	if res.Err != nil {
-		return nil, res.Err
-	}
-	if len(res.Rows) != 1 || len(res.Rows[0]) != len(settingNames) {
-		return nil, fmt.Errorf("postgres: reading the settings back gave %d rows", len(res.Rows))
-	}
-	values := make([]string, len(settingNames))
-	for i, v := range res.Rows[0] {
-		values[i] = string(v)
-	}
-	return values, nil
 }
 
 // Info describes the driver, the server and its settings.

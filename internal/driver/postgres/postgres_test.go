@@ -254,8 +254,17 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	if info.ServerVersion != version {
 		t.Errorf("ServerVersion = %q, want %q", info.ServerVersion, version)
 	}
-	want := map[string]string{"synchronous_commit": "off", "durability": "server: synchronous_commit as the server and the URL set it", "tls": "off (loopback)"}
-	for _, name := range []string{"fsync", "wal_sync_method", "wal_level", "shared_buffers", "max_connections", "full_page_writes"} {
+	want := map[string]string{
+		"synchronous_commit": "off (from the URL)",
+		"autocommit":         "implicit: every operation is one statement, committed on its own; a load batch is one transaction (BEGIN, multi-row INSERTs, COMMIT)",
+		"durability":         "server: synchronous_commit as the server and the URL set it",
+		"tls":                "off (loopback)",
+	}
+	// The others are the server's own here: current_setting on any
+	// connection gives them.
+	for _, name := range []string{"fsync", "wal_sync_method", "wal_level", "shared_buffers", "max_connections", "full_page_writes",
+		"transaction_isolation", "default_transaction_read_only", "statement_timeout", "lock_timeout", "idle_session_timeout",
+		"commit_delay", "plan_cache_mode", "log_statement", "log_min_duration_statement"} {
 		var v string
 		if err := c.QueryRow(ctx, "SELECT current_setting($1)", name).Scan(&v); err != nil {
 			t.Fatal(err)
@@ -263,11 +272,20 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 		want[name] = v
 	}
 	got := map[string]string{}
+	var order []string
 	for _, s := range info.Settings {
 		got[s.Name] = s.Value
+		order = append(order, s.Name)
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Settings = %v, want %v", got, want)
+	}
+	// The order is stable, so that two headers compare line by line.
+	wantOrder := "[synchronous_commit fsync wal_sync_method full_page_writes wal_level shared_buffers max_connections " +
+		"transaction_isolation autocommit default_transaction_read_only statement_timeout lock_timeout idle_session_timeout " +
+		"commit_delay plan_cache_mode log_statement log_min_duration_statement durability tls]"
+	if fmt.Sprint(order) != wantOrder {
+		t.Errorf("order = %v, want %v", order, wantOrder)
 	}
 }
 
@@ -866,7 +884,8 @@ func TestConformance(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u := testdb.FreshPostgresDatabase(t)
 			drivertest.Run(t, drivertest.Config{
-				Options: tc.opts,
+				Options:  tc.opts,
+				Settings: drivertest.SessionSettings,
 				Open: func(t *testing.T, opts driver.Options) driver.DB {
 					db, err := drivertest.OpenURL(t, u, "", opts)
 					if err != nil {
@@ -985,11 +1004,11 @@ func TestDurability(t *testing.T) {
 		says  string
 	}{
 		{"server", base, driver.Options{}, server, "server: "},
-		{"full", base, driver.Options{Durability: driver.DurabilityFull}, "on", "full: synchronous_commit = on"},
-		{"delayed", base, driver.Options{Durability: driver.DurabilityDelayed}, "off", "delayed: synchronous_commit = off"},
-		{"delayed, scope transaction", base, driver.Options{Durability: driver.DurabilityDelayed, DurabilityScope: driver.ScopeTransaction}, "off", "scope transaction is the same here"},
-		{"full with an agreeing URL", withParams(t, base, "synchronous_commit", "local"), driver.Options{Durability: driver.DurabilityFull}, "local", "full: "},
-		{"server with the URL's", withParams(t, base, "options", "-c synchronous_commit=off"), driver.Options{}, "off", "server: "},
+		{"full", base, driver.Options{Durability: driver.DurabilityFull}, "on (set by dbprobe for --durability full)", "full: synchronous_commit = on"},
+		{"delayed", base, driver.Options{Durability: driver.DurabilityDelayed}, "off (set by dbprobe for --durability delayed)", "delayed: synchronous_commit = off"},
+		{"delayed, scope transaction", base, driver.Options{Durability: driver.DurabilityDelayed, DurabilityScope: driver.ScopeTransaction}, "off (set by dbprobe for --durability delayed)", "scope transaction is the same here"},
+		{"full with an agreeing URL", withParams(t, base, "synchronous_commit", "local"), driver.Options{Durability: driver.DurabilityFull}, "local (from the URL)", "full: "},
+		{"server with the URL's", withParams(t, base, "options", "-c synchronous_commit=off"), driver.Options{}, "off (from the URL)", "server: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.opts.Sessions = 1

@@ -47,6 +47,18 @@
 // retryable conflict (code WATCH) when another client writes one of the keys
 // in between.
 //
+// # Settings
+//
+// Info reports, read with CONFIG GET, what decides when a write reaches
+// the disk (appendonly, appendfsync, save) and whether a write may evict
+// records or fail for memory (maxmemory, maxmemory-policy). A server that
+// refuses CONFIG GET (an ACL without +config, a renamed command) gives
+// appendonly and the memory settings through INFO, said so in the value,
+// and each other setting says it was refused. Redis has no isolation
+// level or transaction to set: "transaction_isolation" and "autocommit"
+// say what each operation is instead (one command or one script, atomic
+// on the server; a load batch all or nothing).
+//
 // # Knobs
 //
 // Redis keeps every key in memory: table types disk and memory are both its

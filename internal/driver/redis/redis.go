@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,8 +18,28 @@ import (
 )
 
 // settingNames are the server settings that shape the numbers, read back
-// with CONFIG GET at Open and reported in Info.
-var settingNames = []string{"appendonly", "appendfsync", "save", "maxmemory-policy"}
+// with CONFIG GET at Open and reported in Info in this order: when a
+// write reaches the disk (appendonly, appendfsync, save) and whether a
+// write may evict records or fail for memory (maxmemory and its policy).
+//
+// Left out: io-threads and the other settings of how the server runs,
+// which apply to every client alike and which INFO and the server's
+// configuration show; Redis has no session settings.
+var settingNames = []string{"appendonly", "appendfsync", "save", "maxmemory", "maxmemory-policy"}
+
+// infoField is where INFO shows a setting, for a server that refuses
+// CONFIG GET.
+type infoField struct {
+	section, field string
+	flag           bool // 1 or 0, shown as yes or no
+}
+
+// inInfo are the settings INFO also shows.
+var inInfo = map[string]infoField{
+	"appendonly":       {section: "persistence", field: "aof_enabled", flag: true},
+	"maxmemory":        {section: "memory", field: "maxmemory"},
+	"maxmemory-policy": {section: "memory", field: "maxmemory_policy"},
+}
 
 // dropChunk is how many records DropTable deletes per round trip.
 const dropChunk = 1000
@@ -322,27 +343,49 @@ func releaseAppendfsync(ctx context.Context, c *redis.Client, addr string, h *du
 	return nil
 }
 
-// readSettings reads back the settings that shape the numbers. A server
-// that refuses CONFIG GET still runs: the settings say so, and appendonly
-// comes from INFO persistence.
+// readSettings reads back the settings that shape the numbers, then says
+// how the operations are isolated and committed. A server that refuses
+// CONFIG GET still runs: each setting INFO shows comes from there, and
+// each other one says CONFIG GET was refused.
 func (db *DB) readSettings(ctx context.Context) []driver.Setting {
+	var out []driver.Setting
 	cfg, err := db.config(ctx, settingNames...)
 	if err != nil {
 		what := "failed"
 		if isRefused(err) {
 			what = "refused"
 		}
-		out := []driver.Setting{{Name: "config", Value: "CONFIG GET " + what + " (" + firstLine(err) + "): " +
-			strings.Join(settingNames[1:], ", ") + " unknown"}}
-		if p, perr := db.infoSection(ctx, "persistence"); perr == nil {
-			out = append(out, driver.Setting{Name: "appendonly", Value: yesNo(p["aof_enabled"]) + " (INFO persistence aof_enabled)"})
+		unknown := "unknown: CONFIG GET " + what + " (" + firstLine(err) + ")"
+		sections := map[string]map[string]string{}
+		for _, n := range settingNames {
+			f, ok := inInfo[n]
+			if !ok {
+				out = append(out, driver.Setting{Name: n, Value: unknown})
+				continue
+			}
+			sec, seen := sections[f.section]
+			if !seen {
+				sec, _ = db.infoSection(ctx, f.section) // nil when refused too
+				sections[f.section] = sec
+			}
+			v, ok := sec[f.field]
+			switch {
+			case !ok:
+				out = append(out, driver.Setting{Name: n, Value: unknown + "; INFO " + f.section + " has no " + f.field})
+			case f.flag:
+				out = append(out, driver.Setting{Name: n, Value: yesNo(v) + " (INFO " + f.section + " " + f.field + ")"})
+			default:
+				out = append(out, driver.Setting{Name: n, Value: settingText(n, v) + " (INFO " + f.section + " " + f.field + ")"})
+			}
 		}
-		return out
+	} else {
+		for _, n := range settingNames {
+			out = append(out, driver.Setting{Name: n, Value: settingText(n, cfg[n])})
+		}
 	}
-	var out []driver.Setting
-	for _, n := range settingNames {
-		out = append(out, driver.Setting{Name: n, Value: showValue(cfg[n])})
-	}
+	out = append(out,
+		driver.Setting{Name: "transaction_isolation", Value: isolationText},
+		driver.Setting{Name: "autocommit", Value: autocommitText(db.opts)})
 	if db.release != nil {
 		holdsMu.Lock()
 		h := holds[db.addr]
@@ -353,6 +396,36 @@ func (db *DB) readSettings(ctx context.Context) []driver.Setting {
 		}
 	}
 	return out
+}
+
+// isolationText is Redis's isolation: none to set, as the server runs one
+// command or script at a time.
+const isolationText = "none to set: the server runs one command or script at a time, so a read (HMGET) or a write (one script) sees and leaves no half-done operation; a scan's index read and its records' reads are separate commands"
+
+// autocommitText says how each operation is applied: there are no
+// transactions to commit, save a load batch's.
+func autocommitText(opts driver.Options) string {
+	batch := "WATCH, MULTI, the records' writes, EXEC"
+	if opts.BulkLoad {
+		batch = "one script"
+	}
+	return "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (" + batch + ")"
+}
+
+// settingText shows a setting's value: maxmemory with its size, or what
+// 0 means.
+func settingText(name, v string) string {
+	if name == "maxmemory" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		switch {
+		case err != nil:
+		case n == 0:
+			return "0 (no limit)"
+		default:
+			return fmt.Sprintf("%d (%.1f MiB)", n, float64(n)/(1<<20))
+		}
+	}
+	return showValue(v)
 }
 
 // showValue shows an empty setting (save "") as "" rather than nothing.

@@ -277,19 +277,54 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	if !strings.Contains(server, "redis_version:"+info.ServerVersion+"\r\n") || info.ServerVersion == "" {
 		t.Errorf("ServerVersion = %q, not INFO server's redis_version", info.ServerVersion)
 	}
-	want := map[string]string{"tls": "off (loopback)"}
-	for _, name := range []string{"appendonly", "appendfsync", "save", "maxmemory-policy"} {
+	want := map[string]string{
+		"tls":                   "off (loopback)",
+		"transaction_isolation": "none to set: the server runs one command or script at a time, so a read (HMGET) or a write (one script) sees and leaves no half-done operation; a scan's index read and its records' reads are separate commands",
+		"autocommit":            "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (WATCH, MULTI, the records' writes, EXEC)",
+	}
+	for _, name := range []string{"appendonly", "appendfsync", "save", "maxmemory", "maxmemory-policy"} {
 		v, err := c.ConfigGet(ctx, name).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
 		want[name] = v[name]
-		if want[name] == "" {
+		switch {
+		case want[name] == "":
 			want[name] = `""`
+		case name == "maxmemory" && want[name] == "0":
+			want[name] = "0 (no limit)"
 		}
 	}
 	if got := settings(db); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Settings = %v, want %v", got, want)
+	}
+}
+
+// Settings changed on the server outside dbprobe (on a server of the
+// test's own: they are server-wide) are what Info shows, with the bulk
+// load path's batch.
+func TestInfoShowsServerSettings(t *testing.T) {
+	u := testdb.StartRedis(t)
+	c := admin(t, u)
+	ctx := context.Background()
+	for name, value := range map[string]string{"appendfsync": "always", "maxmemory": "67108864", "maxmemory-policy": "allkeys-lru", "save": "900 1"} {
+		if err := c.ConfigSet(ctx, name, value).Err(); err != nil {
+			t.Fatalf("CONFIG SET %s %s: %v", name, value, err)
+		}
+	}
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1, BulkLoad: true})
+	want := []driver.Setting{
+		{Name: "appendonly", Value: "yes"},
+		{Name: "appendfsync", Value: "always"},
+		{Name: "save", Value: "900 1"},
+		{Name: "maxmemory", Value: "67108864 (64.0 MiB)"},
+		{Name: "maxmemory-policy", Value: "allkeys-lru"},
+		{Name: "transaction_isolation", Value: "none to set: the server runs one command or script at a time, so a read (HMGET) or a write (one script) sees and leaves no half-done operation; a scan's index read and its records' reads are separate commands"},
+		{Name: "autocommit", Value: "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (one script)"},
+		{Name: "tls", Value: "off (loopback)"},
+	}
+	if got := db.Info().Settings; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Settings = %v\nwant       %v", got, want)
 	}
 }
 
@@ -429,8 +464,11 @@ func TestConfigDeniedByACL(t *testing.T) {
 		t.Errorf("Open with durability delayed: %v (bad input %v)", err, badinput.Is(err))
 	}
 	db := drivertest.MustOpen(t, bench, driver.Options{Sessions: 1})
-	if s := settings(db); !strings.HasPrefix(s["config"], "CONFIG GET refused (NOPERM") || s["appendonly"] != "yes (INFO persistence aof_enabled)" {
-		t.Errorf("Settings = %v", s)
+	s := settings(db)
+	if !strings.HasPrefix(s["appendfsync"], "unknown: CONFIG GET refused (NOPERM") || !strings.HasPrefix(s["save"], "unknown: CONFIG GET refused (NOPERM") ||
+		s["appendonly"] != "yes (INFO persistence aof_enabled)" || s["maxmemory"] != "0 (no limit) (INFO memory maxmemory)" ||
+		s["maxmemory-policy"] != "noeviction (INFO memory maxmemory_policy)" {
+		t.Errorf("Settings = %v: want CONFIG's refusal said, and what INFO shows from INFO", s)
 	}
 }
 
@@ -445,8 +483,9 @@ func TestConfigRefused(t *testing.T) {
 
 	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	s := settings(db)
-	if !strings.HasPrefix(s["config"], "CONFIG GET refused (ERR unknown command") || s["appendonly"] != "yes (INFO persistence aof_enabled)" {
-		t.Errorf("Settings = %v: want CONFIG's refusal said, and appendonly from INFO", s)
+	if !strings.HasPrefix(s["appendfsync"], "unknown: CONFIG GET refused (ERR unknown command") || s["appendonly"] != "yes (INFO persistence aof_enabled)" ||
+		s["maxmemory-policy"] != "noeviction (INFO memory maxmemory_policy)" {
+		t.Errorf("Settings = %v: want CONFIG's refusal said, and what INFO shows from INFO", s)
 	}
 	tbl := drivertest.Table("usertable", 2)
 	if err := db.CreateTable(context.Background(), tbl); err != nil {
@@ -906,6 +945,7 @@ func conformance(t *testing.T, rawURL string, cfg drivertest.Config) {
 		return db
 	}
 	cfg.CreateForeignTable = func(t *testing.T, name string) { createForeignTable(t, rawURL, name) }
+	cfg.Settings = drivertest.SessionSettings
 	drivertest.Run(t, cfg)
 }
 

@@ -58,7 +58,12 @@
 // compare against. The settings are read back from SQLite after they are
 // set and reported in Info.Settings (journal_mode, synchronous as
 // "NORMAL (1)", busy_timeout, page_size, cache_size), so a result shows
-// what was in force rather than what was asked.
+// what was in force rather than what was asked. So are, from a connection
+// opened as the sessions' are, the pragmas dbprobe leaves to SQLite that
+// change what a read costs or sees (locking_mode, mmap_size, and
+// read_uncommitted as "transaction_isolation": SERIALIZABLE, or READ
+// UNCOMMITTED on an in-memory database's shared cache), and "autocommit",
+// how reads and writes are committed.
 //
 // # Knobs
 //

@@ -307,6 +307,10 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	if err := d.pool.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cacheSize); err != nil {
 		return driver.Info{}, fmt.Errorf("PRAGMA cache_size: %w", err)
 	}
+	pragmas, err := readSessionPragmas(ctx, d.pool)
+	if err != nil {
+		return driver.Info{}, err
+	}
 	syncName := "unknown"
 	if sync >= 0 && sync < len(synchronousLevels) {
 		syncName = synchronousLevels[sync]
@@ -322,22 +326,24 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	if !d.cfg.memory {
 		settings = append(settings, driver.Setting{Name: "vfs", Value: vfsText(d.cfg.vfs)})
 	}
+	settings = append(settings, []driver.Setting{
+		{Name: "journal_mode", Value: journal},
+		{Name: "synchronous", Value: fmt.Sprintf("%s (%d)", syncName, sync)},
+		{Name: "durability", Value: durabilityText(d.opts.Durability, syncName, journal)},
+		{Name: "busy_timeout", Value: strconv.Itoa(busy) + " ms"},
+		{Name: "page_size", Value: strconv.Itoa(pageSize)},
+		{Name: "cache_size", Value: cacheText(cacheSize)},
+		{Name: "cache_size (writer)", Value: cacheText(writerCache)},
+	}...)
+	settings = append(settings, pragmas.settings(d.cfg.memory)...)
+	// The writes are serialized by dbprobe, not by SQLite, and share
+	// commits: say so, since it shapes every number with a write.
+	settings = append(settings, driver.Setting{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"})
 	return driver.Info{
 		Driver:        "sqlite",
 		Library:       fmt.Sprintf("%s %s (%s), SQLite %s", libraryModule, driver.ModuleVersion(libraryModule), libraryKind, version),
 		ServerVersion: version,
-		Settings: append(settings, []driver.Setting{
-			{Name: "journal_mode", Value: journal},
-			{Name: "synchronous", Value: fmt.Sprintf("%s (%d)", syncName, sync)},
-			{Name: "durability", Value: durabilityText(d.opts.Durability, syncName, journal)},
-			{Name: "busy_timeout", Value: strconv.Itoa(busy) + " ms"},
-			{Name: "page_size", Value: strconv.Itoa(pageSize)},
-			{Name: "cache_size", Value: cacheText(cacheSize)},
-			{Name: "cache_size (writer)", Value: cacheText(writerCache)},
-			// The writes are serialized by dbprobe, not by SQLite, and share
-			// commits: say so, since it shapes every number with a write.
-			{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"},
-		}...),
+		Settings:      settings,
 	}, nil
 }
 

@@ -54,7 +54,8 @@ func TestConformanceFile(t *testing.T) {
 			memory := tc.opts.TableType == driver.TableMemory
 			var first *db
 			cfg := drivertest.Config{
-				Options: tc.opts,
+				Options:  tc.opts,
+				Settings: drivertest.SessionSettings,
 				Open: func(t *testing.T, opts driver.Options) driver.DB {
 					d := openURL(t, "sqlite://"+path, opts)
 					if first == nil {
@@ -107,7 +108,8 @@ func TestConformanceMemory(t *testing.T) {
 	// reports it as it is.
 	var first *db
 	cfg := drivertest.Config{
-		Options: driver.Options{TableType: driver.TableMemory},
+		Options:  driver.Options{TableType: driver.TableMemory},
+		Settings: drivertest.SessionSettings,
 		Open: func(t *testing.T, opts driver.Options) driver.DB {
 			d := openURL(t, "sqlite::memory:", opts)
 			if first == nil {
@@ -547,9 +549,20 @@ func TestSettingsReadBack(t *testing.T) {
 					t.Errorf("setting %s = %q, want %q (all: %v)", name, got[name], want, info.Settings)
 				}
 			}
-			for _, name := range []string{"page_size", "cache_size", "database"} {
+			for _, name := range []string{"page_size", "cache_size", "database", "autocommit"} {
 				if got[name] == "" {
 					t.Errorf("setting %s missing: %v", name, info.Settings)
+				}
+			}
+			// What a session's connection reads back: dbprobe sets none of
+			// these, so they are SQLite's defaults.
+			for name, want := range map[string]string{
+				"transaction_isolation": "SERIALIZABLE (read_uncommitted = 0): ",
+				"locking_mode":          "normal",
+				"mmap_size":             "0 (reads copy pages with read calls)",
+			} {
+				if !strings.HasPrefix(got[name], want) {
+					t.Errorf("setting %s = %q, want it to start %q", name, got[name], want)
 				}
 			}
 			vfs := vfsExclusive
@@ -567,12 +580,47 @@ func TestSettingsReadBack(t *testing.T) {
 	mem := openURL(t, "sqlite::memory:", driver.Options{})
 	defer mem.Close()
 	for _, s := range mem.Info().Settings {
+		if s.Name == "transaction_isolation" && !strings.HasPrefix(s.Value, "READ UNCOMMITTED (read_uncommitted = 1 ") {
+			t.Errorf("in-memory transaction_isolation = %q, want READ UNCOMMITTED: its connections share a cache, with read_uncommitted", s.Value)
+		}
+		if s.Name == "mmap_size" && !strings.HasPrefix(s.Value, "none: ") {
+			t.Errorf("in-memory mmap_size = %q, want none", s.Value)
+		}
 		if s.Name == "journal_mode" && s.Value != "memory" {
 			t.Errorf("in-memory journal_mode = %q, want memory", s.Value)
 		}
 		if s.Name == "vfs" {
 			t.Errorf("an in-memory database reports vfs %q: it has no file", s.Value)
 		}
+	}
+}
+
+// The pragmas are read on a connection the connector opens, whatever set
+// them: values other than SQLite's defaults, set by a connector's own
+// setup, come back as set.
+func TestSessionPragmasReadBack(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "pragmas.db")
+	pool := sql.OpenDB(&connector{drv: newLibraryDriver(), dsn: fileURI(path), setup: []string{
+		"PRAGMA mmap_size = 1048576", "PRAGMA locking_mode = EXCLUSIVE", "PRAGMA read_uncommitted = 1",
+	}})
+	defer pool.Close()
+	p, err := readSessionPragmas(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != (sessionPragmas{readUncommitted: 1, lockingMode: "exclusive", mmapSize: 1 << 20}) {
+		t.Errorf("read back %+v", p)
+	}
+	want := []driver.Setting{
+		{Name: "locking_mode", Value: "exclusive"},
+		{Name: "mmap_size", Value: "1048576 (1 MiB of the file is read through memory mapping)"},
+		// Without a shared cache read_uncommitted changes nothing.
+		{Name: "transaction_isolation", Value: "SERIALIZABLE (read_uncommitted = 1): a read sees the database as of its statement's start, and writes run one transaction at a time"},
+	}
+	got := p.settings(false)
+	if len(got) != 4 || fmt.Sprint(got[:3]) != fmt.Sprint(want) || got[3].Name != "autocommit" {
+		t.Errorf("settings = %v, want %v and autocommit", got, want)
 	}
 }
 

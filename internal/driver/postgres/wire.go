@@ -441,6 +441,9 @@ wait:
 			break wait
 		case *pgproto3.ErrorResponse:
 			c.serverError(m)
+			if c.broken != nil { // FATAL: reading on would report the closed socket instead
+				return 0, c.end(c.outcome())
+			}
 		case *pgproto3.ReadyForQuery:
 			c.ready = true
 			return 0, c.end(c.outcome())

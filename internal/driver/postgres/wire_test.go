@@ -237,6 +237,26 @@ func TestWireErrorDuringCopy(t *testing.T) {
 		}
 		usable(t, w)
 	})
+	t.Run("fatal", func(t *testing.T) {
+		// A FATAL error instead of CopyInResponse: the code is the
+		// server's, not that of the connection closed after it.
+		closed := make(chan bool, 1)
+		w, s := fakeWire(t, func(b *fakeBackend) {
+			if b.exchange() == nil {
+				return
+			}
+			b.send(adminStop)
+			closed <- b.clientCloses(2 * time.Second)
+		})
+		_, err := w.copyIn(context.Background(), "COPY usertable FROM STDIN", data)
+		wantPgError(t, err, "57P01")
+		if err := s.classify(err); !driver.IsConnLost(err) || driver.Code(err) != "57P01" {
+			t.Errorf("class %v code %q, want a lost connection with the code 57P01", driver.ClassOf(err), driver.Code(err))
+		}
+		if !<-closed {
+			t.Fatal("the client waited for more after a FATAL error instead of closing the connection")
+		}
+	})
 	t.Run("midway", func(t *testing.T) {
 		got := make(chan int, 1)
 		w, s := fakeWire(t, func(b *fakeBackend) {

@@ -347,13 +347,19 @@ func (c *wire) outcome() error {
 	return nil
 }
 
-// serverError keeps the first ErrorResponse of the exchange. A FATAL one
-// means the server is closing the connection.
+// serverError keeps the first ErrorResponse of the exchange. A FATAL or
+// PANIC one means the server is closing the connection. The severity is
+// read unlocalized (lc_messages=de says PANIK); servers before 9.6 send
+// only the localized one.
 func (c *wire) serverError(msg *pgproto3.ErrorResponse) {
 	if c.pgErr == nil {
 		c.pgErr = pgconn.ErrorResponseToPgError(msg)
 	}
-	if msg.Severity == "FATAL" || msg.Severity == "PANIC" || msg.SeverityUnlocalized == "FATAL" {
+	severity := msg.SeverityUnlocalized
+	if severity == "" {
+		severity = msg.Severity
+	}
+	if severity == "FATAL" || severity == "PANIC" {
 		c.fail(c.pgErr)
 	}
 }

@@ -147,6 +147,9 @@ var (
 	ready        = &pgproto3.ReadyForQuery{TxStatus: 'I'}
 	adminStop    = &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "57P01", Message: "terminating connection due to administrator command"}
 	internalStop = &pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "XX000", Message: "could not read block 7"}
+	// panicDE is a PANIC under lc_messages=de_DE: only the unlocalized
+	// severity says what it is.
+	panicDE = &pgproto3.ErrorResponse{Severity: "PANIK", SeverityUnlocalized: "PANIC", Code: "XX000", Message: "konnte Block 7 nicht lesen"}
 )
 
 // wantPgError fails unless err carries the server's error of code.
@@ -182,8 +185,8 @@ func usable(t *testing.T, w *wire) {
 // ReadyForQuery would hang until it does. The error is the server's, the
 // operation a lost connection (the runner reconnects), whatever the code.
 func TestWireFatalMidStream(t *testing.T) {
-	for _, fatal := range []*pgproto3.ErrorResponse{adminStop, internalStop} {
-		t.Run(fatal.Code, func(t *testing.T) {
+	for _, fatal := range []*pgproto3.ErrorResponse{adminStop, internalStop, panicDE} {
+		t.Run(fatal.SeverityUnlocalized+" "+fatal.Code, func(t *testing.T) {
 			closed := make(chan bool, 1)
 			_, s := fakeWire(t, func(b *fakeBackend) {
 				if b.exchange() == nil {

@@ -34,11 +34,15 @@ type Conn struct {
 	writeFunc func(fd uintptr) bool
 }
 
+// supported says raw calls are made on this system.
+const supported = true
+
 // Wrap returns c with raw reads and writes when it is a TCP connection,
-// else c itself. Wrap a connection before TLS goes on top of it.
+// else c itself, and c itself under DBPROBE_RAWNET=off. Wrap a
+// connection before TLS goes on top of it.
 func Wrap(c net.Conn) net.Conn {
 	tc, ok := c.(*net.TCPConn)
-	if !ok {
+	if !ok || !enabled() {
 		return c
 	}
 	rc, err := tc.SyscallConn()

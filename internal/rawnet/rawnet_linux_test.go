@@ -15,6 +15,7 @@ import (
 // both on 127.0.0.1.
 func pair(t *testing.T) (*Conn, net.Conn) {
 	t.Helper()
+	t.Setenv(EnvVar, "on") // whatever the environment of the test says
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

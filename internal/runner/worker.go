@@ -79,11 +79,10 @@ const timerSlack = 2 * time.Millisecond
 
 // waitUntil waits until the instant at (measure.Now's clock), or until ctx
 // is done. An open-loop operation's Intended- latency runs from that
-// instant, so a late wake-up would be counted against the database:
-// measured with --db null at --target 200 and 2000, Go's timer alone put
-// 540–580 µs on the mean Intended-READ and 1.1 ms on its p99. So a timer
-// covers all but the last timerSlack and the kernel's sleep the rest
-// (25–65 µs late, kernelSleep says why).
+// instant, so a late wake-up would be counted against the database: Go's
+// timer alone put about half a millisecond on the mean Intended-READ of a
+// --db null run. So a timer covers all but the last timerSlack and the
+// kernel's sleep the rest (kernelSleep says how close it wakes).
 func waitUntil(ctx context.Context, at int64) {
 	if d := time.Duration(at-measure.Now()) - timerSlack; d > 0 && !sleep(ctx, d) {
 		return

@@ -17,6 +17,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 const libraryPath = "github.com/go-sql-driver/mysql"
@@ -89,6 +90,9 @@ type durabilityChange struct {
 // work, applies the durability knob and reads back the server's version and
 // settings. A knob MySQL does not have is refused before anything is sent.
 func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
+	if err := rawnet.Check(); err != nil {
+		return nil, err
+	}
 	if err := checkKnobs(opts); err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 const libraryPath = "github.com/jackc/pgx/v5"
@@ -74,6 +75,9 @@ type DB struct {
 // Open connects to target, proves the server answers and the credentials
 // work, and reads back the server's version and settings.
 func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
+	if err := rawnet.Check(); err != nil {
+		return nil, err
+	}
 	if target.URL == nil {
 		return nil, badinput.New("no PostgreSQL URL; give one such as postgres://user@127.0.0.1:5432/bench")
 	}

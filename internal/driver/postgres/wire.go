@@ -61,6 +61,9 @@ type wire struct {
 	// registration, and no allocation, per operation; an exchange is busy
 	// from send to end.
 	watcher driver.ContextWatch
+	// cancelDelay is how long after a cancel request the connection's
+	// deadline fires if the server has not answered (cancelDeadlineDelay).
+	cancelDelay time.Duration
 }
 
 // errBroken marks every use of a connection that broke earlier.
@@ -80,19 +83,26 @@ func hijack(ctx context.Context, pc *pgconn.PgConn) (*wire, error) {
 		pc.Close(ctx)
 		return nil, err
 	}
-	fe := pgproto3.NewFrontend(hc.Conn, hc.Conn)
+	c := newWire(hc.Conn, hc.PID, hc.SecretKey)
 	if hc.Config != nil && hc.Config.MaxProtocolMessageBodyLen > 0 {
-		fe.SetMaxBodyLen(hc.Config.MaxProtocolMessageBodyLen)
+		c.fe.SetMaxBodyLen(hc.Config.MaxProtocolMessageBodyLen)
 	}
+	return c, nil
+}
+
+// newWire drives conn, a connection ready for a query, whose backend
+// process pid and secret key a cancel request names.
+func newWire(conn net.Conn, pid uint32, secret []byte) *wire {
 	c := &wire{
-		conn:   hc.Conn,
-		fe:     fe,
-		pid:    hc.PID,
-		secret: hc.SecretKey,
-		wbuf:   make([]byte, 0, 1024),
+		conn:        conn,
+		fe:          pgproto3.NewFrontend(conn, conn),
+		pid:         pid,
+		secret:      secret,
+		wbuf:        make([]byte, 0, 1024),
+		cancelDelay: cancelDeadlineDelay,
 	}
 	c.watcher.OnEnd = c.cancel
-	return c, nil
+	return c
 }
 
 // close says goodbye to the server and closes the connection.
@@ -197,15 +207,15 @@ func (c *wire) send(ctx context.Context) error {
 // with 57014, the connection living on) and sets a deadline on the
 // connection in case the server does not answer.
 func (c *wire) cancel() {
-	_ = c.conn.SetDeadline(time.Now().Add(cancelDeadlineDelay))
+	_ = c.conn.SetDeadline(time.Now().Add(c.cancelDelay))
 
-	d := net.Dialer{Timeout: cancelDeadlineDelay}
+	d := net.Dialer{Timeout: c.cancelDelay}
 	cc, err := d.Dial(c.conn.RemoteAddr().Network(), c.conn.RemoteAddr().String())
 	if err != nil {
 		return
 	}
 	defer cc.Close()
-	_ = cc.SetDeadline(time.Now().Add(cancelDeadlineDelay))
+	_ = cc.SetDeadline(time.Now().Add(c.cancelDelay))
 	req, err := (&pgproto3.CancelRequest{ProcessID: c.pid, SecretKey: c.secret}).Encode(nil)
 	if err != nil {
 		return
@@ -337,13 +347,19 @@ func (c *wire) outcome() error {
 	return nil
 }
 
-// serverError keeps the first ErrorResponse of the exchange. A FATAL one
-// means the server is closing the connection.
+// serverError keeps the first ErrorResponse of the exchange. A FATAL or
+// PANIC one means the server is closing the connection. The severity is
+// read unlocalized (lc_messages=de says PANIK); servers before 9.6 send
+// only the localized one.
 func (c *wire) serverError(msg *pgproto3.ErrorResponse) {
 	if c.pgErr == nil {
 		c.pgErr = pgconn.ErrorResponseToPgError(msg)
 	}
-	if msg.Severity == "FATAL" || msg.Severity == "PANIC" || msg.SeverityUnlocalized == "FATAL" {
+	severity := msg.SeverityUnlocalized
+	if severity == "" {
+		severity = msg.Severity
+	}
+	if severity == "FATAL" || severity == "PANIC" {
 		c.fail(c.pgErr)
 	}
 }
@@ -431,6 +447,9 @@ wait:
 			break wait
 		case *pgproto3.ErrorResponse:
 			c.serverError(m)
+			if c.broken != nil { // FATAL: reading on would report the closed socket instead
+				return 0, c.end(c.outcome())
+			}
 		case *pgproto3.ReadyForQuery:
 			c.ready = true
 			return 0, c.end(c.outcome())

@@ -15,6 +15,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/rawnet"
 )
 
 // settingNames are the server settings that shape the numbers, read back
@@ -124,6 +125,9 @@ func checkKnobs(opts driver.Options) error {
 // work (PING), applies the durability asked for and reads back the
 // server's version and settings.
 func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Options) (driver.DB, error) {
+	if err := rawnet.Check(); err != nil {
+		return nil, err
+	}
 	if err := checkKnobs(opts); err != nil {
 		return nil, err
 	}

@@ -11,56 +11,34 @@ import (
 )
 
 // In WAL mode a commit appends pages to the WAL, and a checkpoint copies
-// them back into the database file: it reads the WAL, writes the file and,
-// with synchronous=NORMAL, syncs both. SQLite runs a checkpoint inside the
-// commit that finds 1000 pages in the WAL, so with one writer the writer
-// pays for it while every other write waits: measured here under workload A,
-// the syncs alone, all from checkpoints, took 13% of the writer's time, and
-// checkpoint copies were a good part of its file reads and writes besides.
-// The checkpointer runs those checkpoints from a connection of its own, on
-// another core, while the writer goes on.
+// them back into the database file, syncing both under synchronous=NORMAL.
+// SQLite runs one inside the commit that finds 1000 pages in the WAL, so
+// the one writer pays for it while every other write waits (its syncs
+// alone took 13% of the writer's time under workload A). The checkpointer
+// runs those checkpoints from a connection of its own, on another core,
+// while the writer goes on.
 //
-// A checkpoint that runs beside the writer never quite finishes, though:
-// the writer appends while it copies. And the WAL only starts over from its
-// beginning after a checkpoint that copied everything; without that it
-// grows for ever (measured: 10,728 pages after 5,000 commits). So the
-// writer keeps SQLite's own automatic checkpoint, at walRestartPages
-// instead of 1000: by then the checkpointer has copied most of it, the
-// writer copies what came after its last pass, and its next commit starts
-// the WAL over. If the checkpointer falls behind, the writer's checkpoint does the
-// whole copy, as SQLite would have done anyway. (Measured under workload A:
-// a WAL left to grow gave some 20% more ops/s over a few seconds, but only
-// by putting off copying that a longer run must do; finishing right after
-// each background pass instead of at 4000 pages made no difference, and
-// with passes every 4000 records it was lower in 6 of 6 pairs.)
+// A checkpoint beside the writer never quite finishes, since the writer
+// appends while it copies, and the WAL starts over only after one that
+// copied everything: left alone it grows for ever. So the writer keeps
+// SQLite's automatic checkpoint, at walRestartPages instead of 1000: by
+// then the checkpointer has copied most of the WAL, the writer copies the
+// rest and its next commit starts the WAL over. If the checkpointer falls
+// behind, the writer does the whole copy, as SQLite would have.
 //
-// With synchronous=NORMAL a checkpoint syncs the WAL before it copies and
-// the database file once it has copied everything. A background pass beside
-// the writer rarely copies everything, so it never synced the database file,
-// and the writer's checkpoint at walRestartPages then synced every page the
-// background passes had copied, several MB, while all writes waited: 8% of
-// the writer's CPU samples, with stalls of milliseconds. So after each pass
-// the checkpointer syncs both files itself; the writer's sync finds little
-// left to write. An extra sync never breaks SQLite's ordering (WAL durable
-// before the database file is overwritten), it only makes data durable
-// sooner. Under synchronous=OFF SQLite syncs nothing, and nor does the
-// checkpointer. Measured under workload A at 8 threads: the time a write
-// spends in the writer's queue and transaction fell from about 75 to 47 µs,
-// and throughput was higher in 7 of 7 alternating pairs.
-
+// SQLite syncs the database file only after a checkpoint that copied
+// everything, which a pass beside the writer rarely does; the writer's
+// checkpoint would then sync every page the passes had copied while all
+// writes wait. So the checkpointer syncs both files after each pass (none
+// under synchronous=OFF). An extra sync never breaks SQLite's ordering
+// (the WAL durable before the file is overwritten); it only makes data
+// durable sooner. A write's time in the writer's queue and transaction
+// fell from about 75 to 47 µs.
 //
-// Each pass, and above all its syncs, costs a fixed amount besides the
-// pages it copies, and on a kernel without preemption (PREEMPT_NONE, as on
-// the machine measured) a sync's writeback holds its core until it is
-// done. With a pass every 1000
-// records, a 400,000-operation run of workload A at 8 threads made 199
-// passes, 4.2–5.0 s of the checkpointer's time (syncs 2.5–3.0 s); every
-// 4000 records, 49 passes took 3.4–3.7 s for the same pages copied.
-// Throughput was higher in 19 of 22 alternating pairs (medians about
-// 48,500 → 51,500 ops/s, the pairs' median ratio 1.11×), and in 3 of 3
-// runs three times as long, so not by leaving copies for after the run.
-// 2000 records was in between, and 8000 or 16000, or a restart at 32,000
-// pages, gave nothing more while the WAL grew.
+// Each pass, above all its syncs, costs a fixed amount besides the pages
+// it copies, so passes come every checkpointEvery records rather than
+// every 1000: 1.11× the throughput of workload A at 8 threads
+// (bench/RESULTS.md).
 
 const (
 	// checkpointEvery is how many written records start a background
@@ -109,13 +87,11 @@ type checkpointer struct {
 // SHARED lock on the database file for as long as it is open; without
 // it, another process that closes its last connection to the file takes
 // itself for the last one and checkpoints and deletes the WAL and the
-// shared-memory index under the running dbprobe (measured with a version
-// that opened and closed the file for every sync: none of dbprobe's locks
-// left after the first background pass, and a `SELECT count(*)` from
-// another process removed the -wal and -shm files mid-run). Under the
-// default unix-excl VFS the lock lost would be the process's exclusive
-// one, which alone keeps other processes out. The WAL carries no lock,
-// but is kept open the same way.
+// shared-memory index under the running dbprobe (a `SELECT count(*)` from
+// Python's sqlite3 did, when the checkpointer reopened the file for each
+// sync). Under the default unix-excl VFS the lock lost would be the
+// process's exclusive one, which alone keeps other processes out. The WAL
+// carries no lock, but is kept open the same way.
 type syncFiles struct {
 	paths []string
 	open  []*os.File // nil until the file exists

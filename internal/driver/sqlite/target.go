@@ -58,11 +58,10 @@ const (
 // process's memory: no -shm file, no fcntl call for each transaction.
 // Another process cannot open the database while dbprobe has it open.
 // That is how an application that owns its database file can run SQLite,
-// and what dbprobe measures unless told otherwise: measured here under
-// workload A at 8 threads, the shared VFS spent 12% of the process's time
-// in fcntl calls for the WAL's read marks and write lock, with the
-// readers queueing on the mutex SQLite holds around them, and ran at
-// 49–58k ops/s against 66–69k with unix-excl (3 alternating pairs).
+// and what dbprobe measures unless told otherwise: under workload A at 8
+// threads the shared VFS spends 12% of the process's time in fcntl calls
+// for the WAL's read marks and write lock, with the readers queueing on
+// the mutex SQLite holds around them (bench/RESULTS.md).
 //
 // vfsShared ("unix", SQLite's default) locks through the file system, so
 // other processes can read and write the database during a run.

@@ -20,13 +20,12 @@ import (
 // SQLite lets one connection write at a time. When each session writes on
 // its own connection, the losers of the write lock wait in SQLite's busy
 // handler, which sleeps and polls (1 ms, 2 ms, 5 ms, …): 8 sessions of YCSB
-// workload A were measured at about 8,500 ops/s that way. Serializing the
-// writes under a Go mutex did much better but, measured here, still used
-// only 1.2 of the machine's 2 cores: each hand-over of the mutex woke a
-// goroutine that then had to be scheduled while the lock sat unused. One goroutine that owns the connection runs
-// write after write without hand-overs, and one commit for the writes that
-// queued meanwhile saves per-commit work (the WAL write lock, the WAL index
-// header) besides.
+// workload A ran at about 8,500 ops/s that way. A Go mutex around the
+// writes still leaves the lock idle at each hand-over, while the goroutine
+// it woke waits to be scheduled. One goroutine that owns the connection
+// runs write after write without hand-overs, and one commit for the writes
+// that queued meanwhile saves per-commit work (the WAL write lock, the WAL
+// index header) besides.
 //
 // A write returns only after the transaction holding it committed, so a
 // caller sees the same durability as with a commit of its own.

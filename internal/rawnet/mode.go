@@ -61,3 +61,10 @@ func Describe() (value, source string) {
 	}
 	return "off", source
 }
+
+// Setting is Describe as one header value: "on (default)", "off
+// (DBPROBE_RAWNET)", "off (Linux only)".
+func Setting() string {
+	v, src := Describe()
+	return v + " (" + src + ")"
+}

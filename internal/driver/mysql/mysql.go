@@ -245,7 +245,7 @@ func (db *DB) Info() driver.Info {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	settings := append([]driver.Setting(nil), db.settingsRead...)
-	settings = append(settings, driver.Setting{Name: "load path", Value: db.loadPath}, driver.Setting{Name: "tls", Value: db.settings.tls})
+	settings = append(settings, driver.Setting{Name: "load path", Value: db.loadPath}, driver.Setting{Name: "tls", Value: db.settings.tls}, driver.Setting{Name: "raw socket calls", Value: rawnet.Setting()})
 	return driver.Info{
 		Driver:        "mysql",
 		Library:       "go-sql-driver/mysql " + driver.ModuleVersion(libraryPath),

@@ -130,7 +130,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		pool.Close()
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
-	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode})
+	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode}, driver.Setting{Name: "raw socket calls", Value: rawnet.Setting()})
 	if err := db.checkDurability(); err != nil {
 		pool.Close()
 		return nil, err

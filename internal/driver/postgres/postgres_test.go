@@ -18,6 +18,7 @@ import (
 	"dbprobe/internal/driver"
 	"dbprobe/internal/driver/drivertest"
 	_ "dbprobe/internal/driver/postgres"
+	"dbprobe/internal/rawnet"
 	"dbprobe/internal/testdb"
 )
 
@@ -259,6 +260,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 		"autocommit":         "implicit: every operation is one statement, committed on its own; a load batch is one transaction (BEGIN, multi-row INSERTs, COMMIT)",
 		"durability":         "server: synchronous_commit as the server and the URL set it",
 		"tls":                "off (loopback)",
+		"raw socket calls":   rawnet.Setting(),
 	}
 	// The others are the server's own here: current_setting on any
 	// connection gives them.
@@ -283,7 +285,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	// The order is stable, so that two headers compare line by line.
 	wantOrder := "[synchronous_commit fsync wal_sync_method full_page_writes wal_level shared_buffers max_connections " +
 		"transaction_isolation autocommit default_transaction_read_only statement_timeout lock_timeout idle_session_timeout " +
-		"commit_delay plan_cache_mode log_statement log_min_duration_statement durability tls]"
+		"commit_delay plan_cache_mode log_statement log_min_duration_statement durability tls raw socket calls]"
 	if fmt.Sprint(order) != wantOrder {
 		t.Errorf("order = %v, want %v", order, wantOrder)
 	}

@@ -146,7 +146,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		db.Close()
 		return nil, err
 	}
-	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode})
+	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "tls", Value: tlsMode}, driver.Setting{Name: "raw socket calls", Value: rawnet.Setting()})
 	return db, nil
 }
 

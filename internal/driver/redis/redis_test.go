@@ -17,6 +17,7 @@ import (
 	"dbprobe/internal/driver"
 	"dbprobe/internal/driver/drivertest"
 	_ "dbprobe/internal/driver/redis"
+	"dbprobe/internal/rawnet"
 	"dbprobe/internal/testdb"
 )
 
@@ -279,6 +280,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	}
 	want := map[string]string{
 		"tls":                   "off (loopback)",
+		"raw socket calls":      rawnet.Setting(),
 		"transaction_isolation": "none to set: the server runs one command or script at a time, so a read (HMGET) or a write (one script) sees and leaves no half-done operation; a scan's index read and its records' reads are separate commands",
 		"autocommit":            "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (WATCH, MULTI, the records' writes, EXEC)",
 	}
@@ -322,6 +324,7 @@ func TestInfoShowsServerSettings(t *testing.T) {
 		{Name: "transaction_isolation", Value: "none to set: the server runs one command or script at a time, so a read (HMGET) or a write (one script) sees and leaves no half-done operation; a scan's index read and its records' reads are separate commands"},
 		{Name: "autocommit", Value: "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (one script)"},
 		{Name: "tls", Value: "off (loopback)"},
+		{Name: "raw socket calls", Value: rawnet.Setting()},
 	}
 	if got := db.Info().Settings; fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("Settings = %v\nwant       %v", got, want)

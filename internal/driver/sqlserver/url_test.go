@@ -1,6 +1,7 @@
 package sqlserver
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
@@ -93,6 +94,35 @@ func TestParseURL(t *testing.T) {
 				t.Errorf("DSN %q does not use go-mssqldb's scheme", c.dsn)
 			}
 		})
+	}
+}
+
+// A key the URL gives empty, in any case, is not added again: go-mssqldb
+// would refuse the pair, naming either key at random, so that the same
+// URL got a different message from one run to the next.
+func TestParseURLKeysGivenEmpty(t *testing.T) {
+	for _, raw := range []string{
+		"sqlserver://sa@db.example.com?database=b&enCrYpt",
+		"sqlserver://sa@db.example.com?database=b&encrypt=",
+		"sqlserver://sa@127.0.0.1?database=b&App+Name=",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := ""
+		for i := range 20 {
+			_, err := parseURL(driver.Target{URL: u})
+			msg := fmt.Sprint(err)
+			if strings.Contains(msg, "more than once") {
+				t.Fatalf("%s: %s", raw, msg)
+			}
+			if i == 0 {
+				first = msg
+			} else if msg != first {
+				t.Fatalf("%s: the message changes between runs: %q, then %q", raw, first, msg)
+			}
+		}
 	}
 }
 

@@ -233,3 +233,26 @@ func TestRevealsBeyondTheMessagesOwnText(t *testing.T) {
 		t.Errorf("decoy changed the original URL's password to %q", p)
 	}
 }
+
+// A --db value is shown back with its password replaced; one that does
+// not parse as ParseTarget reads it, by its scheme alone.
+func TestRedactURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"postgres://bob:S3cret@127.0.0.1/db":                 "postgres://bob:xxxxx@127.0.0.1/db",
+		"postgres://bob@127.0.0.1/db?password=S3cret&x=1":    "postgres://bob@127.0.0.1/db?password=xxxxx&x=1",
+		"mysql://root:o@127.0.0.1:1/x":                       "mysql://root:xxxxx@127.0.0.1:1/x",
+		"sqlite:///tmp/bench.db":                             "sqlite:///tmp/bench.db",
+		"null":                                               "null",
+		"stub://u:2025/S3cret@h/db":                          "stub:…", // the password reads as a port and a path
+		"stub://u:S3c#ret@h/db":                              "stub:…",
+		"stub://u:S3c%zzret@h/db":                            "stub:…",
+		"://u:S3cret@h":                                      "…",
+		"postgres://u:p%40ss@h/db":                           "postgres://u:xxxxx@h/db",
+		"redis://:S3cret@127.0.0.1:6379/0":                   "redis://:xxxxx@127.0.0.1:6379/0",
+		"sqlserver://sa:S3cret@h:1433?database=b&encrypt=no": "sqlserver://sa:xxxxx@h:1433?database=b&encrypt=no",
+	} {
+		if got := RedactURL(raw); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

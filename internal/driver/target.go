@@ -224,6 +224,37 @@ func passwordForms(password string) []string {
 	return forms
 }
 
+// RedactURL returns a --db value as typed with its password replaced, for a
+// command line shown back. A value that does not parse as ParseTarget
+// reads it is shown as its scheme alone: where a password would be in it
+// is unknown.
+func RedactURL(raw string) string {
+	if !strings.Contains(raw, ":") {
+		return raw // a bare driver name
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Fragment != "" || userInfoMisplaced(u) {
+		scheme, _, _ := strings.Cut(raw, ":")
+		if !validScheme(scheme) {
+			return "…"
+		}
+		return scheme + ":…"
+	}
+	return redactURL(u)
+}
+
+// validScheme reports a URL scheme as RFC 3986 spells one: a letter, then
+// letters, digits, +, - and .
+func validScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func redactURL(u *url.URL) string {
 	c := *u
 	if _, ok := c.User.Password(); ok {

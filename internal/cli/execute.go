@@ -637,13 +637,14 @@ func redactCommand(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// scrubbed is an error whose message has the target's password removed.
+// scrubbed is an error whose message, if it holds the target's password
+// in a library's words, shows them withheld (see driver.Target.ScrubError).
 type scrubbed struct {
 	target driver.Target
 	err    error
 }
 
-func (s scrubbed) Error() string { return s.target.Scrub(s.err.Error()) }
+func (s scrubbed) Error() string { return s.target.ScrubError(s.err) }
 func (s scrubbed) Unwrap() error { return s.err }
 
 // interruptNote says what stopped the phase and how long operations in

@@ -664,13 +664,15 @@ func sourceOf(cmd *cobra.Command, flag, otherwise string) string {
 
 // commandLine is the command as typed, with the database URL redacted.
 func (j *job) commandLine() string {
-	return redactCommand(append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...), j.target)
+	return redactCommand(append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...))
 }
 
-// redactCommand joins a command line with the target's password and the
-// values of secret properties (-p db.passwd=…, in any of the flag's
-// spellings) hidden.
-func redactCommand(args []string, target driver.Target) string {
+// redactCommand joins a command line with the passwords of --db URLs and
+// the values of secret properties (-p db.passwd=…), in any of the flags'
+// spellings, hidden where they are given. Other arguments are left as
+// typed: searched for the password, a short one would be found in the
+// letters of other words.
+func redactCommand(args []string) string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		prev := ""
@@ -678,6 +680,10 @@ func redactCommand(args []string, target driver.Target) string {
 			prev = args[i-1]
 		}
 		switch {
+		case prev == "--db":
+			a = driver.RedactURL(a)
+		case strings.HasPrefix(a, "--db="):
+			a = "--db=" + driver.RedactURL(strings.TrimPrefix(a, "--db="))
 		case prev == "-p" || prev == "--property":
 			a = config.RedactAssignment(a)
 		case strings.HasPrefix(a, "--property="):
@@ -685,18 +691,19 @@ func redactCommand(args []string, target driver.Target) string {
 		case strings.HasPrefix(a, "-p") && !strings.HasPrefix(a, "--") && len(a) > 2:
 			a = "-p" + config.RedactAssignment(strings.TrimPrefix(a[2:], "="))
 		}
-		out[i] = target.Scrub(a)
+		out[i] = a
 	}
 	return strings.Join(out, " ")
 }
 
-// scrubbed is an error whose message has the target's password removed.
+// scrubbed is an error whose message, if it holds the target's password
+// in a library's words, shows them withheld (see driver.Target.ScrubError).
 type scrubbed struct {
 	target driver.Target
 	err    error
 }
 
-func (s scrubbed) Error() string { return s.target.Scrub(s.err.Error()) }
+func (s scrubbed) Error() string { return s.target.ScrubError(s.err) }
 func (s scrubbed) Unwrap() error { return s.err }
 
 // interruptNote says what stopped the phase and how long operations in

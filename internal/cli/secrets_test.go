@@ -376,7 +376,38 @@ func TestSecretsNeverShowOnFailure(t *testing.T) {
 	}
 }
 
-// scrub hides the canary in a failing test's own report.
+// scrub hides the canary in a failing test's own report: its marker is
+// in every form of it.
 func (c canary) scrub(s string) string {
-	return driver.Target{Password: c.password}.Scrub(strings.ReplaceAll(s, c.marker, "CANARY"))
+	return strings.ReplaceAll(s, c.marker, "CANARY")
+}
+
+// A password that is also the user name, a letter, the port or a word of
+// dbprobe's own message changes nothing in the message but the URL's
+// password field: a wrong login still names the user, and an unreachable
+// server's message keeps its words.
+func TestSecretsKeepMessagesWhole(t *testing.T) {
+	names := map[string]string{"postgres": "PostgreSQL", "mysql": "MySQL", "redis": "Redis"}
+	for _, st := range secretTargets {
+		t.Run(st.name, func(t *testing.T) {
+			s := st.make(t)
+			user := s.noPW.User.Username()
+			wrong := *s.noPW
+			wrong.User = url.UserPassword(user, user)
+			_, stderr, err := runAsTyped(t, "load", "--db", wrong.String(), "-p", "recordcount=10")
+			if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "refused user "+`"`+user+`"`) {
+				t.Errorf("a wrong password equal to the user: %v (stderr %q); want bad input naming user %q", err, stderr, user)
+			}
+			for _, password := range []string{"o", "p", "1", "at", "check", "127.0.0.1", user} {
+				unreachable := wrong
+				unreachable.User = url.UserPassword(user, password)
+				unreachable.Host = "127.0.0.1:1"
+				_, _, err := runAsTyped(t, "load", "--db", unreachable.String(), "-p", "recordcount=10")
+				want := "cannot reach " + names[st.name] + " at 127.0.0.1:1: connection refused; check host and port and that the server is running"
+				if err == nil || err.Error() != want || !badinput.Is(err) {
+					t.Errorf("password %q, unreachable server: %v\nwant bad input: %s", password, err, want)
+				}
+			}
+		})
+	}
 }

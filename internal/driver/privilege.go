@@ -64,8 +64,10 @@ func MissingPrivilege(database, user, table string, missing, need Access, grant 
 // lacks a privilege (PostgreSQL 42501, MySQL 1142 and 1143, SQL Server 229
 // and 230, Redis NOPERM) as bad input: no retry or reconnection can help,
 // only a GRANT. classified is the driver's classified error, whose code the
-// runner still counts; message is the server's own words.
+// runner still counts; message is the server's own words, which whoever
+// prints the error checks for the password (Target.ScrubError): here no
+// Target is at hand.
 func PermissionDenied(database, message string, classified error) error {
 	return badinput.New("%s refused: %w; grant the user the privilege it names on the table (load needs INSERT; run needs SELECT, and UPDATE or INSERT as the workload does), or run as a user who has it",
-		database, &Scrubbed{Msg: message, Err: classified})
+		database, &Scrubbed{Msg: message, Err: classified, Unchecked: true})
 }

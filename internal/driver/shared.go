@@ -8,11 +8,16 @@ import (
 	"syscall"
 )
 
-// Scrubbed is an error whose message was cleaned of secrets (or shortened)
-// while its cause stays reachable with errors.Is and errors.As.
+// Scrubbed is an error whose message a driver settled (reworded,
+// shortened, or a library's message checked with Target.Scrub) while its
+// cause stays reachable with errors.Is and errors.As.
 type Scrubbed struct {
 	Msg string
 	Err error
+	// Unchecked marks a Msg that quotes a library's words unchecked for
+	// the password, by code that has no Target (an error's classification
+	// sees none): Target.ScrubError checks it.
+	Unchecked bool
 }
 
 // Error returns the cleaned message.

@@ -3,7 +3,6 @@ package driver
 import (
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 
 	"dbprobe/internal/badinput"
@@ -121,107 +120,35 @@ func (t Target) Redacted() string {
 	return redactURL(t.URL)
 }
 
-// Scrub removes the target's password from a message that may quote it,
-// such as an error a library built from the connection string.
-func (t Target) Scrub(msg string) string {
-	for _, form := range passwordForms(t.Password) {
-		msg = strings.ReplaceAll(msg, form, redactedPassword)
+// RedactURL returns a --db value as typed with its password replaced, for a
+// command line shown back. A value that does not parse as ParseTarget
+// reads it is shown as its scheme alone: where a password would be in it
+// is unknown.
+func RedactURL(raw string) string {
+	if !strings.Contains(raw, ":") {
+		return raw // a bare driver name
 	}
-	return msg
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Fragment != "" || userInfoMisplaced(u) {
+		scheme, _, _ := strings.Cut(raw, ":")
+		if !validScheme(scheme) {
+			return "…"
+		}
+		return scheme + ":…"
+	}
+	return redactURL(u)
 }
 
-// Reveals reports whether msg gives the target's password away: shows it,
-// as it is or in one of the escaped forms a URL gives it, when the redacted
-// URL does not show that text anyway (a password that is also the host
-// name or the port cannot be hidden by leaving it out of messages).
-func (t Target) Reveals(msg string) bool {
-	redacted := t.Redacted()
-	shown := redacted
-	if u, err := url.PathUnescape(redacted); err == nil {
-		shown += "\n" + u
-	}
-	if u, err := url.QueryUnescape(redacted); err == nil {
-		shown += "\n" + u
-	}
-	for _, form := range passwordForms(t.Password) {
-		if strings.Contains(msg, form) && !strings.Contains(shown, form) {
-			return true
+// validScheme reports a URL scheme as RFC 3986 spells one: a letter, then
+// letters, digits, +, - and .
+func validScheme(s string) bool {
+	for i, r := range s {
+		letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
+		if !letter && (i == 0 || !(r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.')) {
+			return false
 		}
 	}
-	return false
-}
-
-// decoy returns the target under another password of its own letters,
-// put wherever the password was (the URL's user information, a ?password=
-// option, Password). It is one letter the password lacks, repeated, so
-// that no form of the password is part of it.
-func (t Target) decoy() Target {
-	letter := "Q"
-	for _, l := range []string{"Q", "Z", "X", "J", "K"} {
-		if !strings.Contains(t.Password, l) {
-			letter = l
-			break
-		}
-	}
-	decoy := strings.Repeat(letter, len(t.Password)+1)
-	d := t
-	d.Password = decoy
-	if t.URL != nil {
-		u := *t.URL
-		if _, ok := u.User.Password(); ok {
-			u.User = url.UserPassword(u.User.Username(), decoy)
-		}
-		if queryPassword(&u) != "" {
-			q := u.Query()
-			for k := range q {
-				if strings.EqualFold(k, "password") {
-					q.Set(k, decoy)
-				}
-			}
-			u.RawQuery = q.Encode()
-		}
-		d.URL = &u
-	}
-	return d
-}
-
-// RevealsBeyond is Reveals for a password that may be text the message
-// holds for reasons of its own, as a fuzzed one is ("000," in "TLS would be
-// off to 000, which …" for the host 000). msg is refuse's error for t;
-// refuse is called again for the same target under a decoy password, and
-// the password is given away only where msg holds one of its forms more
-// often than that refusal does (none when the decoy is accepted).
-func (t Target) RevealsBeyond(msg string, refuse func(Target) error) bool {
-	if !t.Reveals(msg) {
-		return false
-	}
-	baseline := ""
-	if err := refuse(t.decoy()); err != nil {
-		baseline = err.Error()
-	}
-	for _, form := range passwordForms(t.Password) {
-		if strings.Count(msg, form) > strings.Count(baseline, form) {
-			return true
-		}
-	}
-	return false
-}
-
-// passwordForms are the ways a password may be written out: as it is, and
-// escaped for a query, a path or a URL's user information. Libraries quote
-// whichever form they were given.
-func passwordForms(password string) []string {
-	if password == "" {
-		return nil
-	}
-	forms := []string{password}
-	userinfo := strings.TrimPrefix(url.UserPassword("", password).String(), ":")
-	for _, esc := range []string{url.QueryEscape(password), url.PathEscape(password), userinfo} {
-		if !slices.Contains(forms, esc) {
-			forms = append(forms, esc)
-		}
-	}
-	return forms
+	return s != ""
 }
 
 func redactURL(u *url.URL) string {

@@ -214,7 +214,7 @@ func openDB(ctx context.Context, url string, cfg Config, sessions int) (driver.D
 	defer cancel()
 	db, err := d.Open(octx, target, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s", target.Scrub(err.Error()))
+		return nil, errors.New(target.ScrubError(err))
 	}
 	return db, nil
 }
@@ -377,7 +377,7 @@ func (t *serverTarget) writeUntilCrash(ctx context.Context, cycle int, crashAfte
 		}
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("cycle %d: %s", cycle, scrub(err, t.srv.Password()))
+		return time.Time{}, fmt.Errorf("cycle %d: %s", cycle, t.srv.Scrub(err))
 	}
 	return killedAt, nil
 }
@@ -428,11 +428,4 @@ func crashCycle(ctx context.Context, started <-chan struct{}, done <-chan error,
 	// The moment the kill was complete: acknowledgements read from a
 	// socket or pipe until then may still arrive.
 	return time.Now(), false, nil
-}
-
-func scrub(err error, password string) string {
-	if err == nil {
-		return "no error"
-	}
-	return strings.ReplaceAll(err.Error(), password, "xxxxx")
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
 )
 
 // Kind is the database server an instance runs.
@@ -179,7 +180,8 @@ func (s *Server) URL() string {
 	return u.String()
 }
 
-// Password returns the dbprobe user's password, for scrubbing messages.
+// Password returns the dbprobe user's password, for tests that look for it
+// in what was printed.
 func (s *Server) Password() string { return s.password }
 
 // Kind returns the kind of server.
@@ -279,7 +281,7 @@ func (s *Server) waitReady(parent context.Context, first bool) error {
 			if parent.Err() != nil {
 				return fmt.Errorf("instance: %s: stopped waiting for it to accept logins: %w", s.kind, parent.Err())
 			}
-			return fmt.Errorf("instance: %s did not accept logins within %s (%s): %s", s.kind, s.ready, scrub(lastErr, s.password), s.logTail())
+			return fmt.Errorf("instance: %s did not accept logins within %s (%s): %s", s.kind, s.ready, s.Scrub(lastErr), s.logTail())
 		case <-exited:
 		case <-time.After(50 * time.Millisecond):
 		}
@@ -628,9 +630,18 @@ func sortedSettings(settings map[string]string) []string {
 	return keys
 }
 
-// scrub removes the password from an error message.
-func scrub(err error, password string) string {
-	return strings.ReplaceAll(err.Error(), password, "xxxxx")
+// Scrub returns err's message for a report, with a library's words that
+// hold the server's password withheld whole (see
+// driver.Target.ScrubError); "no error" for nil.
+func (s *Server) Scrub(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	u, perr := url.Parse(s.URL())
+	if perr != nil {
+		u = nil
+	}
+	return driver.Target{URL: u, Password: s.password}.ScrubError(err)
 }
 
 // firstCommand returns the first name that is a command on PATH or an

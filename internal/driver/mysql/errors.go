@@ -164,7 +164,7 @@ func openError(err error, target driver.Target, s *settings) error {
 			// A session variable from the URL that this server lacks or refuses.
 			return badinput.New("MySQL at %s rejected a setting from the URL: %w; fix or remove that option", addr, cause)
 		}
-		return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+		return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -191,9 +191,9 @@ func openError(err error, target driver.Target, s *settings) error {
 	}
 	if isTLSError(err) {
 		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL and the server's certificate (tls=false for a server without TLS; off loopback that also needs --allow-insecure-tls)",
-			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
+			addr, &driver.Scrubbed{Msg: target.Scrub(lastPart(err.Error())), Err: err})
 	}
-	return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+	return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 }
 
 // isTLSError reports a failed TLS handshake or a server without TLS.
@@ -214,7 +214,7 @@ func ddlError(what string, err error) error {
 		var myErr *gomysql.MySQLError
 		errors.As(err, &myErr)
 		return badinput.New("MySQL refused to %s: %w; grant the user the privilege, or have someone who has it do this", what,
-			&driver.Scrubbed{Msg: myErr.Message, Err: classify(err)})
+			&driver.Scrubbed{Msg: myErr.Message, Err: classify(err), Unchecked: true})
 	}
 	return fmt.Errorf("%s: %w", what, classify(err))
 }

@@ -103,7 +103,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	s.cfg.DialFunc = dialSocket
 	connector, err := gomysql.NewConnector(s.cfg)
 	if err != nil {
-		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
+		return nil, badinput.New("--db %s is not a usable MySQL URL: %w", target.Redacted(), &driver.Scrubbed{Msg: target.ScrubConnect(err.Error()), Err: err})
 	}
 	conns := &connIDs{}
 	pool := sql.OpenDB(conns.connector(connector))

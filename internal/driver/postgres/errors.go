@@ -101,7 +101,7 @@ func openError(err error, target driver.Target, user, database, addr string) err
 		case strings.HasPrefix(pgErr.Code, "28"):
 			return badinput.New("PostgreSQL refused user %q: %w; check the user and its rights", user, cause)
 		}
-		return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+		return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -129,9 +129,9 @@ func openError(err error, target driver.Target, user, database, addr string) err
 	}
 	if strings.Contains(err.Error(), "tls") || strings.Contains(err.Error(), "SSL") {
 		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL and the server's certificate (sslmode=disable for a server without TLS; off loopback that also needs --allow-insecure-tls)",
-			addr, &driver.Scrubbed{Msg: lastPart(target.Scrub(err.Error())), Err: err})
+			addr, &driver.Scrubbed{Msg: target.Scrub(lastPart(err.Error())), Err: err})
 	}
-	return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+	return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 }
 
 // lastPart returns the text after the last ": ", the innermost complaint of

@@ -149,7 +149,7 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		case code == "ERR" && strings.Contains(strings.ToLower(err.Error()), "max number of clients"):
 			return badinput.New("Redis at %s refused the connection: %w; raise maxclients or use fewer threads", addr, cause)
 		}
-		return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+		return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 	}
 
 	reason := ""
@@ -190,5 +190,5 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running",
 			addr, &driver.Scrubbed{Msg: reason, Err: err})
 	}
-	return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.Scrub(err.Error()), Err: err}
+	return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 }

@@ -241,7 +241,7 @@ func (db *DB) applyDurability(ctx context.Context) error {
 	if err != nil {
 		if isRefused(err) {
 			return badinput.New("Redis at %s refused CONFIG GET: %w; --durability %s sets appendfsync with CONFIG SET: allow CONFIG for this user (ACL +config), or run with --durability server",
-				db.addr, &driver.Scrubbed{Msg: firstLine(err), Err: err}, db.opts.Durability)
+				db.addr, &driver.Scrubbed{Msg: firstLine(err), Err: err, Unchecked: true}, db.opts.Durability)
 		}
 		return classify(err)
 	}
@@ -253,7 +253,7 @@ func (db *DB) applyDurability(ctx context.Context) error {
 	if err != nil {
 		if isRefused(err) {
 			return badinput.New("Redis at %s refused CONFIG SET appendfsync %s: %w; allow CONFIG SET for this user (ACL +config|set), or run with --durability server",
-				db.addr, want, &driver.Scrubbed{Msg: firstLine(err), Err: err})
+				db.addr, want, &driver.Scrubbed{Msg: firstLine(err), Err: err, Unchecked: true})
 		}
 		return err
 	}

@@ -69,7 +69,7 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, string, 
 	u.RawQuery = q.Encode()
 	opts, err := redis.ParseURL(u.String())
 	if err != nil {
-		reason := strings.TrimPrefix(target.Scrub(err.Error()), "redis: ")
+		reason := target.Scrub(strings.TrimPrefix(err.Error(), "redis: "))
 		return nil, "", badinput.New("--db %s is not a valid Redis URL: %w; write it as %s",
 			target.Redacted(), &driver.Scrubbed{Msg: reason, Err: err}, urlForm)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/drivertest"
 )
 
 func TestClientOptions(t *testing.T) {
@@ -160,11 +161,10 @@ func FuzzClientOptions(f *testing.F) {
 			// port), or the message's own words, which the same URL under
 			// another password gives too (a password "pass" and the
 			// "[user:password@]" of the URL form; "000," and the host 000
-			// in "off to 000, which"). A password under 4 characters is
-			// not held to it: scrubbed from go-redis's words, "x" turns
-			// "unexpected" into "unexxxxxpected", and its letters stay.
-			if len(target.Password) >= 4 && leaks(target, msg) {
-				t.Fatalf("error %q holds the password %q", msg, target.Password)
+			// in "off to 000, which"). go-redis's words are shown whole or
+			// withheld whole, whatever the password's length.
+			if why := target.Audit(msg, refuse); why != "" {
+				t.Fatalf("error %q, password %q: the message %s", msg, target.Password, why)
 			}
 			return
 		}
@@ -181,15 +181,20 @@ func FuzzClientOptions(f *testing.F) {
 }
 
 // FuzzClientOptionsPassword puts the password in the URL, as users write
-// it, and holds every refusal to never giving it away.
+// it, and holds every refusal to never giving it away nor patching it out
+// of anyone's words (see driver.Target.Audit). The passwords are those
+// that defeat a search for them (see drivertest.SecretPassword).
 func FuzzClientOptionsPassword(f *testing.F) {
-	for _, s := range []string{
+	for i, s := range []string{
 		"redis://127.0.0.1:6379/0", "rediss://u@h:1/2?dial_timeout=1s&skip_verify=true", "redis://cache.example/0",
 		"redis://h/0?db=x", "redis://h/1/2", "redis:opaque", "redis://[::1]/0?pool_size=-3&max_retries=x",
+		"redis://u@127.0.0.1/0?dial_timeout=soon", "redis://u@127.0.0.1/abc",
 	} {
-		f.Add(s, "pw")
+		for _, kind := range drivertest.SecretKinds {
+			f.Add(s, []string{"pw", "x", "o", "éa"}[(i+int(kind))%4], kind)
+		}
 	}
-	f.Fuzz(func(t *testing.T, raw, password string) {
+	f.Fuzz(func(t *testing.T, raw, password string, kind uint8) {
 		u, err := url.Parse(raw)
 		if err != nil {
 			return // driver.ParseTarget refuses it: FuzzParseTarget covers that
@@ -197,11 +202,26 @@ func FuzzClientOptionsPassword(f *testing.F) {
 		if u.Scheme != "rediss" {
 			u.Scheme = "redis"
 		}
-		secret := "Pw9" + password
-		u.User = url.UserPassword(u.User.Username(), secret)
-		target := driver.Target{Driver: "redis", URL: u, Password: secret}
-		if _, _, err := clientOptions(target, 1); err != nil && leaks(target, err.Error()) {
-			t.Fatalf("clientOptions(%q): message %q gives the password %q away", target.Redacted(), err, secret)
+		at := func(password string) driver.Target {
+			v := *u
+			v.User = url.UserPassword(u.User.Username(), password)
+			return driver.Target{Driver: "redis", URL: &v, Password: password}
+		}
+		message := ""
+		if drivertest.NeedsMessage(kind) {
+			if err := refuse(at(drivertest.OtherPassword)); err != nil {
+				message = err.Error()
+			}
+		}
+		secret := drivertest.SecretPassword(password, kind, u, message)
+		if secret == "" {
+			return
+		}
+		target := at(secret)
+		if _, _, err := clientOptions(target, 1); err != nil {
+			if why := target.Audit(err.Error(), refuse); why != "" {
+				t.Fatalf("clientOptions(%q), password %q: the message %s: %q", target.Redacted(), secret, why, err)
+			}
 		}
 	})
 }
@@ -260,11 +280,8 @@ func TestClientOptionsTLS(t *testing.T) {
 	}
 }
 
-// leaks reports whether msg, clientOptions's refusal of target, gives the password
-// away (see driver.Target.RevealsBeyond).
-func leaks(target driver.Target, msg string) bool {
-	return target.RevealsBeyond(msg, func(d driver.Target) error {
-		_, _, err := clientOptions(d, 1)
-		return err
-	})
+// refuse is clientOptions's refusal of a target, for driver.Target.Audit.
+func refuse(d driver.Target) error {
+	_, _, err := clientOptions(d, 1)
+	return err
 }

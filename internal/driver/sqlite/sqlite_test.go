@@ -498,6 +498,21 @@ func TestOpenMistakesAreBadInput(t *testing.T) {
 	}
 }
 
+// A query that does not parse is refused without being quoted: a
+// ?password= in it may be the target's password, or one meant to be.
+func TestBadQueryIsNotQuoted(t *testing.T) {
+	for _, query := range []string{"?password=S3cret&busy_timeout=%zz", "?password=S3cret;busy_timeout=1"} {
+		target, err := driver.ParseTarget("sqlite://"+filepath.Join(t.TempDir(), "x.db")+query, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = parseTarget(target.URL)
+		if !badinput.Is(err) || !strings.Contains(err.Error(), "does not parse") || strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("parseTarget(…%s) = %v: want bad input saying the query does not parse, without the password", query, err)
+		}
+	}
+}
+
 // A run opens the database a load filled: with Options.Existing a missing
 // file is bad input, and none is left behind.
 func TestExistingDatabaseIsNotCreated(t *testing.T) {

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"errors"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -112,7 +113,9 @@ func parseTarget(u *url.URL) (config, error) {
 	}
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return config{}, badinput.New("sqlite: the URL's query %q does not parse (%v); write options as ?synchronous=FULL&busy_timeout=1000", u.RawQuery, err)
+		// Neither the query nor the piece of it the error quotes is
+		// repeated: a ?password= in it is the target's password.
+		return config{}, badinput.New("sqlite: the URL's query does not parse (%s); write options as ?synchronous=FULL&busy_timeout=1000", describeQueryError(err))
 	}
 	for name, values := range query {
 		if len(values) != 1 {
@@ -206,4 +209,17 @@ func parseSynchronous(v string) (string, bool) {
 // otherwise end the path (?, #) or start an escape (%).
 func fileURI(path string) string {
 	return "file:" + (&url.URL{Path: filepath.ToSlash(path)}).EscapedPath()
+}
+
+// describeQueryError says why url.ParseQuery refused a query, without the
+// text it quotes.
+func describeQueryError(err error) string {
+	var esc url.EscapeError
+	switch {
+	case errors.As(err, &esc):
+		return "a malformed %-escape"
+	case strings.Contains(err.Error(), "semicolon"):
+		return "a ';' between options (use '&')"
+	}
+	return "it cannot be parsed"
 }

@@ -221,7 +221,7 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 		if anyNumber(err, isPermissionError) {
 			return badinput.New("SQL Server at %s: %w; grant the login what it needs (VIEW DEFINITION on the database at least)", c.addr, cause)
 		}
-		return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.Scrub(firstLine(err.Error())), Err: err}
+		return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.ScrubConnect(firstLine(err.Error())), Err: err}
 	}
 
 	reason := ""
@@ -245,20 +245,22 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 		return badinput.New("cannot reach SQL Server at %s: %w; check host and port and that the server is running",
 			c.addr, &dbdriver.Scrubbed{Msg: reason, Err: err})
 	}
-	msg := target.Scrub(firstLine(err.Error()))
+	// The message is told apart by its words as the library wrote them,
+	// and shown, or withheld, as the part of it that is shown.
+	msg := firstLine(err.Error())
 	var certErr x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	lower := strings.ToLower(msg)
 	if errors.As(err, &certErr) || errors.As(err, &hostErr) || strings.Contains(lower, "tls") || strings.Contains(lower, "certificate") {
 		return badinput.New("cannot open a TLS connection to SQL Server at %s: %w; trust the server's certificate (TrustServerCertificate=true for a test server with a self-signed one) or set encrypt= in the URL",
-			c.addr, &dbdriver.Scrubbed{Msg: lastPart(msg), Err: err})
+			c.addr, &dbdriver.Scrubbed{Msg: target.Scrub(lastPart(msg)), Err: err})
 	}
 	if c.fedAuth != "" {
 		// Anything else before the server answered is the token request.
 		return badinput.New("cannot sign in to SQL Server at %s with Entra ID (fedauth=%s): %w; check the identity's credentials (az login, managed identity, environment, user and password)",
-			c.addr, c.fedAuth, &dbdriver.Scrubbed{Msg: msg, Err: err})
+			c.addr, c.fedAuth, &dbdriver.Scrubbed{Msg: target.Scrub(msg), Err: err})
 	}
-	return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + msg, Err: err}
+	return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.ScrubConnect(msg), Err: err}
 }
 
 // firstLine returns the first line of a message: go-mssqldb joins every

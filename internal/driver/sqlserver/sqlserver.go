@@ -69,7 +69,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	}
 	connector, err := newConnector(cfg)
 	if err != nil {
-		return nil, badinput.New("--db %s: %w", target.Redacted(), &dbdriver.Scrubbed{Msg: target.Scrub(firstLine(err.Error())), Err: err})
+		return nil, badinput.New("--db %s: %w", target.Redacted(), &dbdriver.Scrubbed{Msg: target.ScrubConnect(firstLine(err.Error())), Err: err})
 	}
 	pool := sql.OpenDB(connector)
 	// Each session holds a connection of its own; two more serve the table

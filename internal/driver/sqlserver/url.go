@@ -170,14 +170,20 @@ func parseURL(target dbdriver.Target) (connConfig, error) {
 	if password != "" && !hasPassword && get("password") == "" {
 		dsn.User = url.UserPassword(u.User.Username(), password)
 	}
-	if get("app name") == "" {
+	// A key the URL gives, even empty, is not added again: go-mssqldb
+	// refuses a key given twice, naming either spelling at random.
+	given := func(key string) bool {
+		_, ok := seen[key]
+		return ok
+	}
+	if !given("app name") {
 		// The server's sessions then say who they are (sys.dm_exec_sessions).
 		q := dsn.Query()
 		q.Set("app name", "dbprobe")
 		dsn.RawQuery = q.Encode()
 	}
 	host := u.Hostname()
-	if get("encrypt") == "" && !dbdriver.IsLoopback(host) {
+	if !given("encrypt") && !dbdriver.IsLoopback(host) {
 		q := dsn.Query()
 		q.Set("encrypt", "true")
 		dsn.RawQuery = q.Encode()

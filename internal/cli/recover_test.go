@@ -104,7 +104,7 @@ func TestRecoverRebuildsTheDiagnosis(t *testing.T) {
 	}
 	got := readResult(t, out).Phases[0].Summary
 	if got == nil || !reflect.DeepEqual(got.Diagnosis, want.Diagnosis) {
-		t.Fatalf("recovered diagnosis %+v, want the run's %+v", got, want.Diagnosis)
+		t.Fatalf("recovered diagnosis %+v, want the run's %+v", got.Diagnosis, want.Diagnosis)
 	}
 	if !strings.Contains(stdout, "# bottleneck: "+want.Diagnosis.Verdict+"\n") {
 		t.Errorf("recover did not print the verdict:\n%s", stdout)

@@ -289,9 +289,11 @@ func Diagnose(intervals []Interval, ph Phase) Diagnosis {
 }
 
 // weight is an interval's length in seconds, or 1 for an interval without
-// boundaries.
+// boundaries. It is read off the wall clock (Round(0) drops the monotonic
+// reading), as a result file keeps it, so that a verdict rebuilt from the
+// file by dbprobe recover is the run's to the last digit.
 func weight(iv Interval) float64 {
-	if d := iv.End.Sub(iv.Start).Seconds(); d > 0 {
+	if d := iv.End.Round(0).Sub(iv.Start.Round(0)).Seconds(); d > 0 {
 		return d
 	}
 	return 1

@@ -30,22 +30,26 @@ import (
 type job struct {
 	// loads says a load phase is among the command's phases, so the
 	// database may be created.
-	loads   bool
-	opts    *options
-	cmd     *cobra.Command
-	cfg     *config.Config
-	target  driver.Target
-	db      driver.DB
-	table   driver.Table
-	stdout  io.Writer
-	stderr  io.Writer
-	out     *result.Writer
-	influx  *export.Influx     // --influx-out
-	prom    *export.Prometheus // --metrics-addr
-	log     *slog.Logger
-	stops   *interrupts
-	seed    uint64
-	tempDir string // the default SQLite database's directory, when used
+	loads  bool
+	opts   *options
+	cmd    *cobra.Command
+	cfg    *config.Config
+	target driver.Target
+	db     driver.DB
+	table  driver.Table
+	stdout io.Writer
+	stderr io.Writer
+	// outs receives the header, intervals, monitor samples, status lines
+	// and summary of every phase: the text on stdout, and --out,
+	// --influx-out and --metrics-addr when given.
+	outs *result.Outputs
+	// kept says whether a JSON result keeps the intervals' histograms and
+	// the monitor's samples; ticks, whether any output takes intervals.
+	kept, ticks bool
+	log         *slog.Logger
+	stops       *interrupts
+	seed        uint64
+	tempDir     string // the default SQLite database's directory, when used
 	// removeTemp says whether tempDir goes at exit: ycsb removes it unless
 	// --keep-db; load keeps it for a later run.
 	removeTemp bool
@@ -100,44 +104,14 @@ func runPhases(cmd *cobra.Command, o *options, phases []runner.Phase, stops *int
 		stderr := j.stderr
 		stops.atAbandon(func() { restoreAtAbandon(r, stderr) })
 	}
-	if o.out != "" {
-		if j.out, err = result.Create(o.out); err != nil {
-			return badinput.New("cannot write --out %s: %v", o.out, shortError(errors.Unwrap(err)))
-		}
-		// On a second interrupt the file is closed between two records,
-		// so it ends with a whole one however the process then ends.
-		out := j.out
-		stops.atAbandon(func() { out.Close() })
-		defer func() {
-			if cerr := j.out.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("writing %s: %w", o.out, cerr)
-			}
-		}()
+	if err := j.openOutputs(ctx, stops); err != nil {
+		return err
 	}
-	if o.influxOut != "" {
-		f, cerr := os.Create(o.influxOut)
-		if cerr != nil {
-			return badinput.New("cannot write --influx-out %s: %v", o.influxOut, shortError(errors.Unwrap(cerr)))
+	defer func() {
+		if cerr := j.outs.Close(); cerr != nil && err == nil {
+			err = cerr
 		}
-		j.influx = export.NewInflux(f, map[string]string{"driver": j.db.Info().Driver})
-		defer func() {
-			cerr := f.Close()
-			if ierr := j.influx.Err(); ierr != nil {
-				cerr = ierr
-			}
-			if cerr != nil && err == nil {
-				err = fmt.Errorf("writing %s: %w", o.influxOut, cerr)
-			}
-		}()
-	}
-	if o.metricsAddr != "" {
-		j.prom = export.NewPrometheus(map[string]string{"driver": j.db.Info().Driver})
-		addr, serr := j.prom.Serve(ctx, o.metricsAddr)
-		if serr != nil {
-			return serr
-		}
-		fmt.Fprintf(j.stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
-	}
+	}()
 	for _, ph := range phases {
 		interrupted, err := j.phase(ctx, ph)
 		if err != nil {
@@ -146,6 +120,44 @@ func runPhases(cmd *cobra.Command, o *options, phases []runner.Phase, stops *int
 		if interrupted {
 			break
 		}
+	}
+	return nil
+}
+
+// openOutputs opens the outputs the flags ask for, each behind
+// result.Output.
+func (j *job) openOutputs(ctx context.Context, stops *interrupts) error {
+	o := j.opts
+	j.outs = &result.Outputs{}
+	j.outs.Add("stdout", result.NewText(j.stdout, j.stderr, o.status))
+	if o.out != "" {
+		w, err := result.Create(o.out)
+		if err != nil {
+			return badinput.New("cannot write --out %s: %v", o.out, shortError(errors.Unwrap(err)))
+		}
+		// On a second interrupt the file is closed between two records,
+		// so it ends with a whole one however the process then ends.
+		stops.atAbandon(func() { w.Close() })
+		j.outs.Add(o.out, w)
+		j.kept, j.ticks = true, true
+	}
+	if o.influxOut != "" {
+		x, err := export.CreateInflux(o.influxOut, map[string]string{"driver": j.db.Info().Driver})
+		if err != nil {
+			return badinput.New("cannot write --influx-out %s: %v", o.influxOut, shortError(err))
+		}
+		j.outs.Add(o.influxOut, x)
+		j.ticks = true
+	}
+	if o.metricsAddr != "" {
+		p := export.NewPrometheus(map[string]string{"driver": j.db.Info().Driver})
+		addr, err := p.Serve(ctx, o.metricsAddr)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(j.stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
+		j.outs.Add("--metrics-addr", p)
+		j.ticks = true
 	}
 	return nil
 }
@@ -278,13 +290,8 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	header := j.header(ph)
 	header.Notes = append(header.Notes, tableNotes...)
 	header.Notes = append(header.Notes, monitorNotes...)
-	if err := result.WriteHeader(j.stdout, header); err != nil {
+	if err := j.outs.Header(header); err != nil {
 		return false, err
-	}
-	if j.out != nil {
-		if err := j.out.WriteHeader(header); err != nil {
-			return false, err
-		}
 	}
 
 	cfg := j.cfg
@@ -299,7 +306,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		DrainTimeout:     max(j.opts.drainTimeout, time.Nanosecond), // the runner reads 0 as its default
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
-		Histograms:       j.out != nil,
+		Histograms:       j.kept,
 		OnStart: func(start time.Time) {
 			// The runner's seconds start once its sessions are open.
 			if mon != nil {
@@ -316,27 +323,16 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if j.opts.status {
 		ropts.StatusInterval = cfg.StatusInterval
 		ropts.OnStatus = func(s runner.Status) {
-			fmt.Fprintln(j.stderr, result.StatusLine(s.Now, s.Elapsed, s.TotalOps, s.OpsPerSec, s.Remaining, s.Series))
+			j.outs.Status(result.Status{Now: s.Now, Elapsed: s.Elapsed, TotalOps: s.TotalOps, OpsPerSec: s.OpsPerSec, Remaining: s.Remaining, Series: s.Series})
 		}
 	}
-	var writeErr error
-	if j.out != nil || j.influx != nil || j.prom != nil {
+	if j.ticks {
 		ropts.OnTick = func(t runner.Tick) {
 			iv := result.Interval{Phase: ph.String(), Start: t.Start, End: t.End, Elapsed: t.Elapsed, Ops: t.Ops, Warmup: t.Warmup, Series: t.Series}
 			if d := t.End.Sub(t.Start).Seconds(); d > 0 {
 				iv.OpsPerSec = float64(t.Ops) / d
 			}
-			if j.out != nil {
-				if err := j.out.WriteInterval(iv); err != nil && writeErr == nil {
-					writeErr = err
-				}
-			}
-			if j.influx != nil {
-				j.influx.Tick(iv.Phase, iv.End, iv.Ops, iv.OpsPerSec, iv.Series)
-			}
-			if j.prom != nil {
-				j.prom.Tick(iv.Phase, iv.End, iv.Ops, iv.OpsPerSec, iv.Series)
-			}
+			j.outs.Interval(iv)
 		}
 	}
 
@@ -375,16 +371,8 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
 	}
-	if err := result.WriteText(j.stdout, sum); err != nil {
+	if err := j.outs.Summary(sum); err != nil {
 		return false, err
-	}
-	if j.out != nil {
-		if err := j.out.WriteSummary(sum); err != nil {
-			return false, err
-		}
-		if writeErr != nil {
-			return false, fmt.Errorf("writing %s: %w", j.opts.out, writeErr)
-		}
 	}
 	if ph == runner.Load && out.Failed > 0 {
 		return out.Interrupted, fmt.Errorf("%w: load: %d of %d inserts failed (%s); the table is incomplete", ErrPhaseFailed, out.Failed, out.Ops, formatCodes(out.Errors))

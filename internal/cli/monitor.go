@@ -26,16 +26,8 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 		// Called from the monitor's goroutine until Stop returns, after
 		// which the caller reads keep.
 		*keep = append(*keep, iv)
-		if j.out != nil {
-			// A failed write shows when the summary is written.
-			_ = j.out.WriteMonitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
-		}
-		if j.influx != nil {
-			j.influx.Monitor(ph.String(), iv)
-		}
-		if j.prom != nil {
-			j.prom.Monitor(ph.String(), iv)
-		}
+		// A failed write shows when the summary is written.
+		j.outs.Monitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
 	})
 	if err != nil {
 		return nil, []string{"monitor: not started: " + j.target.Scrub(err.Error())}
@@ -45,7 +37,7 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 		host = ", the host"
 	}
 	kept := "the samples are in the JSON result (--out)"
-	if j.out == nil {
+	if !j.kept {
 		kept = "the samples are not kept: --out FILE keeps them in a JSON result"
 	}
 	what := "the database's counters and waits" + host + ", and dbprobe itself"

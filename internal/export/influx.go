@@ -6,14 +6,13 @@ import (
 	"io"
 	"maps"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"dbprobe/internal/measure"
-	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
 )
 
 // Influx writes a run's figures as InfluxDB line protocol, one line per
@@ -21,8 +20,10 @@ import (
 // fixed order (tags and fields sorted by key, series in the order given) so
 // that the same figures always give the same bytes.
 type Influx struct {
-	mu   sync.Mutex // Tick and Monitor come from different goroutines
+	result.Ignore
+	mu   sync.Mutex // Interval and Monitor come from different goroutines
 	w    io.Writer
+	file *os.File // closed by Close when CreateInflux opened it
 	tags map[string]string
 	err  error
 	buf  bytes.Buffer
@@ -50,22 +51,47 @@ func (x *Influx) Err() error {
 	return x.err
 }
 
-// Tick writes one interval of the runner's series: measurement dbprobe_ops
+// CreateInflux returns an Influx writing to a new file at path, which
+// Close closes.
+func CreateInflux(path string, tags map[string]string) (*Influx, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	x := NewInflux(f, tags)
+	x.file = f
+	return x, nil
+}
+
+// Close returns the first error writing, and closes the file CreateInflux
+// opened; a writer given to NewInflux is the caller's to close.
+func (x *Influx) Close() error {
+	err := x.Err()
+	if x.file != nil {
+		if cerr := x.file.Close(); err == nil {
+			err = cerr
+		}
+		x.file = nil
+	}
+	return err
+}
+
+// Interval writes one interval of the runner's series: measurement dbprobe_ops
 // with fields ops and ops_per_sec, and one dbprobe_latency line per series
 // (tag op) with its count, mean, percentiles (p99.9 is field p999_us) and
 // maximum in microseconds. A series with nothing recorded in the interval
 // has only its count, since a latency of 0 would be a figure nobody
 // measured.
-func (x *Influx) Tick(phase string, end time.Time, ops int64, opsPerSec float64, series []measure.Summary) {
+func (x *Influx) Interval(iv result.Interval) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
-		return
+		return x.err
 	}
 	x.buf.Reset()
-	ts := end.UnixNano()
-	x.line("dbprobe_ops", phase, "", []field{{"ops", float64(ops)}, {"ops_per_sec", opsPerSec}}, ts)
-	for _, s := range series {
+	ts := iv.End.UnixNano()
+	x.line("dbprobe_ops", iv.Phase, "", []field{{"ops", float64(iv.Ops)}, {"ops_per_sec", iv.OpsPerSec}}, ts)
+	for _, s := range iv.Series {
 		fields := []field{{"count", float64(s.Count)}}
 		if s.Count > 0 {
 			fields = append(fields, field{"mean_us", s.MeanMicros})
@@ -74,20 +100,21 @@ func (x *Influx) Tick(phase string, end time.Time, ops int64, opsPerSec float64,
 			}
 			fields = append(fields, field{"max_us", float64(s.MaxMicros)})
 		}
-		x.line("dbprobe_latency", phase, s.Name, fields, ts)
+		x.line("dbprobe_latency", iv.Phase, s.Name, fields, ts)
 	}
 	x.flush()
+	return x.err
 }
 
 // Monitor writes one interval of the monitor's figures: a name is split at
 // its first dot into the measurement (dbprobe_ and the part before it:
 // dbprobe_db, dbprobe_host, dbprobe_client) and the field key (the rest,
 // "xact_commit/s"). A name without a dot goes to measurement dbprobe.
-func (x *Influx) Monitor(phase string, iv monitor.Interval) {
+func (x *Influx) Monitor(iv result.MonitorSample) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.err != nil {
-		return
+		return x.err
 	}
 	x.buf.Reset()
 	byMeasurement := map[string][]field{}
@@ -103,9 +130,10 @@ func (x *Influx) Monitor(phase string, iv monitor.Interval) {
 	for _, m := range slices.Sorted(maps.Keys(byMeasurement)) {
 		fields := byMeasurement[m]
 		slices.SortFunc(fields, func(a, b field) int { return strings.Compare(a.key, b.key) })
-		x.line(m, phase, "", fields, ts)
+		x.line(m, iv.Phase, "", fields, ts)
 	}
 	x.flush()
+	return x.err
 }
 
 type field struct {

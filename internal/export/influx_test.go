@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"dbprobe/internal/measure"
-	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -34,8 +34,8 @@ func sampleSeries() []measure.Summary {
 	}
 }
 
-func sampleInterval() monitor.Interval {
-	return monitor.Interval{Start: t0, End: t1, Metrics: map[string]float64{
+func sampleInterval() result.MonitorSample {
+	return result.MonitorSample{Start: t0, End: t1, Metrics: map[string]float64{
 		"db.xact_commit/s":            1480,
 		"db.wal_bytes/s":              2.5e6,
 		"db.wait.IO:WALSync":          0.4,
@@ -54,8 +54,8 @@ func sampleInterval() monitor.Interval {
 func TestInfluxGolden(t *testing.T) {
 	var buf bytes.Buffer
 	x := NewInflux(&buf, map[string]string{"driver": "postgres", "run id": "r=1,a", "empty": "", "phase": "ignored"})
-	x.Tick("run", t1, 1500, 1500, sampleSeries())
-	x.Monitor("run", sampleInterval())
+	x.Interval(result.Interval{Phase: "run", End: t1, Ops: 1500, OpsPerSec: 1500, Series: sampleSeries()})
+	x.Monitor(withPhase("run", sampleInterval()))
 	if err := x.Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestInfluxSkipsWhatLineProtocolCannotHold(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			NewInflux(&buf, nil).Monitor("run", monitor.Interval{End: t1, Metrics: tt.metrics})
+			NewInflux(&buf, nil).Monitor(result.MonitorSample{Phase: "run", End: t1, Metrics: tt.metrics})
 			got := buf.String()
 			if tt.want == "" && got != "" || !strings.HasPrefix(got, tt.want) {
 				t.Errorf("got %q, want prefix %q", got, tt.want)
@@ -112,8 +112,8 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestInfluxRemembersTheFirstError(t *testing.T) {
 	w := &failingWriter{}
 	x := NewInflux(w, nil)
-	x.Tick("run", t1, 1, 1, nil)
-	x.Monitor("run", sampleInterval())
+	x.Interval(result.Interval{Phase: "run", End: t1, Ops: 1, OpsPerSec: 1, Series: nil})
+	x.Monitor(withPhase("run", sampleInterval()))
 	if err := x.Err(); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Err() = %v, want the write error", err)
 	}
@@ -142,8 +142,8 @@ func FuzzInfluxEscaping(f *testing.F) {
 		}
 		var buf bytes.Buffer
 		x := NewInflux(&buf, map[string]string{tagKey: tagValue})
-		x.Tick(phase, t1, 3, 3, []measure.Summary{{Name: op, Count: 1, MaxMicros: 5}})
-		x.Monitor(phase, monitor.Interval{End: t1, Metrics: map[string]float64{metric: 1.5}})
+		x.Interval(result.Interval{Phase: phase, End: t1, Ops: 3, OpsPerSec: 3, Series: []measure.Summary{{Name: op, Count: 1, MaxMicros: 5}}})
+		x.Monitor(result.MonitorSample{Phase: phase, End: t1, Metrics: map[string]float64{metric: 1.5}})
 		clean := func(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
 		wantTags := map[string]string{}
 		if tagKey != "" && tagValue != "" && tagKey != "phase" && tagKey != "op" {
@@ -262,3 +262,9 @@ func unescape(s string) string {
 
 func nanValue() float64 { var z float64; return z / z }
 func infValue() float64 { var z float64; return 1 / z }
+
+// withPhase is m in phase.
+func withPhase(phase string, m result.MonitorSample) result.MonitorSample {
+	m.Phase = phase
+	return m
+}

@@ -17,8 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"dbprobe/internal/badinput"
-	"dbprobe/internal/measure"
-	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
 )
 
 // The metric names Tick produces. Monitor's names are made from the
@@ -51,6 +50,7 @@ var ownLabels = []string{"phase", "op", "quantile", "event"}
 // a phase that ended) disappears from the next scrape instead of showing
 // its last value for ever.
 type Prometheus struct {
+	result.Ignore
 	registry    *prometheus.Registry
 	constLabels prometheus.Labels
 
@@ -77,17 +77,18 @@ func NewPrometheus(constLabels map[string]string) *Prometheus {
 	return p
 }
 
-// Tick replaces the runner's figures: dbprobe_ops_per_second{phase},
+// Interval replaces the runner's figures: dbprobe_ops_per_second{phase},
 // dbprobe_interval_operations{phase,op} (operations in the interval) and,
 // for series with operations in the interval,
 // dbprobe_latency_microseconds{phase,op,quantile} (quantile 0.99 for the
 // 99th percentile), dbprobe_latency_mean_microseconds{phase,op} and
 // dbprobe_latency_max_microseconds{phase,op}. end and ops are not used:
 // a gauge has no timestamp of its own, and the rate says what ops would.
-func (p *Prometheus) Tick(phase string, end time.Time, ops int64, opsPerSec float64, series []measure.Summary) {
+func (p *Prometheus) Interval(iv result.Interval) error {
+	phase := iv.Phase
 	b := p.newBuilder()
-	b.add(opsPerSecondName, "Operations per second in the latest interval.", opsPerSec, "phase", phase)
-	for _, s := range series {
+	b.add(opsPerSecondName, "Operations per second in the latest interval.", iv.OpsPerSec, "phase", phase)
+	for _, s := range iv.Series {
 		b.add(intervalOperationsName, "Operations recorded in the latest interval, by series.", float64(s.Count), "phase", phase, "op", s.Name)
 		if s.Count == 0 {
 			continue // a latency of 0 would be a figure nobody measured
@@ -102,6 +103,7 @@ func (p *Prometheus) Tick(phase string, end time.Time, ops int64, opsPerSec floa
 	p.mu.Lock()
 	p.tick = b.metrics
 	p.mu.Unlock()
+	return nil
 }
 
 // Monitor replaces the monitor's figures. "db.wait.<event>" becomes
@@ -111,7 +113,8 @@ func (p *Prometheus) Tick(phase string, end time.Time, ops int64, opsPerSec floa
 // dbprobe_db_xact_commit_per_second). When two names map to the same
 // gauge, the first in sorted order is kept, so a scrape never fails on a
 // duplicate.
-func (p *Prometheus) Monitor(phase string, iv monitor.Interval) {
+func (p *Prometheus) Monitor(iv result.MonitorSample) error {
+	phase := iv.Phase
 	b := p.newBuilder()
 	for _, name := range slices.Sorted(maps.Keys(iv.Metrics)) {
 		v := iv.Metrics[name]
@@ -132,6 +135,7 @@ func (p *Prometheus) Monitor(phase string, iv monitor.Interval) {
 	p.mu.Lock()
 	p.mon = b.metrics
 	p.mu.Unlock()
+	return nil
 }
 
 var tickNames = []string{opsPerSecondName, intervalOperationsName, latencyName, latencyMeanName, latencyMaxName}

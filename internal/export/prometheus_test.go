@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"dbprobe/internal/badinput"
-	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
 )
 
 func scrape(t *testing.T, h http.Handler) string {
@@ -27,8 +27,8 @@ func scrape(t *testing.T, h http.Handler) string {
 
 func TestPrometheusExposition(t *testing.T) {
 	p := NewPrometheus(map[string]string{"driver": "postgres", "run-id": "r1", "phase": "dropped"})
-	p.Tick("run", t1, 1500, 1500, sampleSeries())
-	p.Monitor("run", sampleInterval())
+	p.Interval(result.Interval{Phase: "run", End: t1, Ops: 1500, OpsPerSec: 1500, Series: sampleSeries()})
+	p.Monitor(withPhase("run", sampleInterval()))
 	body := scrape(t, p.Handler())
 	tests := []string{
 		`# TYPE dbprobe_ops_per_second gauge`,
@@ -62,7 +62,7 @@ func TestPrometheusExposition(t *testing.T) {
 	}
 
 	// The next interval replaces the previous one: what is gone is gone.
-	p.Monitor("run", monitor.Interval{End: t1, Metrics: map[string]float64{"db.wait.CPU": 1}})
+	p.Monitor(result.MonitorSample{Phase: "run", End: t1, Metrics: map[string]float64{"db.wait.CPU": 1}})
 	body = scrape(t, p.Handler())
 	if strings.Contains(body, "IO:WALSync") || strings.Contains(body, "xact_commit") {
 		t.Error("figures of an earlier interval are still exposed")
@@ -93,7 +93,7 @@ func TestMetricName(t *testing.T) {
 
 func TestPrometheusCollidingNamesDoNotBreakTheScrape(t *testing.T) {
 	p := NewPrometheus(nil)
-	p.Monitor("run", monitor.Interval{End: t1, Metrics: map[string]float64{"db.a/s": 1, "db.a_per_second": 2, "ops_per_second": 3, "db.wait_share": 4}})
+	p.Monitor(result.MonitorSample{Phase: "run", End: t1, Metrics: map[string]float64{"db.a/s": 1, "db.a_per_second": 2, "ops_per_second": 3, "db.wait_share": 4}})
 	body := scrape(t, p.Handler())
 	if !strings.Contains(body, `dbprobe_db_a_per_second{phase="run"} 1`) {
 		t.Errorf("want the first name in sorted order kept:\n%s", body)
@@ -107,7 +107,7 @@ func TestServeOverHTTP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p := NewPrometheus(nil)
-	p.Tick("load", t1, 10, 10, nil)
+	p.Interval(result.Interval{Phase: "load", End: t1, Ops: 10, OpsPerSec: 10, Series: nil})
 	addr, err := p.Serve(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -174,12 +174,12 @@ func TestDashboardUsesExportedMetrics(t *testing.T) {
 	// What the exporter produces from a run monitored on PostgreSQL and on
 	// MySQL (their commit and log counters are named differently).
 	p := NewPrometheus(nil)
-	p.Tick("run", t1, 1, 1, sampleSeries())
+	p.Interval(result.Interval{Phase: "run", End: t1, Ops: 1, OpsPerSec: 1, Series: sampleSeries()})
 	iv := sampleInterval()
 	for _, name := range []string{"host.cpu.system%", "host.cpu.steal%", "host.cpu.idle%", "db.Com_commit/s", "db.Innodb_os_log_written/s", "client.gc.pause_ms", "client.gomaxprocs"} {
 		iv.Metrics[name] = 1
 	}
-	p.Monitor("run", iv)
+	p.Monitor(withPhase("run", iv))
 	exposed := map[string]bool{}
 	for line := range strings.Lines(scrape(t, p.Handler())) {
 		if name, ok := strings.CutPrefix(line, "# TYPE "); ok {

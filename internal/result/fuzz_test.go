@@ -13,9 +13,9 @@ import (
 func FuzzRead(f *testing.F) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	_ = w.WriteHeader(sampleHeader("run"))
-	_ = w.WriteInterval(sampleInterval("run", 0, true))
-	_ = w.WriteSummary(sampleSummary("run"))
+	_ = w.Header(sampleHeader("run"))
+	_ = w.Interval(sampleInterval("run", 0, true))
+	_ = w.Summary(sampleSummary("run"))
 	f.Add(buf.Bytes())
 	f.Add(buf.Bytes()[:buf.Len()/2])
 	f.Add([]byte(`{"type":"header","schema_version":1}` + "\n" + `{"type":"summary","runtime_ms":-1.5e3,"throughput_ops_per_sec":null}`))
@@ -43,16 +43,16 @@ func FuzzRead(f *testing.F) {
 		var out bytes.Buffer
 		w := NewWriter(&out)
 		for _, p := range file.Phases {
-			if err := w.WriteHeader(p.Header); err != nil {
+			if err := w.Header(p.Header); err != nil {
 				t.Fatalf("rewriting header: %v", err)
 			}
 			for _, iv := range p.Intervals {
-				if err := w.WriteInterval(iv); err != nil {
+				if err := w.Interval(iv); err != nil {
 					t.Fatalf("rewriting interval: %v", err)
 				}
 			}
 			if p.Summary != nil {
-				if err := w.WriteSummary(*p.Summary); err != nil {
+				if err := w.Summary(*p.Summary); err != nil {
 					t.Fatalf("rewriting summary: %v", err)
 				}
 			}

@@ -42,9 +42,9 @@ func NewWriter(w io.Writer) *Writer {
 	return &Writer{w: w}
 }
 
-// WriteHeader appends a header record, which starts a phase, and syncs the
+// Header appends a header record, which starts a phase, and syncs the
 // file so the record of what ran survives a crash during the run.
-func (w *Writer) WriteHeader(h Header) error {
+func (w *Writer) Header(h Header) error {
 	return w.write(headerRecord{
 		Type:          typeHeader,
 		SchemaVersion: SchemaVersion,
@@ -59,10 +59,10 @@ func (w *Writer) WriteHeader(h Header) error {
 	}, true)
 }
 
-// WriteInterval appends an interval record. It does not sync: a sync per
+// Interval appends an interval record. It does not sync: a sync per
 // second would cost the run more than the last few seconds of a crash are
 // worth, and the operating system writes the data out soon anyway.
-func (w *Writer) WriteInterval(iv Interval) error {
+func (w *Writer) Interval(iv Interval) error {
 	return w.write(intervalRecord{
 		Type:      typeInterval,
 		Phase:     iv.Phase,
@@ -76,10 +76,10 @@ func (w *Writer) WriteInterval(iv Interval) error {
 	}, false)
 }
 
-// WriteMonitor appends a monitor record. Values that are not finite
+// Monitor appends a monitor record. Values that are not finite
 // numbers (which JSON cannot hold) are left out. Like intervals, it does
 // not sync.
-func (w *Writer) WriteMonitor(m MonitorSample) error {
+func (w *Writer) Monitor(m MonitorSample) error {
 	metrics := make(map[string]float64, len(m.Metrics))
 	for k, v := range m.Metrics {
 		if !math.IsNaN(v) && !math.IsInf(v, 0) {
@@ -89,9 +89,9 @@ func (w *Writer) WriteMonitor(m MonitorSample) error {
 	return w.write(monitorRecord{Type: typeMonitor, Phase: m.Phase, Start: m.Start, End: m.End, Metrics: metrics}, false)
 }
 
-// WriteSummary appends a summary record, which ends a phase, and syncs the
+// Summary appends a summary record, which ends a phase, and syncs the
 // file.
-func (w *Writer) WriteSummary(s Summary) error {
+func (w *Writer) Summary(s Summary) error {
 	return w.write(summaryRecord{
 		Type:         typeSummary,
 		Phase:        s.Phase,
@@ -110,6 +110,9 @@ func (w *Writer) WriteSummary(s Summary) error {
 		Ending:       s.Ending,
 	}, true)
 }
+
+// Status writes nothing: status lines are for people watching a run.
+func (w *Writer) Status(Status) error { return nil }
 
 // Close syncs and closes the file created by Create; for a Writer from
 // NewWriter it only stops further writes.

@@ -42,18 +42,18 @@ func writeTwoPhases(t *testing.T, w *Writer) *File {
 	want := &File{}
 	for _, phase := range []string{"load", "run"} {
 		p := Phase{Header: sampleHeader(phase)}
-		if err := w.WriteHeader(p.Header); err != nil {
+		if err := w.Header(p.Header); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 3 {
 			iv := sampleInterval(phase, i, phase == "run" && i == 0)
-			if err := w.WriteInterval(iv); err != nil {
+			if err := w.Interval(iv); err != nil {
 				t.Fatal(err)
 			}
 			p.Intervals = append(p.Intervals, iv)
 		}
 		s := sampleSummary(phase)
-		if err := w.WriteSummary(s); err != nil {
+		if err := w.Summary(s); err != nil {
 			t.Fatal(err)
 		}
 		p.Summary = &s
@@ -92,7 +92,7 @@ func TestMonitorRoundTrip(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	h, s := sampleHeader("run"), sampleSummary("run")
-	if err := w.WriteHeader(h); err != nil {
+	if err := w.Header(h); err != nil {
 		t.Fatal(err)
 	}
 	var want []MonitorSample
@@ -100,18 +100,18 @@ func TestMonitorRoundTrip(t *testing.T) {
 		iv := sampleInterval("run", i, false)
 		m := MonitorSample{Phase: "run", Start: iv.Start, End: iv.End,
 			Metrics: map[string]float64{"db.xact_commit/s": float64(90 + i), "db.wait.IO:WALSync": 0.64, "host.cpu.iowait%": 3.5}}
-		if err := w.WriteInterval(iv); err != nil {
+		if err := w.Interval(iv); err != nil {
 			t.Fatal(err)
 		}
-		if err := w.WriteMonitor(m); err != nil {
+		if err := w.Monitor(m); err != nil {
 			t.Fatal(err)
 		}
 		want = append(want, m)
 	}
-	if err := w.WriteSummary(s); err != nil {
+	if err := w.Summary(s); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteMonitor(want[0]); err != nil {
+	if err := w.Monitor(want[0]); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Read(bytes.NewReader(buf.Bytes()))
@@ -130,12 +130,12 @@ func TestMonitorRoundTrip(t *testing.T) {
 func TestMonitorLeavesOutWhatJSONCannotHold(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+	if err := w.Header(sampleHeader("run")); err != nil {
 		t.Fatal(err)
 	}
 	m := MonitorSample{Phase: "run", Start: t0, End: t0.Add(time.Second),
 		Metrics: map[string]float64{"ok": 1, "nan": math.NaN(), "inf": math.Inf(1)}}
-	if err := w.WriteMonitor(m); err != nil {
+	if err := w.Monitor(m); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Read(&buf)
@@ -184,7 +184,7 @@ func TestSummaryRecordGolden(t *testing.T) {
 		}},
 	}
 	var buf bytes.Buffer
-	if err := NewWriter(&buf).WriteSummary(s); err != nil {
+	if err := NewWriter(&buf).Summary(s); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "json_summary_retries.golden", buf.Bytes())
@@ -202,15 +202,15 @@ func TestUndefinedThroughput(t *testing.T) {
 	// be written (encoding/json refuses NaN) and read back as NaN.
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.WriteHeader(Header{Phase: "run"}); err != nil {
+	if err := w.Header(Header{Phase: "run"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1)} {
-		if err := w.WriteInterval(Interval{Phase: "run", OpsPerSec: v}); err != nil {
+		if err := w.Interval(Interval{Phase: "run", OpsPerSec: v}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := w.WriteSummary(Summary{Phase: "run", Throughput: math.Inf(1)}); err != nil {
+	if err := w.Summary(Summary{Phase: "run", Throughput: math.Inf(1)}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"throughput_ops_per_sec":null`) {
@@ -252,20 +252,20 @@ func TestConcurrentWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+	if err := w.Header(sampleHeader("run")); err != nil {
 		t.Fatal(err)
 	}
 	const n = 200
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			if err := w.WriteInterval(sampleInterval("run", i, false)); err != nil {
+			if err := w.Interval(sampleInterval("run", i, false)); err != nil {
 				t.Error(err)
 			}
 		})
 	}
 	wg.Wait()
-	if err := w.WriteSummary(sampleSummary("run")); err != nil {
+	if err := w.Summary(sampleSummary("run")); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -307,7 +307,7 @@ func TestWriterClose(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := w.WriteInterval(Interval{}); err == nil {
+	if err := w.Interval(Interval{}); err == nil {
 		t.Error("write after Close: no error")
 	}
 	if data, _ := os.ReadFile(path); len(data) != 0 {
@@ -320,7 +320,7 @@ func TestWriterClose(t *testing.T) {
 
 func TestWriterFailingWriter(t *testing.T) {
 	w := NewWriter(failWriter{})
-	if err := w.WriteHeader(Header{}); !errors.Is(err, os.ErrClosed) {
+	if err := w.Header(Header{}); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("got %v, want the writer's error", err)
 	}
 }
@@ -328,7 +328,7 @@ func TestWriterFailingWriter(t *testing.T) {
 func ExampleWriter() {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	_ = w.WriteSummary(Summary{Phase: "run", RunTime: 1500 * time.Millisecond, Ops: 3, Throughput: 2})
+	_ = w.Summary(Summary{Phase: "run", RunTime: 1500 * time.Millisecond, Ops: 3, Throughput: 2})
 	fmt.Print(buf.String())
 	// Output:
 	// {"type":"summary","phase":"run","runtime_ms":1500,"ops":3,"throughput_ops_per_sec":2,"interrupted":false,"warmup_ms":0,"retry_limit":0,"series":null}

@@ -64,7 +64,7 @@ func Repair(data []byte, finish Finish) (repaired []byte, recovered []Recovered,
 	phase := -1
 	endPhase := func() error {
 		if phase >= 0 && summaries[phase] != nil {
-			return w.WriteSummary(*summaries[phase])
+			return w.Summary(*summaries[phase])
 		}
 		return nil
 	}

@@ -97,11 +97,11 @@ func TestRecoverSummaryIsTheRunsOwn(t *testing.T) {
 	// The file round trip keeps it exact.
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.WriteHeader(p.Header); err != nil {
+	if err := w.Header(p.Header); err != nil {
 		t.Fatal(err)
 	}
 	for _, iv := range p.Intervals {
-		if err := w.WriteInterval(iv); err != nil {
+		if err := w.Interval(iv); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -180,16 +180,16 @@ func resultFile(t *testing.T, phases []Phase) []byte {
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
 	for _, p := range phases {
-		if err := w.WriteHeader(p.Header); err != nil {
+		if err := w.Header(p.Header); err != nil {
 			t.Fatal(err)
 		}
 		for _, iv := range p.Intervals {
-			if err := w.WriteInterval(iv); err != nil {
+			if err := w.Interval(iv); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if p.Summary != nil {
-			if err := w.WriteSummary(*p.Summary); err != nil {
+			if err := w.Summary(*p.Summary); err != nil {
 				t.Fatal(err)
 			}
 		}

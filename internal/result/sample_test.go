@@ -95,10 +95,10 @@ func readBack(t *testing.T, s Summary) *Summary {
 	t.Helper()
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.WriteHeader(sampleHeader("run")); err != nil {
+	if err := w.Header(sampleHeader("run")); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.WriteSummary(s); err != nil {
+	if err := w.Summary(s); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Read(&buf)

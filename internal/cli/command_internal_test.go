@@ -15,7 +15,7 @@ func TestCommandLineHidesSecrets(t *testing.T) {
 		"--db=mysql://root:S3cretPW2@127.0.0.1:3306/b?timeout=5s",
 		"--db", "redis://127.0.0.1/0?password=S3cretPW3",
 		"-p", "recordcount=1000", "-P", "workloads/workloada", "--threads", "4"}
-	got := redactCommand(args)
+	got := redactCommand(args, newRunCommand().Flags())
 	for _, secret := range []string{"S3cretPW", "Canary"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("the command line shows %s: %s", secret, got)
@@ -37,8 +37,26 @@ func TestCommandLineKeepsOtherArguments(t *testing.T) {
 		args := []string{"dbprobe", "run", "--db", "mysql://u:" + password + "@127.0.0.1:1/x",
 			"-p", "recordcount=1000", "-P", "workloads/workloada", "--threads", "4", "--out", "o.jsonl"}
 		want := "dbprobe run --db mysql://u:xxxxx@127.0.0.1:1/x -p recordcount=1000 -P workloads/workloada --threads 4 --out o.jsonl"
-		if got := redactCommand(args); got != want {
+		if got := redactCommand(args, newRunCommand().Flags()); got != want {
 			t.Errorf("password %q: command line\n%s\nwant\n%s", password, got, want)
+		}
+	}
+}
+
+// Shorthand clusters and a stray URL: the flag parser reads -sp X as -s
+// and -p X, and -spX as -s and -p X; a key=URL or a URL among the
+// arguments shows without its password.
+func TestCommandLineReadsFlagsAsTheParserDoes(t *testing.T) {
+	args := []string{"dbprobe", "load", "-sp", "db.passwd=Zq9sec1", "-spdb.passwd=Zq9sec2", "-sp=db.passwd=Zq9sec3",
+		"--db", "postgres:/o:Zq9sec4@127.0.0.1/x", "db.url=jdbc:postgresql://h/db?user=x&password=Zq9sec5",
+		"-P", "workloads/workloada", "-p", "db.url=jdbc:postgresql://h/db?password=Zq9sec6", "--threads=4", "-s"}
+	got := redactCommand(args, newLoadCommand().Flags())
+	if strings.Contains(got, "Zq9sec") {
+		t.Errorf("the command line shows a secret: %s", got)
+	}
+	for _, kept := range []string{"-sp db.passwd=xxxxx", "-spdb.passwd=xxxxx", "-sp=db.passwd=xxxxx", "--db postgres:…", "-P workloads/workloada", "--threads=4", " -s"} {
+		if !strings.Contains(got, kept) {
+			t.Errorf("the command line lacks %q: %s", kept, got)
 		}
 	}
 }

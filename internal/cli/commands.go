@@ -61,7 +61,7 @@ is reported as Intended-READ etc., so a stall is never hidden.`,
 		},
 	}
 	addCommonFlags(cmd, o)
-	addWarmupFlag(cmd, o)
+	addRunFlags(cmd, o)
 	return cmd
 }
 
@@ -81,7 +81,7 @@ loads it, runs core workload A and removes it (--keep-db keeps it).`,
 	}
 	addCommonFlags(cmd, o)
 	addLoadFlags(cmd, o)
-	addWarmupFlag(cmd, o)
+	addRunFlags(cmd, o)
 	cmd.Flags().BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite database created when no --db is given")
 	return cmd
 }

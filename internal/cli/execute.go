@@ -15,12 +15,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/config"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/export"
 	"dbprobe/internal/monitor"
+	"dbprobe/internal/rawnet"
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
@@ -184,6 +186,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 	if o.warmup < 0 {
 		return badinput.New("--warmup %s must not be negative", o.warmup)
 	}
+	if t := j.cfg.MaxExecutionTime; o.warmup > 0 && t > 0 && o.warmup >= t && slices.Contains(phases, runner.Run) {
+		return badinput.New("--warmup %s is not shorter than maxexecutiontime=%s: nothing of the run would be measured; shorten the warm-up or lengthen the run", o.warmup, t)
+	}
 	if (o.waitSamples < 1 || o.waitSamples > 100) && !o.noMonitor {
 		return badinput.New("--monitor-wait-samples %d: give 1 to 100 samples per interval (default 10)", o.waitSamples)
 	}
@@ -198,9 +203,9 @@ func (j *job) resolve(phases []runner.Phase) error {
 	if err != nil {
 		return err
 	}
-	raw := o.db
+	raw, source := o.db, "--db"
 	if raw == "" {
-		raw = os.Getenv("DBPROBE_DB")
+		raw, source = os.Getenv("DBPROBE_DB"), "DBPROBE_DB"
 	}
 	if raw == "" {
 		if phases[0] == runner.Run {
@@ -219,7 +224,12 @@ func (j *job) resolve(phases []runner.Phase) error {
 		}
 		fmt.Fprintf(j.stderr, "dbprobe: no --db given: using a new SQLite database %s (%s)\n", filepath.Join(dir, "ycsb.db"), what)
 	}
-	if j.target, err = driver.ParseTarget(raw, password); err != nil {
+	if j.target, err = driver.ParseTargetFrom(source, raw, password); err != nil {
+		return err
+	}
+	// Checked for every target, though only the server drivers use it: a
+	// value that means nothing is an error wherever it is given.
+	if err := rawnet.Check(); err != nil {
 		return err
 	}
 	j.target.AllowInsecureTLS = o.allowInsecureTLS
@@ -281,7 +291,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		if mon != nil {
 			mon.Stop()
 			for _, n := range mon.Notes()[seenNotes:] {
-				lateNotes = append(lateNotes, "monitor: "+j.target.Scrub(n))
+				lateNotes = append(lateNotes, "monitor: "+n)
 			}
 			mon = nil
 		}
@@ -314,7 +324,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 			}
 		},
 		OnFirstError: func(op, code string, err error) {
-			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.Scrub(err.Error()))
+			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.ScrubError(err))
 		},
 	}
 	if ph == runner.Run {
@@ -650,38 +660,96 @@ func sourceOf(cmd *cobra.Command, flag, otherwise string) string {
 	return otherwise
 }
 
-// commandLine is the command as typed, with the database URL redacted.
+// commandLine is the command as typed, with its secrets hidden.
 func (j *job) commandLine() string {
-	return redactCommand(append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...))
+	return redactCommand(append([]string{"dbprobe", j.cmd.Name()}, os.Args[min(2, len(os.Args)):]...), j.cmd.Flags())
 }
 
-// redactCommand joins a command line with the passwords of --db URLs and
-// the values of secret properties (-p db.passwd=…), in any of the flags'
-// spellings, hidden where they are given. Other arguments are left as
-// typed: searched for the password, a short one would be found in the
-// letters of other words.
-func redactCommand(args []string) string {
+// redactCommand joins a command line with the --db URL's password and the
+// values of secret properties (-p db.passwd=…) hidden where they are given,
+// in every spelling the flag parser accepts: --db X, --db=X, -p X, -pX,
+// -p=X, a shorthand cluster such as -sp X or -spX. It reads the line as
+// flags reads it, so a value is known for what it is. Other arguments are
+// left as typed (searched for the password, a short one would be found in
+// the letters of other words), except that one that looks like a URL with
+// a password is shown as driver.RedactURL shows it.
+func redactCommand(args []string, flags *pflag.FlagSet) string {
 	out := make([]string, len(args))
-	for i, a := range args {
-		prev := ""
-		if i > 0 {
-			prev = args[i-1]
-		}
+	copy(out, args)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
-		case prev == "--db":
-			a = driver.RedactURL(a)
-		case strings.HasPrefix(a, "--db="):
-			a = "--db=" + driver.RedactURL(strings.TrimPrefix(a, "--db="))
-		case prev == "-p" || prev == "--property":
-			a = config.RedactAssignment(a)
-		case strings.HasPrefix(a, "--property="):
-			a = "--property=" + config.RedactAssignment(strings.TrimPrefix(a, "--property="))
-		case strings.HasPrefix(a, "-p") && !strings.HasPrefix(a, "--") && len(a) > 2:
-			a = "-p" + config.RedactAssignment(strings.TrimPrefix(a[2:], "="))
+		case a == "--":
+			return strings.Join(out, " ")
+		case strings.HasPrefix(a, "--"):
+			name, value, hasValue := strings.Cut(a[2:], "=")
+			f := flags.Lookup(name)
+			switch {
+			case f == nil:
+				out[i] = redactLooseURL(a)
+			case hasValue:
+				out[i] = "--" + name + "=" + redactFlagValue(f.Name, value)
+			case f.NoOptDefVal == "" && i+1 < len(args):
+				i++
+				out[i] = redactFlagValue(f.Name, args[i])
+			}
+		case strings.HasPrefix(a, "-") && len(a) > 1:
+			// A cluster of shorthands: each takes no value until one
+			// that does, which takes the rest of the argument (after an
+			// optional =) or else the next argument.
+			for k := 1; k < len(a); k++ {
+				f := flags.ShorthandLookup(a[k : k+1])
+				if f == nil {
+					out[i] = redactLooseURL(a)
+					break
+				}
+				if f.NoOptDefVal != "" {
+					continue
+				}
+				rest := a[k+1:]
+				switch {
+				case rest != "":
+					eq := ""
+					if strings.HasPrefix(rest, "=") {
+						eq, rest = "=", rest[1:]
+					}
+					out[i] = a[:k+1] + eq + redactFlagValue(f.Name, rest)
+				case i+1 < len(args):
+					i++
+					out[i] = redactFlagValue(f.Name, args[i])
+				}
+				break
+			}
+		default:
+			out[i] = redactLooseURL(a)
 		}
-		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// redactFlagValue hides the secret in the value of the flag named name.
+func redactFlagValue(name, value string) string {
+	switch name {
+	case "db":
+		return driver.RedactURL(value)
+	case "property":
+		return config.RedactAssignment(value)
+	}
+	return redactLooseURL(value)
+}
+
+// redactLooseURL shows an argument that looks like a URL with a password
+// (scheme:…@…, or a password option), and a key=URL, as driver.RedactURL
+// shows the URL; any other argument as it is.
+func redactLooseURL(a string) string {
+	prefix, v := "", a
+	if k, rest, ok := strings.Cut(a, "="); ok && !strings.Contains(k, ":") {
+		prefix, v = k+"=", rest
+	}
+	if !strings.Contains(v, ":") || !strings.Contains(v, "@") && !strings.Contains(strings.ToLower(v), "passw") {
+		return a
+	}
+	return prefix + driver.RedactURL(v)
 }
 
 // scrubbed is an error whose message, if it holds the target's password

@@ -185,3 +185,35 @@ func TestClientUnderACgroupQuota(t *testing.T) {
 		t.Errorf("verdict %q, want dbprobe itself on its 0.3 cores", b)
 	}
 }
+
+// What the flag parser or the URL parser complains about never shows the
+// password of a URL given on the command line or in DBPROBE_DB, however
+// it is misspelt.
+func TestBadCommandLinesHideThePassword(t *testing.T) {
+	for _, args := range [][]string{
+		{"load", "-db=postgres://u:Zq9sec@127.0.0.1/x"},
+		{"load", "--db=", "postgres://u:Zq9sec@127.0.0.1/x"},
+		{"load", "--db", "postgres:/o:Zq9sec@127.0.0.1/x"},
+		{"load", "--db", "postgres:o:Zq9sec@127.0.0.1/x"},
+		{"load", "--db", "redis::Zq9sec@127.0.0.1/0"},
+		{"load", "--db", "postgres://u:Zq9sec@127.0.0.1/x#frag"},
+	} {
+		_, _, err := run(t, args...)
+		if err == nil || !badinput.Is(err) || strings.Contains(err.Error(), "Zq9sec") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want one line of bad input without the password", args, err)
+		}
+	}
+	t.Setenv("DBPROBE_DB", "postgres:/o:Zq9sec@127.0.0.1/x")
+	_, _, err := run(t, "load")
+	if err == nil || !strings.HasPrefix(err.Error(), "DBPROBE_DB ") || strings.Contains(err.Error(), "Zq9sec") {
+		t.Errorf("DBPROBE_DB: %v; want a message naming DBPROBE_DB, without the password", err)
+	}
+}
+
+// A warm-up that lasts the whole run would leave nothing measured.
+func TestWarmupNotShorterThanTheRun(t *testing.T) {
+	_, _, err := run(t, "run", "--db", "null", "--warmup", "5s", "--duration", "3s")
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "--warmup 5s is not shorter than maxexecutiontime=3s") {
+		t.Errorf("run = %v, want bad input", err)
+	}
+}

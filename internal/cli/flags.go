@@ -68,8 +68,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection (property threadcount)")
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
 	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
-	f.Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
-	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime)")
+	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
 	f.BoolVarP(&o.status, "status", "s", false, "print a status line on stderr every status.interval seconds (default 10)")
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
@@ -84,7 +83,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.retryBackoff, "retry-backoff", time.Millisecond, "wait before the first retry; each later wait doubles, with jitter (property retry.backoff)")
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
 	f.DurationVar(&o.opTimeout, "op-timeout", 0, "fail an operation (a load batch counts as one) that takes longer than this, counted as Return=ERROR(timeout); its worker then reconnects; 0 = no limit, as YCSB (property op.timeout)")
-	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result")
+	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result (--out), --influx-out and --metrics-addr, and the bottleneck verdict needs 3 of them")
 	f.IntVar(&o.waitSamples, "monitor-wait-samples", 10, "how many times per monitor interval the database's sessions are looked at for what they wait on (PostgreSQL pg_stat_activity, MySQL processlist, SQL Server requests), 1 to 100")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
@@ -92,7 +91,9 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
 }
 
-func addWarmupFlag(cmd *cobra.Command, o *options) {
+// addRunFlags adds the flags of the commands with a run phase.
+func addRunFlags(cmd *cobra.Command, o *options) {
+	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"strings"
+
+	"dbprobe/internal/badinput"
 )
 
 // Execute runs dbprobe with the given arguments (without the program name).
@@ -12,7 +14,29 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	root.SetArgs(ycsbStyleArgs(args))
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	return root.ExecuteContext(ctx)
+	err := root.ExecuteContext(ctx)
+	if err != nil && IsUsageError(err) {
+		err = hideArgs(err, args)
+	}
+	return err
+}
+
+// hideArgs rewrites the parser's complaint about the command line, which
+// quotes an argument as typed ("unknown shorthand flag: 'd' in
+// -db=postgres://u:pw@h/x"), with every argument that holds a URL's
+// password shown as redactLooseURL shows it. The argument is known, so it
+// is replaced whole, never the password's letters wherever they are.
+func hideArgs(err error, args []string) error {
+	msg := err.Error()
+	for _, a := range args {
+		if r := redactLooseURL(a); r != a {
+			msg = strings.ReplaceAll(msg, a, r)
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return badinput.New("%s", msg)
 }
 
 // IsUsageError reports whether err is cobra's complaint about the command

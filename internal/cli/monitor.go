@@ -21,7 +21,7 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 	if j.opts.noMonitor {
 		return nil, []string{"monitor: off (--no-monitor)"}
 	}
-	opts := monitor.Options{Interval: j.opts.monitorInterval, WaitSamples: j.opts.waitSamples, Host: j.databaseIsLocal()}
+	opts := monitor.Options{Interval: j.opts.monitorInterval, WaitSamples: j.opts.waitSamples, Host: j.databaseIsLocal(), Describe: j.target.ScrubError, DescribeText: j.target.Scrub}
 	m, err := monitor.Start(ctx, j.db, opts, func(iv monitor.Interval) {
 		// Called from the monitor's goroutine until Stop returns, after
 		// which the caller reads keep.
@@ -30,14 +30,20 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 		j.outs.Monitor(result.MonitorSample{Phase: ph.String(), Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
 	})
 	if err != nil {
-		return nil, []string{"monitor: not started: " + j.target.Scrub(err.Error())}
+		return nil, []string{"monitor: not started: " + j.target.ScrubError(err)}
 	}
 	host := ""
 	if opts.Host {
 		host = ", the host"
 	}
 	kept := "the samples are in the JSON result (--out)"
-	if !j.kept {
+	switch {
+	case j.kept:
+	case j.opts.influxOut != "":
+		kept = "the samples are in --influx-out " + j.opts.influxOut + "; --out FILE also keeps them in a JSON result"
+	case j.opts.metricsAddr != "":
+		kept = "the samples are served at --metrics-addr while the run goes, and not kept: --out FILE keeps them in a JSON result"
+	default:
 		kept = "the samples are not kept: --out FILE keeps them in a JSON result"
 	}
 	what := "the database's counters and waits" + host + ", and dbprobe itself"
@@ -46,7 +52,7 @@ func (j *job) startMonitor(ctx context.Context, ph runner.Phase, keep *[]monitor
 	}
 	notes := []string{fmt.Sprintf("monitor: every %s (%s); %s", opts.Interval, what, kept)}
 	for _, n := range m.Notes() {
-		notes = append(notes, "monitor: "+j.target.Scrub(n))
+		notes = append(notes, "monitor: "+n)
 	}
 	return m, notes
 }

@@ -45,7 +45,12 @@ once the run's process is gone.`,
 		Example: `  dbprobe run --db sqlite:///tmp/bench.db --duration 1h --out result.jsonl   # killed
   dbprobe recover result.jsonl
   dbprobe recover result.jsonl --out repaired.jsonl`,
-		Args: cobra.ExactArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return badinput.New("recover takes one result file, the --out of the killed run, and got %d arguments; e.g. dbprobe recover result.jsonl", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return recoverResult(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out)
 		},

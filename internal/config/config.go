@@ -476,7 +476,17 @@ func redactValue(key, value string) string {
 	if SecretKey(key) {
 		return Redacted
 	}
-	return shownValue(value)
+	return shownValue(urlRedacted(value))
+}
+
+// urlRedacted hides the password of a URL given as a property's value
+// (db.url=jdbc:postgresql://h/db?user=u&password=…): the value is shown
+// as driver.RedactURL shows a URL when it may hold one.
+func urlRedacted(value string) string {
+	if strings.Contains(value, ":") && (strings.Contains(value, "@") || strings.Contains(strings.ToLower(value), "passw")) {
+		return driver.RedactURL(value)
+	}
+	return value
 }
 
 // Redacted stands for a secret's value wherever one would be shown.
@@ -484,18 +494,19 @@ const Redacted = "xxxxx"
 
 // SecretKey reports whether a property's value is a secret (db.passwd,
 // password, a token), never to be shown.
-func SecretKey(key string) bool {
-	k := strings.ToLower(key)
-	return strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token")
-}
+func SecretKey(key string) bool { return driver.SecretKey(key) }
 
 // RedactAssignment hides the value of a -p key=value whose key holds a
 // secret, and leaves any other text as it is.
 func RedactAssignment(kv string) string {
-	if k, _, ok := strings.Cut(kv, "="); ok && SecretKey(k) {
+	k, v, ok := strings.Cut(kv, "=")
+	switch {
+	case !ok:
+		return kv
+	case SecretKey(k):
 		return k + "=" + Redacted
 	}
-	return kv
+	return k + "=" + urlRedacted(v)
 }
 
 // shownPath is a file path as a message or the header shows it: whole,

@@ -11,6 +11,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/workload"
+	"dbprobe/workloads"
 )
 
 func setting(c *Config, key string) Setting {
@@ -315,6 +316,26 @@ func TestDurationOutlastsACountTheUserDidNotSet(t *testing.T) {
 			p.Set("maxexecutiontime", "5s", "--duration")
 			return nil
 		}, 700, "file " + mine},
+		{"an unchanged copy of a built-in file on disk gives way", func(p *Properties) error {
+			text, _, _ := workloads.Lookup("a")
+			copied := filepath.Join(dir, "workloada")
+			os.WriteFile(copied, []byte("# my copy\n"+text), 0o644)
+			if err := p.LoadFile(copied); err != nil {
+				return err
+			}
+			p.Set("maxexecutiontime", "5s", "--duration")
+			return nil
+		}, 0, "file " + filepath.Join(dir, "workloada") + " (the same as the built-in workloads/workloada); its 1000 gives way to maxexecutiontime=5s (--duration): the run is bounded by time"},
+		{"a changed copy is the user's", func(p *Properties) error {
+			text, _, _ := workloads.Lookup("a")
+			changed := filepath.Join(dir, "workloada2")
+			os.WriteFile(changed, []byte(strings.Replace(text, "operationcount=1000", "operationcount=1001", 1)), 0o644)
+			if err := p.LoadFile(changed); err != nil {
+				return err
+			}
+			p.Set("maxexecutiontime", "5s", "--duration")
+			return nil
+		}, 1001, "file " + filepath.Join(dir, "workloada2")},
 		{"no duration: the built-in count stands", func(p *Properties) error {
 			return p.LoadBuiltin("a", "")
 		}, 1000, "file workloads/workloada (built-in)"},

@@ -26,7 +26,7 @@ func TestParseTarget(t *testing.T) {
 		{"stubdb://u@h/db", "fromenv", "stub", "stubdb://u@h/db", "fromenv"},
 		{"STUB://u:p%40ss@h/db?password=also", "", "stub", "stub://u:xxxxx@h/db?password=xxxxx", "p@ss"},
 		{"stub://u@h/db?password=inquery", "", "stub", "stub://u@h/db?password=xxxxx", "inquery"},
-		{"stub", "", "stub", "stub:", ""},
+		{"stub", "", "stub", "stub", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

@@ -312,7 +312,7 @@ func (t Target) decoy() Target {
 // again for the same target under a decoy password. The message must not
 // give the password away (see Reveals) more often than that refusal does,
 // so that a fuzzed password that is text the message holds for reasons of
-// its own ("to" in "TLS would be off to HOST", the host 000 for a password
+// its own ("to" in "TLS mode off to HOST", the host 000 for a password
 // "000,") is not taken for a leak; and it must be that refusal's text, but
 // for a library's message withheld whole (Withheld), so that nothing is
 // patched letter by letter. When the decoy is accepted there is nothing to

@@ -126,7 +126,7 @@ func TestScrubError(t *testing.T) {
 
 func TestAudit(t *testing.T) {
 	target := stubTarget(t, "stub://000", "000,")
-	own := "TLS would be off to 000, which is not loopback"
+	own := "TLS mode off to 000, which is not loopback"
 	same := func(Target) error { return errors.New(own) }
 	if !target.Reveals(own) {
 		t.Fatalf("Reveals(%q) = false; the case needs text that holds the password by chance", own)

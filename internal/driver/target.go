@@ -29,8 +29,14 @@ const redactedPassword = "xxxxx"
 // for drivers that need no address. password, when not empty, is used if the
 // URL carries none.
 func ParseTarget(raw, password string) (Target, error) {
+	return ParseTargetFrom("--db", raw, password)
+}
+
+// ParseTargetFrom is ParseTarget for a URL given by source ("--db",
+// "DBPROBE_DB"), which its messages name.
+func ParseTargetFrom(source, raw, password string) (Target, error) {
 	if strings.TrimSpace(raw) == "" {
-		return Target{}, badinput.New("--db is empty; give a database URL such as postgres://user@127.0.0.1:5432/bench or sqlite:///tmp/bench.db")
+		return Target{}, badinput.New("%s is empty; give a database URL such as postgres://user@127.0.0.1:5432/bench or sqlite:///tmp/bench.db", source)
 	}
 	// A bare name (null) is read as a scheme alone; messages quote the
 	// URL as given, without the colon added for that.
@@ -41,26 +47,26 @@ func ParseTarget(raw, password string) (Target, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
 		hint := ""
-		if redactURLText(given) != given {
+		if strings.Contains(given, "@") {
 			hint = "; a / ? # or @ in the password must be escaped (%2F %3F %23 %40), or give it in DBPROBE_PASSWORD"
 		}
-		return Target{}, badinput.New("--db %q is not a valid URL (%s); write it as scheme://user@host:port/database%s", redactURLText(given), describeURLError(err), hint)
+		return Target{}, badinput.New("%s %q is not a valid URL (%s); write it as scheme://user@host:port/database%s", source, unparsedURL(given), describeURLError(err), hint)
 	}
 	if u.Scheme == "" {
-		return Target{}, badinput.New("--db %q has no scheme; write it as scheme://…, with a scheme among %v", redactURLText(given), Schemes())
+		return Target{}, badinput.New("%s %q has no scheme; write it as scheme://…, with a scheme among %v", source, unparsedURL(given), Schemes())
 	}
 	if userInfoMisplaced(u) {
-		return Target{}, badinput.New("--db %q does not parse as scheme://user:password@host/…: a / ? # or @ in the user name or the password must be escaped (%%2F %%3F %%23 %%40), or give the password in DBPROBE_PASSWORD or --password-file", redactURLText(raw))
+		return Target{}, badinput.New("%s %q does not parse as scheme://user:password@host/…: a / ? # or @ in the user name or the password must be escaped (%%2F %%3F %%23 %%40), or give the password in DBPROBE_PASSWORD or --password-file", source, unparsedURL(given))
 	}
 	if u.Fragment != "" {
 		u.Fragment = ""
-		return Target{}, badinput.New("--db %s has a #fragment, which no database URL uses; escape a # in a password or a name as %%23", redactURL(u))
+		return Target{}, badinput.New("%s %s has a #fragment, which no database URL uses; escape a # in a password or a name as %%23", source, redactURL(u))
 	}
 	_, name, err := Lookup(strings.ToLower(u.Scheme))
 	if err != nil {
 		// Only the scheme is quoted: the rest of a URL no driver will
 		// read may hold a password where no parser looks for one.
-		return Target{}, badinput.New("--db %s://…: %v", strings.ToLower(u.Scheme), err)
+		return Target{}, badinput.New("%s %s://…: %v", source, strings.ToLower(u.Scheme), err)
 	}
 	t := Target{Driver: name, URL: u, Password: password}
 	if p, ok := u.User.Password(); ok {
@@ -69,6 +75,24 @@ func ParseTarget(raw, password string) (Target, error) {
 		t.Password = p
 	}
 	return t, nil
+}
+
+// SecretKey reports whether a URL option or a property holds a secret by
+// its name: password, sslpassword, db.passwd, a secret, a token.
+func SecretKey(key string) bool {
+	k := strings.ToLower(key)
+	return strings.Contains(k, "passw") || strings.Contains(k, "secret") || strings.Contains(k, "token")
+}
+
+// unparsedURL is a URL that did not parse, as a message may quote it: as
+// given when it cannot hold a password (no user information, no password
+// option), and else its scheme alone, since where the password is in a URL
+// that does not parse cannot be known ("postgres:/u:pw@h" has no //).
+func unparsedURL(raw string) string {
+	if !strings.Contains(raw, "@") && !strings.Contains(strings.ToLower(raw), "passw") {
+		return raw
+	}
+	return RedactURL(raw)
 }
 
 // userInfoMisplaced reports a URL whose user:password@ did not parse as
@@ -117,6 +141,9 @@ func (t Target) Redacted() string {
 	if t.URL == nil {
 		return ""
 	}
+	if u := t.URL; u.Opaque == "" && u.Host == "" && u.Path == "" && u.RawQuery == "" && u.User == nil {
+		return u.Scheme // a bare driver name, as given: null
+	}
 	return redactURL(t.URL)
 }
 
@@ -159,7 +186,7 @@ func redactURL(u *url.URL) string {
 	q := c.Query()
 	changed := false
 	for k := range q {
-		if strings.EqualFold(k, "password") {
+		if SecretKey(k) {
 			q.Set(k, redactedPassword)
 			changed = true
 		}
@@ -168,25 +195,6 @@ func redactURL(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return c.String()
-}
-
-// redactURLText hides what looks like a password in a URL that did not parse:
-// the text between the scheme's "//user:" and the last "@".
-func redactURLText(raw string) string {
-	start := strings.Index(raw, "://")
-	if start < 0 {
-		return raw
-	}
-	rest := raw[start+3:]
-	at := strings.LastIndex(rest, "@")
-	if at < 0 {
-		return raw
-	}
-	colon := strings.Index(rest[:at], ":")
-	if colon < 0 {
-		return raw
-	}
-	return raw[:start+3] + rest[:colon+1] + redactedPassword + rest[at:]
 }
 
 // describeURLError returns the url package's complaint without the URL it
@@ -304,7 +312,7 @@ func (t Target) CheckTLS(routes []TLSRoute, fix string) (string, error) {
 	case t.AllowInsecureTLS:
 		return weakest.Level.String() + " (--allow-insecure-tls)", nil
 	}
-	return "", badinput.New("--db %s: TLS would be %s to %s, which is not loopback: %s; %s, or add --allow-insecure-tls to accept that",
+	return "", badinput.New("--db %s: TLS mode %s to %s, which is not loopback: %s; %s, or add --allow-insecure-tls to accept that",
 		t.Redacted(), remote.Level, remote.Host, remote.Level.risk(), fix)
 }
 

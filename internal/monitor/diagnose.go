@@ -302,25 +302,46 @@ func weight(iv Interval) float64 {
 // tooShort returns the verdict of a phase with too little evidence to
 // judge, and whether it is one.
 func tooShort(intervals []Interval, span time.Duration) (Diagnosis, bool) {
-	if span >= MinJudgedSpan && len(intervals) >= minJudgedIntervals {
+	whole := wholeIntervals(intervals)
+	if span >= MinJudgedSpan && whole >= minJudgedIntervals {
 		return Diagnosis{}, false
 	}
-	d := Diagnosis{Limit: LimitNotJudged, Evidence: map[string]float64{"span_s": span.Seconds(), "intervals": float64(len(intervals))}}
+	d := Diagnosis{Limit: LimitNotJudged, Evidence: map[string]float64{"span_s": span.Seconds(), "intervals": float64(whole)}}
 	if span < MinJudgedSpan {
 		d.Verdict = fmt.Sprintf("not judged — phase too short to judge: %s; run for %s or more", secondsText(span), secondsText(MinJudgedSpan))
 		return d, true
 	}
 	// Long enough, but the monitor's interval is too long to read it
 	// more than once or twice.
-	var each time.Duration
-	if len(intervals) > 0 {
-		each = intervals[0].End.Sub(intervals[0].Start)
-	}
-	d.Verdict = fmt.Sprintf("not judged — %d monitor intervals in %s are too few to judge; run for %d intervals or more (or a shorter --monitor-interval)", len(intervals), secondsText(span), minJudgedIntervals)
+	each := longest(intervals)
+	d.Verdict = fmt.Sprintf("not judged — %d monitor intervals in %s are too few to judge; run for %d intervals or more (or a shorter --monitor-interval)", whole, secondsText(span), minJudgedIntervals)
 	if each > 0 {
-		d.Verdict = fmt.Sprintf("not judged — %d monitor intervals of %s in %s are too few to judge; run for %s or more (or a shorter --monitor-interval)", len(intervals), secondsText(each), secondsText(span), secondsText(time.Duration(minJudgedIntervals)*each))
+		d.Verdict = fmt.Sprintf("not judged — %d monitor intervals of %s in %s are too few to judge; run for %s or more (or a shorter --monitor-interval)", whole, secondsText(each), secondsText(span), secondsText(time.Duration(minJudgedIntervals)*each))
 	}
 	return d, true
+}
+
+// wholeIntervals counts the intervals at least half as long as the
+// longest: the slivers a phase's start and end cut off the monitor's
+// boundaries (a few milliseconds each) are no reading of their own.
+func wholeIntervals(intervals []Interval) int {
+	each := longest(intervals)
+	n := 0
+	for _, iv := range intervals {
+		if d := iv.End.Sub(iv.Start); each == 0 || 2*d >= each {
+			n++
+		}
+	}
+	return n
+}
+
+// longest is the longest interval's length, 0 when none has boundaries.
+func longest(intervals []Interval) time.Duration {
+	var each time.Duration
+	for _, iv := range intervals {
+		each = max(each, iv.End.Sub(iv.Start))
+	}
+	return each
 }
 
 // diagnoseClientOnly judges a phase with no database behind it (the null
@@ -357,7 +378,7 @@ func coresText(c float64) string {
 func secondsText(d time.Duration) string {
 	s := d.Seconds()
 	if s < 0.1 {
-		return fmt.Sprintf("%.2g ms", s*1000)
+		return strconv.FormatFloat(math.Round(s*1e4)/10, 'f', -1, 64) + " ms"
 	}
 	if s < 10 {
 		return strconv.FormatFloat(math.Round(s*100)/100, 'f', -1, 64) + " s"

@@ -127,6 +127,17 @@ func TestWaitClasses(t *testing.T) {
 // the README's first command has phases of tens of milliseconds, whose
 // verdicts changed from run to run.
 func TestDiagnoseRefusesTooLittleEvidence(t *testing.T) {
+	// A 4 s phase under a 2 s monitor interval: two whole intervals, and
+	// the slivers the phase's start and end cut off the boundaries.
+	slivered := func() []Interval {
+		start := time.Unix(1000, 0)
+		ivs := series(4, map[string]float64{"client.cpu%": 199, "client.gomaxprocs": 2})
+		bounds := []time.Duration{0, 5 * time.Millisecond, 2005 * time.Millisecond, 4005 * time.Millisecond, 4010 * time.Millisecond}
+		for i := range ivs {
+			ivs[i].Start, ivs[i].End = start.Add(bounds[i]), start.Add(bounds[i+1])
+		}
+		return ivs
+	}
 	saturated := map[string]float64{"client.cpu%": 199, "client.gomaxprocs": 2, "db.sessions.active": 8, "db.wait.IO:WALSync": 1, "host.cpu.idle%": 0}
 	interval := func(n int, each time.Duration) []Interval {
 		ivs := series(n, saturated)
@@ -148,6 +159,7 @@ func TestDiagnoseRefusesTooLittleEvidence(t *testing.T) {
 		{"2.9 s", interval(3, time.Second), 2900 * time.Millisecond, "phase too short to judge: 2.9 s; run for 3 s or more"},
 		{"no intervals", nil, 10 * time.Millisecond, "phase too short to judge: 10 ms"},
 		{"two long intervals", interval(2, 5*time.Second), 10 * time.Second, "not judged — 2 monitor intervals of 5 s in 10 s are too few to judge; run for 15 s or more"},
+		{"two long intervals between slivers", slivered(), 4010 * time.Millisecond, "not judged — 2 monitor intervals of 2 s in 4.01 s are too few to judge; run for 6 s or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,7 +169,7 @@ func TestDiagnoseRefusesTooLittleEvidence(t *testing.T) {
 			}
 		})
 	}
-	// Three intervals over 3 s are enough.
+	// Three whole intervals over 3 s are enough, slivers or not.
 	if d := Diagnose(interval(3, time.Second), Phase{Threads: 8, Span: 3 * time.Second}); d.Limit != LimitClient {
 		t.Errorf("3 intervals over 3 s: %q: %s", d.Limit, d.Verdict)
 	}

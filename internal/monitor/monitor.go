@@ -28,6 +28,22 @@ type Options struct {
 	// Start is called when zero). Pass the runner's start so that interval
 	// k of both covers the same second.
 	Origin time.Time
+	// Describe says an error in a note's words (err.Error() when nil):
+	// the caller's way to keep a password out of a note while the
+	// monitor's own words stay (driver.Target.ScrubError).
+	Describe func(error) string
+	// DescribeText does the same for what the driver's monitor says it
+	// cannot see (driver.Monitor's Unavailable), which may quote a
+	// library (driver.Target.Scrub).
+	DescribeText func(string) string
+}
+
+// describe says err as Describe does.
+func (o Options) describe(err error) string {
+	if o.Describe == nil {
+		return err.Error()
+	}
+	return o.Describe(err)
 }
 
 // Interval is the monitor's figures for one interval. Start and End are the
@@ -117,7 +133,7 @@ func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Inte
 	if mon, ok := db.(driver.Monitorable); ok {
 		dm, err := mon.Monitor(ctx)
 		if err != nil {
-			m.note(fmt.Sprintf("database monitor could not be opened, so only the host and the client are sampled: %v", err))
+			m.note(fmt.Sprintf("database monitor could not be opened, so only the host and the client are sampled: %s", opts.describe(err)))
 		} else {
 			l.source = mon
 			l.db, l.dbOpen = dm, dm
@@ -278,7 +294,7 @@ func (l *loop) run(ctx context.Context, started time.Time) {
 	if l.dbOpen != nil {
 		l.copyUnavailable()
 		if err := l.dbOpen.Close(); err != nil {
-			l.m.note(fmt.Sprintf("database monitor: close: %v", err))
+			l.m.note(fmt.Sprintf("database monitor: close: %s", l.opts.describe(err)))
 		}
 	}
 }
@@ -435,11 +451,16 @@ func (l *loop) databaseFailed(err error) {
 	}
 	l.lost = l.clock.Now()
 	after := l.lost.Sub(l.origin).Round(time.Millisecond)
-	l.m.note(fmt.Sprintf("database monitor lost its connection %v into the run (it reconnects at the next interval; the host and the client are still sampled): %v", after, err))
+	l.m.note(fmt.Sprintf("database monitor lost its connection %v into the run (it reconnects at the next interval; the host and the client are still sampled): %s", after, l.opts.describe(err)))
 }
 
 func (l *loop) copyUnavailable() {
 	u := slices.Clone(l.dbOpen.Unavailable())
+	if l.opts.DescribeText != nil {
+		for i := range u {
+			u[i] = l.opts.DescribeText(u[i])
+		}
+	}
 	l.m.mu.Lock()
 	l.m.dbNotes = u
 	l.m.mu.Unlock()

@@ -614,3 +614,29 @@ func TestAlign(t *testing.T) {
 		}
 	}
 }
+
+// A note keeps the monitor's own words and shows an error as Describe
+// says it, and the driver's own notes as DescribeText says them: a
+// password-holding library message is withheld, not the whole note.
+func TestNotesDescribeErrors(t *testing.T) {
+	fm := &fakeMonitor{failSampleAt: 2, failWaitsAt: -1}
+	clk := newFakeClock(origin.Add(300 * time.Millisecond))
+	fm.clock = clk
+	c := &collector{}
+	opts := Options{WaitSamples: 4, Host: true, Origin: origin,
+		Describe:     func(err error) string { return "<" + err.Error() + ">" },
+		DescribeText: func(s string) string { return "[" + s + "]" }}
+	m, err := start(context.Background(), &fakeDB{mon: fm}, opts, c.add, env{clock: clk, procRoot: "testdata/t0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-clk.blocked
+	clk.advanceTo(origin.Add(3200 * time.Millisecond))
+	m.Stop()
+	notes := strings.Join(m.Notes(), "\n")
+	for _, want := range []string{"database monitor lost its connection 2s into the run (it reconnects at the next interval; the host and the client are still sampled): <connection reset by peer>", "[pg_stat_wal"} {
+		if !strings.Contains(notes, want) {
+			t.Errorf("notes lack %q:\n%s", want, notes)
+		}
+	}
+}

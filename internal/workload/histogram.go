@@ -94,7 +94,7 @@ func (h *Histogram) addLine(n int, line string) error {
 	cols := strings.Split(line, "\t")
 	if h.blockSize == 0 {
 		if len(cols) < 2 || strings.TrimSpace(cols[0]) != "BlockSize" {
-			return fmt.Errorf("line %d: %s is not BlockSize<TAB>N, the line a histogram file starts with", n, shownLine(line))
+			return fmt.Errorf("line %d is not BlockSize<TAB>N, the line a histogram file starts with", n)
 		}
 		b, err := strconv.ParseInt(strings.TrimSpace(cols[1]), 10, 64)
 		if err != nil || b < 1 || b > math.MaxInt32 {
@@ -104,7 +104,7 @@ func (h *Histogram) addLine(n int, line string) error {
 		return nil
 	}
 	if len(cols) < 2 {
-		return fmt.Errorf("line %d: %s is not BUCKET<TAB>COUNT (the two numbers are separated by a tab)", n, shownLine(line))
+		return fmt.Errorf("line %d is not BUCKET<TAB>COUNT (the two numbers are separated by a tab)", n)
 	}
 	want := int64(len(h.counts))
 	bucket, err := strconv.ParseInt(strings.TrimSpace(cols[0]), 10, 64)

@@ -71,10 +71,10 @@ func TestParseHistogram(t *testing.T) {
 func TestParseHistogramRefusesBadFiles(t *testing.T) {
 	tests := []struct{ file, want string }{
 		{"empty.txt", "the file is empty"},
-		{"no_blocksize.txt", `line 1: "0\t5" is not BlockSize<TAB>N`},
+		{"no_blocksize.txt", `line 1 is not BlockSize<TAB>N`},
 		{"blocksize_zero.txt", "line 1: BlockSize \"0\" is not a whole number of bytes from 1"},
 		{"blocksize_negative.txt", "line 1: BlockSize \"-64\" is not a whole number of bytes from 1"},
-		{"spaces.txt", `line 2: "0 5" is not BUCKET<TAB>COUNT (the two numbers are separated by a tab)`},
+		{"spaces.txt", `line 2 is not BUCKET<TAB>COUNT (the two numbers are separated by a tab)`},
 		{"out_of_order.txt", "line 3: bucket 2 where bucket 1 was expected"},
 		{"only_blocksize.txt", "no buckets after the BlockSize line"},
 		{"one_bucket.txt", "only one bucket"},

@@ -47,7 +47,7 @@ var options = map[string]option{
 			s.cfg.TLSConfig = v
 			return nil
 		}
-		return errors.New("must be true, false, skip-verify or preferred")
+		return errors.New("is not one of them")
 	}},
 	"timeout": {about: "connect timeout, e.g. 5s", apply: func(s *settings, v string) error {
 		d, err := parseDuration(v)

@@ -150,9 +150,9 @@ func TestParseURLTLS(t *testing.T) {
 		{raw: "mysql://u@db.example.com/b?tls=false", allow: true, tls: "false", mode: "off (--allow-insecure-tls)"},
 		{raw: "mysql://u@db.example.com/b?tls=skip-verify", allow: true, tls: "skip-verify", mode: "require (--allow-insecure-tls)"},
 		{raw: "mysql://u@db.example.com/b", allow: true, tls: "true", mode: "verify-full"},
-		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=false", refusal: "TLS would be off to db.example.com, which is not loopback"},
-		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=skip-verify", refusal: "TLS would be require to db.example.com"},
-		{raw: "mysql://u:" + secret + "@[2001:db8::5]/b?tls=preferred", refusal: "TLS would be prefer to 2001:db8::5"},
+		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=false", refusal: "TLS mode off to db.example.com, which is not loopback"},
+		{raw: "mysql://u:" + secret + "@db.example.com/b?tls=skip-verify", refusal: "TLS mode require to db.example.com"},
+		{raw: "mysql://u:" + secret + "@[2001:db8::5]/b?tls=preferred", refusal: "TLS mode prefer to 2001:db8::5"},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {
 			tg := target(t, tc.raw, "")

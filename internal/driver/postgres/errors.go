@@ -80,16 +80,19 @@ func isConnLost(err error) bool {
 // openError turns a failure to connect into a one-line message that says what
 // to do, never holding the password. Errors the user can fix are badinput.
 func openError(err error, target driver.Target, user, database, addr string) error {
+	if badinput.Is(err) {
+		return err // dbprobe's own words already
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		msg := target.Scrub(pgErr.Message)
 		cause := &driver.Scrubbed{Msg: msg, Err: err}
 		switch {
 		case pgErr.Code == "28P01":
-			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				user, &driver.Scrubbed{Msg: "password authentication failed", Err: err})
+			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
+				addr, user, &driver.Scrubbed{Msg: "password authentication failed", Err: err})
 		case pgErr.Code == "28000":
-			return badinput.New("PostgreSQL refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD) and the server's pg_hba.conf", user, cause)
+			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD) and the server's pg_hba.conf", addr, user, cause)
 		case pgErr.Code == "3D000":
 			return badinput.New("PostgreSQL at %s: %w; create it with `createdb %s` or name another database in the URL",
 				addr, &driver.Scrubbed{Msg: fmt.Sprintf("database %q does not exist", database), Err: err}, database)
@@ -99,7 +102,7 @@ func openError(err error, target driver.Target, user, database, addr string) err
 			// An option in the URL that the server rejects, or may not be set.
 			return badinput.New("PostgreSQL at %s rejected a setting: %w; fix or remove it in the URL", addr, cause)
 		case strings.HasPrefix(pgErr.Code, "28"):
-			return badinput.New("PostgreSQL refused user %q: %w; check the user and its rights", user, cause)
+			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and its rights", addr, user, cause)
 		}
 		return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
 	}

@@ -232,6 +232,15 @@ func (db *DB) readInfo(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if db.schema == "" {
+		// Every statement names the table in current_schema(), which is
+		// NULL when no schema of the search_path exists.
+		var path string
+		if err := db.pool.QueryRow(ctx, "SELECT current_setting('search_path')").Scan(&path); err != nil {
+			return err
+		}
+		return badinput.New("PostgreSQL: no schema of search_path (%s) exists in this database, so there is nowhere to put or find the table; create one, or set ?search_path= in the URL to a schema that exists", path)
+	}
 	answer, err := db.readSessionSettings(ctx)
 	if err != nil {
 		return err

@@ -95,7 +95,7 @@ func TestOpenWrongPassword(t *testing.T) {
 				t.Errorf("error is not bad input: %v", err)
 			}
 			msg := err.Error()
-			want := fmt.Sprintf("PostgreSQL refused user %q: password authentication failed; check the user and password (URL, DBPROBE_PASSWORD)", u.User.Username())
+			want := fmt.Sprintf("PostgreSQL at %s refused user %q: password authentication failed; check the user and password (URL, DBPROBE_PASSWORD)", u.Host, u.User.Username())
 			if msg != want {
 				t.Errorf("message\n %q\nwant\n %q", msg, want)
 			}
@@ -1229,5 +1229,26 @@ func TestProcedurePathLongName(t *testing.T) {
 	}
 	if st, err := db.Inspect(context.Background(), tbl); err != nil || st.Exists {
 		t.Fatalf("Inspect after the refusal = %+v, %v", st, err)
+	}
+}
+
+// A search_path that names no schema of the database leaves nowhere to
+// put or find the table: one line of bad input at Open, not an SQL error
+// from the first statement.
+func TestSearchPathWithoutASchema(t *testing.T) {
+	u, err := url.Parse(testdb.FreshPostgresDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", "nosuchschema")
+	u.RawQuery = q.Encode()
+	db, err := drivertest.OpenURL(t, u.String(), "", driver.Options{Sessions: 1})
+	if err == nil {
+		db.Close()
+		t.Fatal("Open succeeded with a search_path of no schema")
+	}
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "no schema of search_path (nosuchschema) exists") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Open = %v, want one line of bad input naming the search_path", err)
 	}
 }

@@ -52,7 +52,7 @@ func TestRefusalsKeepTheirWords(t *testing.T) {
 		password string
 		want     string
 	}{
-		{wrong, user, `PostgreSQL refused user "` + user + `": password authentication failed; check the user and password (URL, DBPROBE_PASSWORD)`},
+		{wrong, user, "PostgreSQL at " + wrong.URL.Host + ` refused user "` + user + `": password authentication failed; check the user and password (URL, DBPROBE_PASSWORD)`},
 		{unreachable, "o", "cannot reach PostgreSQL at 127.0.0.1:1: connection refused; check host and port and that the server is running"},
 		{unreachable, "p", "cannot reach PostgreSQL at 127.0.0.1:1: connection refused; check host and port and that the server is running"},
 		{unreachable, "1", "cannot reach PostgreSQL at 127.0.0.1:1: connection refused; check host and port and that the server is running"},

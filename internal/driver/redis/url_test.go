@@ -243,9 +243,9 @@ func TestClientOptionsTLS(t *testing.T) {
 		{url: "rediss://cache.example/0", allow: true, mode: "verify-full"},
 		{url: "redis://cache.example/0", allow: true, mode: "off (--allow-insecure-tls)"},
 		{url: "rediss://10.0.0.3/0?skip_verify=true", allow: true, mode: "require (--allow-insecure-tls)"},
-		{url: "redis://:" + secret + "@cache.example/0", refusal: "TLS would be off to cache.example, which is not loopback"},
-		{url: "redis://:" + secret + "@192.168.1.5:6379/0", refusal: "TLS would be off to 192.168.1.5"},
-		{url: "rediss://:" + secret + "@cache.example/0?skip_verify=true", refusal: "TLS would be require to cache.example"},
+		{url: "redis://:" + secret + "@cache.example/0", refusal: "TLS mode off to cache.example, which is not loopback"},
+		{url: "redis://:" + secret + "@192.168.1.5:6379/0", refusal: "TLS mode off to 192.168.1.5"},
+		{url: "rediss://:" + secret + "@cache.example/0?skip_verify=true", refusal: "TLS mode require to cache.example"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			target, err := driver.ParseTarget(tc.url, "")

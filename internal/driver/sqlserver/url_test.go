@@ -265,10 +265,10 @@ func TestParseURLTLS(t *testing.T) {
 		{raw: "sqlserver://sa@db.example.com?database=b&Encrypt=Mandatory&TrustServerCertificate=false", mode: "verify-full"},
 		{raw: "sqlserver://sa@db.example.com?database=b&encrypt=disable", allow: true, mode: "off (--allow-insecure-tls)"},
 		{raw: "sqlserver://sa@db.example.com?database=b&TrustServerCertificate=true", allow: true, mode: "require (--allow-insecure-tls)"},
-		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=false", refusal: "TLS would be off to db.example.com, which is not loopback"},
-		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=disable", refusal: "TLS would be off"},
-		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&TrustServerCertificate=true", refusal: "TLS would be require"},
-		{raw: "sqlserver://sa:" + secret + "@10.0.0.9/inst?database=b&encrypt=true&trustservercertificate=yes", refusal: "TLS would be require to 10.0.0.9"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=false", refusal: "TLS mode off to db.example.com, which is not loopback"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&encrypt=disable", refusal: "TLS mode off"},
+		{raw: "sqlserver://sa:" + secret + "@db.example.com?database=b&TrustServerCertificate=true", refusal: "TLS mode require"},
+		{raw: "sqlserver://sa:" + secret + "@10.0.0.9/inst?database=b&encrypt=true&trustservercertificate=yes", refusal: "TLS mode require to 10.0.0.9"},
 	} {
 		t.Run(tc.raw, func(t *testing.T) {
 			target, err := driver.ParseTarget(tc.raw, "")

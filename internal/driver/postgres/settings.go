@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 
@@ -171,6 +172,11 @@ func (o origin) of(name, source string) string {
 			return "set by dbprobe for " + flag
 		}
 		if _, ok := urlSetting(o.params, name); ok {
+			// pgx reads PGOPTIONS into the same startup options a URL's
+			// ?options= gives.
+			if strings.Contains(os.Getenv("PGOPTIONS"), name) {
+				return "from the URL or PGOPTIONS"
+			}
 			return "from the URL"
 		}
 		return "from the connection's startup parameters"

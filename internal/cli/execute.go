@@ -24,6 +24,7 @@ import (
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
+	"dbprobe/internal/ycsb"
 )
 
 // job is one invocation of load, run or ycsb, resolved and connected.
@@ -340,7 +341,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		}
 	}
 
-	out, err := runner.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	out, err := ycsb.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
 	// The monitor's last interval belongs before the summary.
 	stopMonitor()
 	if err != nil {

@@ -11,12 +11,11 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbprobe/internal/driver"
 	"dbprobe/internal/measure"
-	"dbprobe/internal/workload"
 )
 
-// Phase is the load or the run of a workload.
+// Phase is the load or the run of a workload: the runner only labels its
+// outcome with it.
 type Phase int
 
 // The phases.
@@ -44,7 +43,8 @@ type Options struct {
 	MaxExecutionTime time.Duration
 	// Warmup excludes the phase's first part from the statistics.
 	Warmup time.Duration
-	// BatchSize is how many rows the load phase inserts per transaction.
+	// BatchSize is how many units a step of a Sequence plan takes (the
+	// rows a load inserts per transaction); 1 when zero.
 	BatchSize int
 	// Percentiles are reported per operation in summaries.
 	Percentiles []float64
@@ -73,7 +73,7 @@ type Options struct {
 	// and the outcome's summaries (measure.Summary.Histogram), for a result
 	// that is kept: it costs the ticker about a millisecond per series.
 	Histograms bool
-	// OpTimeout bounds each operation (a load batch counts as one); 0
+	// OpTimeout bounds each Step.Call (a load batch counts as one); 0
 	// leaves them unbounded. An operation that outlives it fails with the
 	// code "timeout", and its worker reconnects, since most drivers cannot
 	// tell whether the connection survived the cancellation.
@@ -139,8 +139,9 @@ type Ending int
 
 // The endings of a phase.
 const (
-	// EndedByCount: every operation of operationcount was done (in a load,
-	// every record of insertcount inserted).
+	// EndedByCount: every unit of the plan's Count was done (in a YCSB
+	// run every operation of operationcount, in a load every record of
+	// insertcount inserted).
 	EndedByCount Ending = iota
 	// EndedByTime: MaxExecutionTime ran out first.
 	EndedByTime
@@ -192,87 +193,21 @@ type Outcome struct {
 }
 
 // retrySeedStream separates the retry jitter's random stream from the
-// workload generator's, which is seeded with the same Seed+i.
+// experiment's own, which may be seeded with the same Seed+i (YCSB's
+// generators are).
 const retrySeedStream = 0x7265747279
 
-// operation statuses, as YCSB names them.
-const (
-	statusOK              = "OK"
-	statusNotFound        = "NOT_FOUND"
-	statusError           = "ERROR"
-	statusUnexpectedState = "UNEXPECTED_STATE"
-)
-
-// series addresses the histograms of one operation.
-type series struct {
-	ok, failed                 int
-	intendedOK, intendedFailed int
-}
-
-// layout names every series a phase can record and where each one is.
-type layout struct {
-	names    []string
-	countsOK []bool
-	ops      [5]series
-	verify   int
-	cleanup  int
-}
-
-func newLayout() *layout {
-	l := &layout{}
-	add := func(name string, ok bool) int {
-		l.names = append(l.names, name)
-		l.countsOK = append(l.countsOK, ok)
-		return len(l.names) - 1
-	}
-	for _, o := range workload.Operations {
-		l.ops[o].ok = add(o.String(), true)
-	}
-	for _, o := range workload.Operations {
-		l.ops[o].failed = add(o.String()+"-FAILED", false)
-	}
-	// Every check, good or bad, is timed in VERIFY, so its Return=OK is
-	// counted check by check rather than taken from the count (see verify).
-	l.verify = add("VERIFY", false)
-	l.cleanup = add("CLEANUP", true)
-	for _, o := range workload.Operations {
-		l.ops[o].intendedOK = add("Intended-"+o.String(), false)
-		l.ops[o].intendedFailed = add("Intended-"+o.String()+"-FAILED", false)
-	}
-	return l
-}
-
-// newGenerators makes each worker's generator. For requestdistribution=latest
-// that sums ζ over every key, as YCSB does, term by term: seconds for 10^8
-// keys, hours for 10^12. A signal meanwhile must still stop the command, so
-// the sum runs apart and ctx can end the wait (the sum goes on until the
-// process exits).
-func newGenerators(ctx context.Context, spec *workload.Spec, opts Options) ([]*workload.Generator, error) {
-	built := make(chan []*workload.Generator, 1)
-	go func() {
-		shared := workload.NewShared(spec)
-		gens := make([]*workload.Generator, opts.Threads)
-		for i := range gens {
-			gens[i] = workload.NewGenerator(spec, shared, opts.Seed+uint64(i))
-		}
-		built <- gens
-	}()
-	select {
-	case gens := <-built:
-		return gens, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("stopped while preparing the key generators: %w", ctx.Err())
-	}
-}
-
-// Execute runs one phase of spec on db's table and returns what it
-// measured. Cancelling ctx stops the phase gracefully: no new operations
-// start, those in flight get DrainTimeout to finish, and the outcome is
-// marked interrupted. An operation failing with a badinput error (the user
-// lacks a privilege) stops the phase, and Execute returns that error.
-func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *workload.Spec, opts Options) (*Outcome, error) {
+// Execute runs one phase of plan and returns what it measured. Cancelling
+// ctx stops the phase gracefully: no new steps start, those in flight get
+// DrainTimeout to finish, and the outcome is marked interrupted. An
+// operation failing with a badinput error (the user lacks a privilege)
+// stops the phase, and Execute returns that error.
+func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	if opts.Threads < 1 {
 		return nil, fmt.Errorf("runner: %d threads", opts.Threads)
+	}
+	if err := plan.check(); err != nil {
+		return nil, err
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = time.Second
@@ -287,43 +222,24 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		opts.Percentiles = measure.DefaultPercentiles
 	}
 
-	sessions, err := openSessions(ctx, db, table, opts.Threads)
-	if err != nil {
+	p, workers := newPhase(plan, opts)
+	if err := openSessions(ctx, workers); err != nil {
 		return nil, err
 	}
-
-	l := newLayout()
-	p := &phase{opts: opts, spec: spec, layout: l, db: db, table: table, firstErrors: map[string]bool{}}
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
-	gens, err := newGenerators(ctx, spec, opts)
-	if err != nil {
-		closeSessions(sessions)
-		return nil, err
+	if plan.Prepare != nil {
+		if err := plan.Prepare(ctx); err != nil {
+			closeSessions(workers)
+			return nil, err
+		}
 	}
 	start := time.Now()
 	if opts.OnStart != nil {
 		opts.OnStart(start)
 	}
-	p.set = measure.NewSet(l.names, l.countsOK, start)
-	for _, o := range l.ops {
-		p.set.MarkRetryable(o.ok)
-	}
-	p.loadNext.Store(spec.InsertStart)
-	workers := make([]*worker, opts.Threads)
-	for i := range workers {
-		workers[i] = &worker{
-			id:      i,
-			phase:   p,
-			sess:    sessions[i],
-			gen:     gens[i],
-			rec:     p.set.NewRecorder(),
-			values:  make([][]byte, spec.FieldCount),
-			opQuota: quota(spec.OperationCount, opts.Threads, i),
-			rng:     rand.New(rand.NewPCG(opts.Seed+uint64(i), retrySeedStream)),
-		}
-	}
+	p.begin(start, workers)
 
 	// Interruption: stop issuing operations at once, cancel those in flight
 	// only if they outlast the drain timeout.
@@ -412,6 +328,43 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	return out, nil
 }
 
+// newPhase makes a phase of plan and its workers, sessions not yet open.
+func newPhase(plan Plan, opts Options) (*phase, []*worker) {
+	p := &phase{opts: opts, plan: plan, firstErrors: map[string]bool{}}
+	workers := make([]*worker, opts.Threads)
+	for i := range workers {
+		w := &worker{
+			id:    i,
+			phase: p,
+			work:  plan.Worker(i),
+			quota: quota(plan.Count, opts.Threads, i),
+			rng:   rand.New(rand.NewPCG(opts.Seed+uint64(i), retrySeedStream)),
+		}
+		w.step.w = w
+		workers[i] = w
+	}
+	return p, workers
+}
+
+// begin starts measuring at start: the series' set, and a recorder for
+// each worker.
+func (p *phase) begin(start time.Time, workers []*worker) {
+	names := make([]string, len(p.plan.Series))
+	countsOK := make([]bool, len(p.plan.Series))
+	for i, s := range p.plan.Series {
+		names[i], countsOK[i] = s.Name, s.CountsOK
+	}
+	p.set = measure.NewSet(names, countsOK, start)
+	for i, s := range p.plan.Series {
+		if s.Retryable {
+			p.set.MarkRetryable(i)
+		}
+	}
+	for _, w := range workers {
+		w.rec = p.set.NewRecorder()
+	}
+}
+
 // quota is worker i's share of n operations; -1 when n is 0, which means
 // no count limit (the phase ends on time or interruption).
 func quota(n int64, threads, i int) int64 {
@@ -425,35 +378,36 @@ func quota(n int64, threads, i int) int64 {
 	return q
 }
 
-// openSessions opens one session per worker, several at a time, and
+// openSessions opens every worker's session, several at a time, and
 // closes them all if any fails.
-func openSessions(ctx context.Context, db driver.DB, table driver.Table, n int) ([]driver.Session, error) {
-	sessions := make([]driver.Session, n)
-	errs := make([]error, n)
+func openSessions(ctx context.Context, workers []*worker) error {
+	errs := make([]error, len(workers))
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
-	for i := range sessions {
+	for i, w := range workers {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sessions[i], errs[i] = db.Session(ctx, table)
+			errs[i] = w.work.Open(ctx)
+			w.open = errs[i] == nil
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		closeSessions(sessions)
-		return nil, fmt.Errorf("opening %d sessions: %w", n, firstError(errs))
+		closeSessions(workers)
+		return fmt.Errorf("opening %d sessions: %w", len(workers), firstError(errs))
 	}
-	return sessions, nil
+	return nil
 }
 
 // closeSessions closes the sessions of a phase that does not start.
-func closeSessions(sessions []driver.Session) {
-	for _, s := range sessions {
-		if s != nil {
+func closeSessions(workers []*worker) {
+	for _, w := range workers {
+		if w.open {
 			// Nothing was measured on them; a failed close has no one to tell.
-			_ = s.Close()
+			_ = w.work.Close()
+			w.open = false
 		}
 	}
 }
@@ -469,16 +423,13 @@ func firstError(errs []error) error {
 
 // phase is the state the workers and the ticker share.
 type phase struct {
-	opts     Options
-	spec     *workload.Spec
-	layout   *layout
-	set      *measure.Set
-	stop     atomic.Bool
-	loadNext atomic.Int64
+	opts Options
+	plan Plan
+	set  *measure.Set
+	stop atomic.Bool
+	// seqNext is the next unit of a Sequence plan that no worker took.
+	seqNext atomic.Int64
 
-	// db and table open the sessions of workers that reconnect.
-	db         driver.DB
-	table      driver.Table
 	avail      availability
 	reconnects atomic.Int64
 
@@ -510,7 +461,7 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 	nextTick := start.Add(opts.Tick)
 	var totalOps int64
 	lastStatus := start
-	statusHists := make([]*hdr.Histogram, len(p.layout.names))
+	statusHists := make([]*hdr.Histogram, len(p.plan.Series))
 	statusStatuses := map[measure.StatusKey]int64{}
 	var statusOps int64
 
@@ -601,11 +552,7 @@ func (p *phase) summarize(v measure.View) []measure.Summary {
 // remaining estimates how long the phase has left from its progress.
 func (p *phase) remaining(elapsed time.Duration, ops int64) time.Duration {
 	est := time.Duration(-1)
-	total := p.spec.OperationCount
-	if p.opts.Phase == Load {
-		total = p.spec.InsertCount
-	}
-	if total > 0 && ops > 0 {
+	if total := p.plan.Count; total > 0 && ops > 0 {
 		est = time.Duration(float64(elapsed) * float64(total-ops) / float64(ops))
 	}
 	if m := p.opts.MaxExecutionTime; m > 0 {

@@ -38,11 +38,16 @@ func TestATurnAllocatesNothing(t *testing.T) {
 		split  Split
 		target float64
 		batch  int
+		// warm turns come first, and runs are measured
+		warm, runs int
 	}{
-		{"closed loop", PerWorker, 0, 1},
-		{"open loop, nanosleep", PerWorker, 50_000, 1},
-		{"sequence, closed loop", Sequence, 0, 10},
-		{"sequence, open loop", Sequence, 500_000, 10},
+		{"closed loop", PerWorker, 0, 1, 10_000, 2000},
+		{"open loop, nanosleep", PerWorker, 50_000, 1, 10_000, 2000},
+		// 3.3 ms apart: a timer, then the kernel's sleep. Few turns, so
+		// that the recorder's lists (4,096 values) are not outgrown.
+		{"open loop, timer", PerWorker, 300, 1, 5, 60},
+		{"sequence, closed loop", Sequence, 0, 10, 10_000, 2000},
+		{"sequence, open loop", Sequence, 500_000, 10, 10_000, 2000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,15 +69,33 @@ func TestATurnAllocatesNothing(t *testing.T) {
 			}
 			// Past the recorder's first allocations: its lists, then its
 			// histograms once a series holds more than a list (4,096).
-			for range 10_000 {
+			for range tt.warm {
 				turn()
 			}
-			if allocs := testing.AllocsPerRun(2000, turn); allocs != 0 {
+			if allocs := testing.AllocsPerRun(tt.runs, turn); allocs != 0 {
 				t.Fatalf("%v allocations per turn, want 0", allocs)
 			}
-			if w.work.(*nopWorker).calls < 2000 {
+			if w.work.(*nopWorker).calls < tt.runs {
 				t.Fatalf("%d calls: the turns did not step", w.work.(*nopWorker).calls)
 			}
 		})
+	}
+}
+
+// A wait that ctx ended leaves the worker's timer fit for the next one,
+// which lasts its full time.
+func TestSleepReusesItsTimer(t *testing.T) {
+	w := &worker{}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	if w.sleep(ctx, time.Hour) {
+		t.Fatal("a sleep whose context ended reported it live")
+	}
+	began := time.Now()
+	if !w.sleep(context.Background(), 30*time.Millisecond) {
+		t.Fatal("a sleep reported a live context ended")
+	}
+	if d := time.Since(began); d < 30*time.Millisecond {
+		t.Fatalf("slept %v of 30ms: the timer fired for an earlier wait", d)
 	}
 }

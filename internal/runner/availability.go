@@ -203,7 +203,7 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		}
 		p.avail.fail(t0, measure.Now(), 0)
 		p.noteError("RECONNECT", "reconnect", err)
-		if !sleep(ctx, backoff.wait(n, w.rng)) {
+		if !w.sleep(ctx, backoff.wait(n, w.rng)) {
 			return false
 		}
 	}

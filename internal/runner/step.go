@@ -123,7 +123,7 @@ func (w *worker) backoff(ctx context.Context, n int) bool {
 	if w.phase.stop.Load() {
 		return false
 	}
-	return sleep(ctx, w.phase.opts.Retry.wait(n, w.rng))
+	return w.sleep(ctx, w.phase.opts.Retry.wait(n, w.rng))
 }
 
 // available tells the phase's availability what an operation of n units

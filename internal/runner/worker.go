@@ -31,6 +31,9 @@ type worker struct {
 	// open loop, Sequence: when the phase started (measure.Now), from
 	// which each unit's due time is counted (see due)
 	seqStart int64
+	// timer serves every wait of the worker (pacing, backoff), so that a
+	// wait allocates no timer.
+	timer *time.Timer
 }
 
 func (w *worker) run(ctx context.Context, start time.Time) {
@@ -128,7 +131,7 @@ func (w *worker) pace(ctx context.Context) {
 		s.intended = 0
 		return
 	}
-	waitUntil(ctx, s.intended)
+	w.waitUntil(ctx, s.intended)
 }
 
 // due is when unit k of a Sequence is due in open loop: the target's rate
@@ -151,8 +154,8 @@ const timerSlack = 2 * time.Millisecond
 // timer alone put about half a millisecond on the mean Intended-READ of a
 // --db null run. So a timer covers all but the last timerSlack and the
 // kernel's sleep the rest (kernelSleep says how close it wakes).
-func waitUntil(ctx context.Context, at int64) {
-	if d := time.Duration(at-measure.Now()) - timerSlack; d > 0 && !sleep(ctx, d) {
+func (w *worker) waitUntil(ctx context.Context, at int64) {
+	if d := time.Duration(at-measure.Now()) - timerSlack; d > 0 && !w.sleep(ctx, d) {
 		return
 	}
 	for {
@@ -165,17 +168,24 @@ func waitUntil(ctx context.Context, at int64) {
 }
 
 // sleep waits for d, or until ctx is done; it reports whether ctx is
-// still live.
-func sleep(ctx context.Context, d time.Duration) bool {
+// still live. It reuses the worker's timer: a new one per wait was an
+// allocation per operation in open loop below about 500 operations a
+// second per worker, where waits outlast timerSlack.
+func (w *worker) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
+	if w.timer == nil {
+		w.timer = time.NewTimer(d)
+	} else {
+		// Since Go 1.23 a Reset timer delivers no value of its past.
+		w.timer.Reset(d)
+	}
 	select {
-	case <-t.C:
+	case <-w.timer.C:
 		return true
 	case <-ctx.Done():
+		w.timer.Stop()
 		return false
 	}
 }

@@ -301,10 +301,10 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
 		Histograms:       j.out != nil,
-		OnStart: func(start time.Time) {
-			// The runner's seconds start once its sessions are open.
+		OnStart: func(_, origin time.Time) {
+			// The runner's intervals end on whole seconds from its start.
 			if mon != nil {
-				mon.Align(start)
+				mon.Align(origin)
 			}
 		},
 		OnFirstError: func(op, code string, err error) {

@@ -172,16 +172,17 @@ func TestBadInputStopsThePhase(t *testing.T) {
 }
 
 // TestOnStartGivesTheTicksOrigin: OnStart gets the phase's start, once the
-// sessions are open and before any operation, and the first tick starts
-// there.
+// sessions are open and before any operation, and the origin of its
+// ticks, the wall clock's whole second before it; the first tick starts
+// at the start and ends on the next second.
 func TestOnStartGivesTheTicksOrigin(t *testing.T) {
 	db := &fakeDB{}
 	plan := db.plan(500, Sequence)
-	var started time.Time
+	var started, origin time.Time
 	var callsAtStart int64
 	var first *Tick
 	_, err := Execute(context.Background(), plan, Options{Threads: 2, BatchSize: 10,
-		OnStart: func(start time.Time) { started, callsAtStart = start, db.calls.Load() },
+		OnStart: func(start, o time.Time) { started, origin, callsAtStart = start, o, db.calls.Load() },
 		OnTick: func(tk Tick) {
 			if first == nil {
 				first = &tk
@@ -192,6 +193,9 @@ func TestOnStartGivesTheTicksOrigin(t *testing.T) {
 	}
 	if started.IsZero() || callsAtStart != 0 || db.sessions.Load() != 2 {
 		t.Fatalf("OnStart at %v after %d operations; %d sessions", started, callsAtStart, db.sessions.Load())
+	}
+	if !origin.Equal(started.Truncate(time.Second)) {
+		t.Fatalf("origin %v for a start at %v, want the whole second before it", origin, started)
 	}
 	if first == nil || !first.Start.Equal(started) {
 		t.Fatalf("first tick %+v, OnStart %v", first, started)

@@ -51,6 +51,8 @@ type Options struct {
 	// Seed seeds worker i's random source with Seed+i.
 	Seed uint64
 	// Tick is the interval of the per-second series (1 s when zero).
+	// Intervals end on the wall clock's multiples of Tick, whole seconds
+	// (see Origin), so the first one is cut short.
 	Tick time.Duration
 	// DrainTimeout bounds how long operations in flight may take to finish
 	// once the phase is interrupted (10 s when zero).
@@ -58,8 +60,9 @@ type Options struct {
 	// StatusInterval is how often OnStatus is called (never when zero).
 	StatusInterval time.Duration
 	// OnStart is called with the phase's start, once its sessions are open
-	// and before its first operation: ticks end at start + k×Tick.
-	OnStart func(start time.Time)
+	// and before its first operation, and with the origin its intervals
+	// are counted from (Origin): interval k ends at origin + k×Tick.
+	OnStart func(start, origin time.Time)
 	// OnTick is called after every tick from the ticking goroutine.
 	OnTick func(Tick)
 	// OnStatus is called every StatusInterval with the figures of the
@@ -111,6 +114,10 @@ func (r RetryPolicy) wait(n int, rng *rand.Rand) time.Duration {
 
 // Tick is one interval of the per-second series.
 type Tick struct {
+	// Start is the end of the previous interval, or the phase's start. End
+	// is when the interval's figures were collected: a boundary (see
+	// Origin) as closely as the ticker woke, the end of the warm-up, or
+	// the end of the phase.
 	Start, End time.Time
 	// Elapsed is End minus the phase's start.
 	Elapsed time.Duration
@@ -237,7 +244,7 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	}
 	start := time.Now()
 	if opts.OnStart != nil {
-		opts.OnStart(start)
+		opts.OnStart(start, Origin(start, opts.Tick))
 	}
 	p.begin(start, workers)
 
@@ -281,9 +288,10 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 			w.run(opCtx, start)
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
+	var ended time.Time // written before done is closed
+	go func() { wg.Wait(); ended = time.Now(); close(done) }()
 
-	end, warm := p.tickUntil(done, start)
+	end, warm := p.tickUntil(done, &ended, start)
 	cancelOps()
 	p.errMu.Lock()
 	aborted := p.aborted
@@ -451,14 +459,32 @@ func (p *phase) abort(op string, err error) {
 	p.stop.Store(true)
 }
 
-// tickUntil ticks every opts.Tick, and once more at the end of the warm-up
-// so that it is cut exactly, until done is closed. It returns when the last
-// worker finished and whether the warm-up was still going on then.
-func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, bool) {
+// Origin is the instant a phase that started at start counts its ticks
+// from: the wall clock's last multiple of tick (a whole second) at or
+// before start. Interval k ends at origin + k×tick, the first one cut short
+// at the phase's start, so that the intervals of clients started apart
+// cover the same seconds and merge second by second.
+func Origin(start time.Time, tick time.Duration) time.Time {
+	return start.Truncate(tick)
+}
+
+// firstBoundary is where a phase's first interval ends: origin + tick,
+// counted on start's monotonic clock (Truncate drops it) so that the
+// ticker's waits are not moved by a change of the wall clock.
+func firstBoundary(start time.Time, tick time.Duration) time.Time {
+	return start.Add(tick - start.Sub(Origin(start, tick)))
+}
+
+// tickUntil ticks on every boundary (see Origin), and once more at the end
+// of the warm-up so that it is cut exactly, until done is closed; *ended
+// is then when the last worker finished. It returns the end of the phase
+// and whether the warm-up was still going on then.
+func (p *phase) tickUntil(done <-chan struct{}, ended *time.Time, start time.Time) (time.Time, bool) {
 	opts := p.opts
 	warmEnd := start.Add(opts.Warmup)
 	warm := opts.Warmup > 0
-	nextTick := start.Add(opts.Tick)
+	nextTick := firstBoundary(start, opts.Tick)
+	last := start // the end of the last interval emitted
 	var totalOps int64
 	lastStatus := start
 	statusHists := make([]*hdr.Histogram, len(p.plan.Series))
@@ -466,6 +492,7 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 	var statusOps int64
 
 	emit := func(now time.Time, final bool) {
+		last = now
 		keep := !warm
 		iv := p.set.Tick(now, keep)
 		totalOps += iv.Ops
@@ -509,16 +536,32 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 		}
 	}
 
-	timer := time.NewTimer(time.Until(nextTick))
+	wake := nextTick
+	if warm && warmEnd.Before(wake) {
+		wake = warmEnd
+	}
+	// A timer covers all but the last timerSlack of each wait and the
+	// kernel's sleep the rest, so that an interval ends within tens of
+	// microseconds of its second rather than up to a millisecond after it
+	// (see waitUntil).
+	timer := time.NewTimer(time.Until(wake) - timerSlack)
 	defer timer.Stop()
 	for {
 		select {
 		case <-done:
-			now := time.Now()
+			// What the workers did ends when the last of them did, even
+			// when that was inside the interval just emitted.
+			now := *ended
+			if now.Before(last) {
+				now = last
+			}
 			stillWarm := warm
 			emit(now, true)
 			return now, stillWarm
 		case <-timer.C:
+		}
+		for left := time.Until(wake); left > 0; left = time.Until(wake) {
+			kernelSleep(left)
 		}
 		now := time.Now()
 		if warm && !now.Before(warmEnd) {
@@ -532,11 +575,11 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 		for !nextTick.After(now) {
 			nextTick = nextTick.Add(opts.Tick)
 		}
-		wake := nextTick
+		wake = nextTick
 		if warm && warmEnd.Before(wake) {
 			wake = warmEnd
 		}
-		timer.Reset(time.Until(wake))
+		timer.Reset(time.Until(wake) - timerSlack)
 	}
 }
 

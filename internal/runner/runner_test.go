@@ -94,7 +94,7 @@ func TestPrepare(t *testing.T) {
 	var sessionsThen int64
 	started := false
 	plan.Prepare = func(context.Context) error { sessionsThen = db.sessions.Load(); return nil }
-	if _, err := Execute(context.Background(), plan, Options{Threads: 3, OnStart: func(time.Time) { started = sessionsThen == 3 }}); err != nil {
+	if _, err := Execute(context.Background(), plan, Options{Threads: 3, OnStart: func(time.Time, time.Time) { started = sessionsThen == 3 }}); err != nil {
 		t.Fatal(err)
 	}
 	if !started {

@@ -34,10 +34,11 @@ func (p Phase) String() string {
 
 // Options shape one phase.
 type Options struct {
+	// Phase labels the outcome; the plan decides what the workers do.
 	Phase   Phase
 	Threads int
-	// Target paces the phase at this many operations per second in all
-	// (open loop); 0 runs closed loop.
+	// Target paces the phase at this many steps per second in all, or
+	// units with a Sequence plan (open loop); 0 runs closed loop.
 	Target float64
 	// MaxExecutionTime ends the phase after this long; 0 means no limit.
 	MaxExecutionTime time.Duration

@@ -26,6 +26,7 @@ import (
 	"dbprobe/internal/result"
 	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
+	"dbprobe/internal/ycsb"
 )
 
 // job is one invocation of load, run or ycsb, resolved and connected.
@@ -317,10 +318,10 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
 		Histograms:       j.kept,
-		OnStart: func(start time.Time) {
-			// The runner's seconds start once its sessions are open.
+		OnStart: func(_, origin time.Time) {
+			// The runner's intervals end on whole seconds from its start.
 			if mon != nil {
-				mon.Align(start)
+				mon.Align(origin)
 			}
 		},
 		OnFirstError: func(op, code string, err error) {
@@ -346,7 +347,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		}
 	}
 
-	out, err := runner.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	out, err := ycsb.Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
 	// The monitor's last interval belongs before the summary.
 	stopMonitor()
 	if err != nil {

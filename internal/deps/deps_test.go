@@ -1,7 +1,7 @@
 // Package deps holds the test that keeps dbprobe's data flowing one way
-// (workload → runner → driver; runner → measure → result; see DESIGN.md):
-// the packages that describe work and figures import no database code and
-// never reach back up the chain.
+// (ycsb → runner → driver; runner → measure → result; see DESIGN.md):
+// the packages that describe work and figures import no database code,
+// the runner knows no experiment, and none reaches back up the chain.
 package deps
 
 import (
@@ -15,10 +15,11 @@ import (
 // on, directly or indirectly.
 var forbidden = map[string][]string{
 	"dbprobe/internal/keygen":   {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/workload": {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"dbprobe/internal/workload": {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/ycsb", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/measure":  {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/result":   {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/workload", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "dbprobe/internal/keygen", "dbprobe/internal/ycsb", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"dbprobe/internal/ycsb":     {"dbprobe/internal/cli", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/monitor":  {"dbprobe/internal/driver/", "dbprobe/internal/runner", "dbprobe/internal/result", "dbprobe/internal/report", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/driver":   {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
 }

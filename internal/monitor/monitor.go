@@ -25,8 +25,9 @@ type Options struct {
 	// machine.
 	Host bool
 	// Origin is the instant interval boundaries are counted from (the time
-	// Start is called when zero). Pass the runner's start so that interval
-	// k of both covers the same second.
+	// Start is called when zero). Pass the runner's origin (the whole
+	// second before its start) so that the intervals of both end on the
+	// same seconds.
 	Origin time.Time
 	// Describe says an error in a note's words (err.Error() when nil):
 	// the caller's way to keep a password out of a note while the
@@ -164,10 +165,10 @@ func (m *Monitor) Stop() {
 }
 
 // Align moves the interval boundaries to origin + k×Interval from now on:
-// the runner's start, known only once its sessions are open, so that
-// interval k of the monitor and of the runner cover the same second. The
-// interval in progress ends now (it covered the setup); the next one ends
-// at the first new boundary.
+// the runner's origin (the whole second before its start), known only once
+// its sessions are open, so that the intervals of the monitor and of the
+// runner end on the same seconds. The interval in progress ends now (it
+// covered the setup); the next one ends at the first new boundary.
 func (m *Monitor) Align(origin time.Time) {
 	if origin.IsZero() {
 		return

@@ -53,9 +53,9 @@ const codeTimeout = "timeout"
 // errLate is an operation that succeeded after its timeout.
 var errLate = driver.Classify(errors.New("the operation outlived --op-timeout: the database answered after the deadline"), codeTimeout, driver.ClassTimeout)
 
-// errSessionLost fails the operations a worker would send on a session
+// errSessionLost fails the operations a step would send on a session
 // that broke under an earlier one (the write of a read-modify-write whose
-// read lost the connection); the worker reconnects before its next one.
+// read lost the connection); the worker reconnects before its next step.
 var errSessionLost = driver.Classify(errors.New("the connection was lost under the previous operation"), "connection-lost", driver.ClassConnLost)
 
 // availability follows whether the database is serving, from the outcomes
@@ -178,10 +178,10 @@ func (w *worker) withTimeout(ctx context.Context, call func(context.Context) err
 // session opens or the phase stops, and reports whether it has one.
 func (w *worker) reconnect(ctx context.Context) bool {
 	p := w.phase
-	if w.sess != nil {
+	if w.open {
 		// The connection is gone; closing only frees what is left of it.
-		_ = w.sess.Close()
-		w.sess = nil
+		_ = w.work.Close()
+		w.open = false
 	}
 	timeout := sessionTimeout
 	if p.opts.OpTimeout > 0 {
@@ -194,16 +194,16 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		}
 		sctx, cancel := context.WithTimeout(ctx, timeout)
 		t0 := measure.Now()
-		s, err := p.db.Session(sctx, p.table)
+		err := w.work.Open(sctx)
 		cancel()
 		if err == nil {
-			w.sess, w.broken = s, false
+			w.open, w.broken = true, false
 			p.reconnects.Add(1)
 			return true
 		}
 		p.avail.fail(t0, measure.Now(), 0)
 		p.noteError("RECONNECT", "reconnect", err)
-		if !sleep(ctx, backoff.wait(n, w.rng)) {
+		if !w.sleep(ctx, backoff.wait(n, w.rng)) {
 			return false
 		}
 	}

@@ -11,12 +11,11 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbprobe/internal/driver"
 	"dbprobe/internal/measure"
-	"dbprobe/internal/workload"
 )
 
-// Phase is the load or the run of a workload.
+// Phase is the load or the run of a workload: the runner only labels its
+// outcome with it.
 type Phase int
 
 // The phases.
@@ -35,22 +34,26 @@ func (p Phase) String() string {
 
 // Options shape one phase.
 type Options struct {
+	// Phase labels the outcome; the plan decides what the workers do.
 	Phase   Phase
 	Threads int
-	// Target paces the phase at this many operations per second in all
-	// (open loop); 0 runs closed loop.
+	// Target paces the phase at this many steps per second in all, or
+	// units with a Sequence plan (open loop); 0 runs closed loop.
 	Target float64
 	// MaxExecutionTime ends the phase after this long; 0 means no limit.
 	MaxExecutionTime time.Duration
 	// Warmup excludes the phase's first part from the statistics.
 	Warmup time.Duration
-	// BatchSize is how many rows the load phase inserts per transaction.
+	// BatchSize is how many units a step of a Sequence plan takes (the
+	// rows a load inserts per transaction); 1 when zero.
 	BatchSize int
 	// Percentiles are reported per operation in summaries.
 	Percentiles []float64
 	// Seed seeds worker i's random source with Seed+i.
 	Seed uint64
 	// Tick is the interval of the per-second series (1 s when zero).
+	// Intervals end on the wall clock's multiples of Tick, whole seconds
+	// (see Origin), so the first one is cut short.
 	Tick time.Duration
 	// DrainTimeout bounds how long operations in flight may take to finish
 	// once the phase is interrupted (10 s when zero).
@@ -58,8 +61,9 @@ type Options struct {
 	// StatusInterval is how often OnStatus is called (never when zero).
 	StatusInterval time.Duration
 	// OnStart is called with the phase's start, once its sessions are open
-	// and before its first operation: ticks end at start + k×Tick.
-	OnStart func(start time.Time)
+	// and before its first operation, and with the origin its intervals
+	// are counted from (Origin): interval k ends at origin + k×Tick.
+	OnStart func(start, origin time.Time)
 	// OnTick is called after every tick from the ticking goroutine.
 	OnTick func(Tick)
 	// OnStatus is called every StatusInterval with the figures of the
@@ -73,7 +77,7 @@ type Options struct {
 	// and the outcome's summaries (measure.Summary.Histogram), for a result
 	// that is kept: it costs the ticker about a millisecond per series.
 	Histograms bool
-	// OpTimeout bounds each operation (a load batch counts as one); 0
+	// OpTimeout bounds each Step.Call (a load batch counts as one); 0
 	// leaves them unbounded. An operation that outlives it fails with the
 	// code "timeout", and its worker reconnects, since most drivers cannot
 	// tell whether the connection survived the cancellation.
@@ -111,6 +115,10 @@ func (r RetryPolicy) wait(n int, rng *rand.Rand) time.Duration {
 
 // Tick is one interval of the per-second series.
 type Tick struct {
+	// Start is the end of the previous interval, or the phase's start. End
+	// is when the interval's figures were collected: a boundary (see
+	// Origin) as closely as the ticker woke, the end of the warm-up, or
+	// the end of the phase.
 	Start, End time.Time
 	// Elapsed is End minus the phase's start.
 	Elapsed time.Duration
@@ -139,8 +147,9 @@ type Ending int
 
 // The endings of a phase.
 const (
-	// EndedByCount: every operation of operationcount was done (in a load,
-	// every record of insertcount inserted).
+	// EndedByCount: every unit of the plan's Count was done (in a YCSB
+	// run every operation of operationcount, in a load every record of
+	// insertcount inserted).
 	EndedByCount Ending = iota
 	// EndedByTime: MaxExecutionTime ran out first.
 	EndedByTime
@@ -192,87 +201,21 @@ type Outcome struct {
 }
 
 // retrySeedStream separates the retry jitter's random stream from the
-// workload generator's, which is seeded with the same Seed+i.
+// experiment's own, which may be seeded with the same Seed+i (YCSB's
+// generators are).
 const retrySeedStream = 0x7265747279
 
-// operation statuses, as YCSB names them.
-const (
-	statusOK              = "OK"
-	statusNotFound        = "NOT_FOUND"
-	statusError           = "ERROR"
-	statusUnexpectedState = "UNEXPECTED_STATE"
-)
-
-// series addresses the histograms of one operation.
-type series struct {
-	ok, failed                 int
-	intendedOK, intendedFailed int
-}
-
-// layout names every series a phase can record and where each one is.
-type layout struct {
-	names    []string
-	countsOK []bool
-	ops      [5]series
-	verify   int
-	cleanup  int
-}
-
-func newLayout() *layout {
-	l := &layout{}
-	add := func(name string, ok bool) int {
-		l.names = append(l.names, name)
-		l.countsOK = append(l.countsOK, ok)
-		return len(l.names) - 1
-	}
-	for _, o := range workload.Operations {
-		l.ops[o].ok = add(o.String(), true)
-	}
-	for _, o := range workload.Operations {
-		l.ops[o].failed = add(o.String()+"-FAILED", false)
-	}
-	// Every check, good or bad, is timed in VERIFY, so its Return=OK is
-	// counted check by check rather than taken from the count (see verify).
-	l.verify = add("VERIFY", false)
-	l.cleanup = add("CLEANUP", true)
-	for _, o := range workload.Operations {
-		l.ops[o].intendedOK = add("Intended-"+o.String(), false)
-		l.ops[o].intendedFailed = add("Intended-"+o.String()+"-FAILED", false)
-	}
-	return l
-}
-
-// newGenerators makes each worker's generator. For requestdistribution=latest
-// that sums ζ over every key, as YCSB does, term by term: seconds for 10^8
-// keys, hours for 10^12. A signal meanwhile must still stop the command, so
-// the sum runs apart and ctx can end the wait (the sum goes on until the
-// process exits).
-func newGenerators(ctx context.Context, spec *workload.Spec, opts Options) ([]*workload.Generator, error) {
-	built := make(chan []*workload.Generator, 1)
-	go func() {
-		shared := workload.NewShared(spec)
-		gens := make([]*workload.Generator, opts.Threads)
-		for i := range gens {
-			gens[i] = workload.NewGenerator(spec, shared, opts.Seed+uint64(i))
-		}
-		built <- gens
-	}()
-	select {
-	case gens := <-built:
-		return gens, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("stopped while preparing the key generators: %w", ctx.Err())
-	}
-}
-
-// Execute runs one phase of spec on db's table and returns what it
-// measured. Cancelling ctx stops the phase gracefully: no new operations
-// start, those in flight get DrainTimeout to finish, and the outcome is
-// marked interrupted. An operation failing with a badinput error (the user
-// lacks a privilege) stops the phase, and Execute returns that error.
-func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *workload.Spec, opts Options) (*Outcome, error) {
+// Execute runs one phase of plan and returns what it measured. Cancelling
+// ctx stops the phase gracefully: no new steps start, those in flight get
+// DrainTimeout to finish, and the outcome is marked interrupted. An
+// operation failing with a badinput error (the user lacks a privilege)
+// stops the phase, and Execute returns that error.
+func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	if opts.Threads < 1 {
 		return nil, fmt.Errorf("runner: %d threads", opts.Threads)
+	}
+	if err := plan.check(); err != nil {
+		return nil, err
 	}
 	if opts.Tick <= 0 {
 		opts.Tick = time.Second
@@ -287,43 +230,24 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		opts.Percentiles = measure.DefaultPercentiles
 	}
 
-	sessions, err := openSessions(ctx, db, table, opts.Threads)
-	if err != nil {
+	p, workers := newPhase(plan, opts)
+	if err := openSessions(ctx, workers); err != nil {
 		return nil, err
 	}
-
-	l := newLayout()
-	p := &phase{opts: opts, spec: spec, layout: l, db: db, table: table, firstErrors: map[string]bool{}}
 	opCtx, cancelOps := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelOps()
 
-	gens, err := newGenerators(ctx, spec, opts)
-	if err != nil {
-		closeSessions(sessions)
-		return nil, err
+	if plan.Prepare != nil {
+		if err := plan.Prepare(ctx); err != nil {
+			closeSessions(workers)
+			return nil, err
+		}
 	}
 	start := time.Now()
 	if opts.OnStart != nil {
-		opts.OnStart(start)
+		opts.OnStart(start, Origin(start, opts.Tick))
 	}
-	p.set = measure.NewSet(l.names, l.countsOK, start)
-	for _, o := range l.ops {
-		p.set.MarkRetryable(o.ok)
-	}
-	p.loadNext.Store(spec.InsertStart)
-	workers := make([]*worker, opts.Threads)
-	for i := range workers {
-		workers[i] = &worker{
-			id:      i,
-			phase:   p,
-			sess:    sessions[i],
-			gen:     gens[i],
-			rec:     p.set.NewRecorder(),
-			values:  make([][]byte, spec.FieldCount),
-			opQuota: quota(spec.OperationCount, opts.Threads, i),
-			rng:     rand.New(rand.NewPCG(opts.Seed+uint64(i), retrySeedStream)),
-		}
-	}
+	p.begin(start, workers)
 
 	// Interruption: stop issuing operations at once, cancel those in flight
 	// only if they outlast the drain timeout.
@@ -365,9 +289,10 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 			w.run(opCtx, start)
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
+	var ended time.Time // written before done is closed
+	go func() { wg.Wait(); ended = time.Now(); close(done) }()
 
-	end, warm := p.tickUntil(done, start)
+	end, warm := p.tickUntil(done, &ended, start)
 	cancelOps()
 	p.errMu.Lock()
 	aborted := p.aborted
@@ -412,6 +337,43 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 	return out, nil
 }
 
+// newPhase makes a phase of plan and its workers, sessions not yet open.
+func newPhase(plan Plan, opts Options) (*phase, []*worker) {
+	p := &phase{opts: opts, plan: plan, firstErrors: map[string]bool{}}
+	workers := make([]*worker, opts.Threads)
+	for i := range workers {
+		w := &worker{
+			id:    i,
+			phase: p,
+			work:  plan.Worker(i),
+			quota: quota(plan.Count, opts.Threads, i),
+			rng:   rand.New(rand.NewPCG(opts.Seed+uint64(i), retrySeedStream)),
+		}
+		w.step.w = w
+		workers[i] = w
+	}
+	return p, workers
+}
+
+// begin starts measuring at start: the series' set, and a recorder for
+// each worker.
+func (p *phase) begin(start time.Time, workers []*worker) {
+	names := make([]string, len(p.plan.Series))
+	countsOK := make([]bool, len(p.plan.Series))
+	for i, s := range p.plan.Series {
+		names[i], countsOK[i] = s.Name, s.CountsOK
+	}
+	p.set = measure.NewSet(names, countsOK, start)
+	for i, s := range p.plan.Series {
+		if s.Retryable {
+			p.set.MarkRetryable(i)
+		}
+	}
+	for _, w := range workers {
+		w.rec = p.set.NewRecorder()
+	}
+}
+
 // quota is worker i's share of n operations; -1 when n is 0, which means
 // no count limit (the phase ends on time or interruption).
 func quota(n int64, threads, i int) int64 {
@@ -425,35 +387,36 @@ func quota(n int64, threads, i int) int64 {
 	return q
 }
 
-// openSessions opens one session per worker, several at a time, and
+// openSessions opens every worker's session, several at a time, and
 // closes them all if any fails.
-func openSessions(ctx context.Context, db driver.DB, table driver.Table, n int) ([]driver.Session, error) {
-	sessions := make([]driver.Session, n)
-	errs := make([]error, n)
+func openSessions(ctx context.Context, workers []*worker) error {
+	errs := make([]error, len(workers))
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
-	for i := range sessions {
+	for i, w := range workers {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sessions[i], errs[i] = db.Session(ctx, table)
+			errs[i] = w.work.Open(ctx)
+			w.open = errs[i] == nil
 		}()
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		closeSessions(sessions)
-		return nil, fmt.Errorf("opening %d sessions: %w", n, firstError(errs))
+		closeSessions(workers)
+		return fmt.Errorf("opening %d sessions: %w", len(workers), firstError(errs))
 	}
-	return sessions, nil
+	return nil
 }
 
 // closeSessions closes the sessions of a phase that does not start.
-func closeSessions(sessions []driver.Session) {
-	for _, s := range sessions {
-		if s != nil {
+func closeSessions(workers []*worker) {
+	for _, w := range workers {
+		if w.open {
 			// Nothing was measured on them; a failed close has no one to tell.
-			_ = s.Close()
+			_ = w.work.Close()
+			w.open = false
 		}
 	}
 }
@@ -469,16 +432,13 @@ func firstError(errs []error) error {
 
 // phase is the state the workers and the ticker share.
 type phase struct {
-	opts     Options
-	spec     *workload.Spec
-	layout   *layout
-	set      *measure.Set
-	stop     atomic.Bool
-	loadNext atomic.Int64
+	opts Options
+	plan Plan
+	set  *measure.Set
+	stop atomic.Bool
+	// seqNext is the next unit of a Sequence plan that no worker took.
+	seqNext atomic.Int64
 
-	// db and table open the sessions of workers that reconnect.
-	db         driver.DB
-	table      driver.Table
 	avail      availability
 	reconnects atomic.Int64
 
@@ -500,21 +460,40 @@ func (p *phase) abort(op string, err error) {
 	p.stop.Store(true)
 }
 
-// tickUntil ticks every opts.Tick, and once more at the end of the warm-up
-// so that it is cut exactly, until done is closed. It returns when the last
-// worker finished and whether the warm-up was still going on then.
-func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, bool) {
+// Origin is the instant a phase that started at start counts its ticks
+// from: the wall clock's last multiple of tick (a whole second) at or
+// before start. Interval k ends at origin + k×tick, the first one cut short
+// at the phase's start, so that the intervals of clients started apart
+// cover the same seconds and merge second by second.
+func Origin(start time.Time, tick time.Duration) time.Time {
+	return start.Truncate(tick)
+}
+
+// firstBoundary is where a phase's first interval ends: origin + tick,
+// counted on start's monotonic clock (Truncate drops it) so that the
+// ticker's waits are not moved by a change of the wall clock.
+func firstBoundary(start time.Time, tick time.Duration) time.Time {
+	return start.Add(tick - start.Sub(Origin(start, tick)))
+}
+
+// tickUntil ticks on every boundary (see Origin), and once more at the end
+// of the warm-up so that it is cut exactly, until done is closed; *ended
+// is then when the last worker finished. It returns the end of the phase
+// and whether the warm-up was still going on then.
+func (p *phase) tickUntil(done <-chan struct{}, ended *time.Time, start time.Time) (time.Time, bool) {
 	opts := p.opts
 	warmEnd := start.Add(opts.Warmup)
 	warm := opts.Warmup > 0
-	nextTick := start.Add(opts.Tick)
+	nextTick := firstBoundary(start, opts.Tick)
+	last := start // the end of the last interval emitted
 	var totalOps int64
 	lastStatus := start
-	statusHists := make([]*hdr.Histogram, len(p.layout.names))
+	statusHists := make([]*hdr.Histogram, len(p.plan.Series))
 	statusStatuses := map[measure.StatusKey]int64{}
 	var statusOps int64
 
 	emit := func(now time.Time, final bool) {
+		last = now
 		keep := !warm
 		iv := p.set.Tick(now, keep)
 		totalOps += iv.Ops
@@ -558,16 +537,32 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 		}
 	}
 
-	timer := time.NewTimer(time.Until(nextTick))
+	wake := nextTick
+	if warm && warmEnd.Before(wake) {
+		wake = warmEnd
+	}
+	// A timer covers all but the last timerSlack of each wait and the
+	// kernel's sleep the rest, so that an interval ends within tens of
+	// microseconds of its second rather than up to a millisecond after it
+	// (see waitUntil).
+	timer := time.NewTimer(time.Until(wake) - timerSlack)
 	defer timer.Stop()
 	for {
 		select {
 		case <-done:
-			now := time.Now()
+			// What the workers did ends when the last of them did, even
+			// when that was inside the interval just emitted.
+			now := *ended
+			if now.Before(last) {
+				now = last
+			}
 			stillWarm := warm
 			emit(now, true)
 			return now, stillWarm
 		case <-timer.C:
+		}
+		for left := time.Until(wake); left > 0; left = time.Until(wake) {
+			kernelSleep(left)
 		}
 		now := time.Now()
 		if warm && !now.Before(warmEnd) {
@@ -581,11 +576,11 @@ func (p *phase) tickUntil(done <-chan struct{}, start time.Time) (time.Time, boo
 		for !nextTick.After(now) {
 			nextTick = nextTick.Add(opts.Tick)
 		}
-		wake := nextTick
+		wake = nextTick
 		if warm && warmEnd.Before(wake) {
 			wake = warmEnd
 		}
-		timer.Reset(time.Until(wake))
+		timer.Reset(time.Until(wake) - timerSlack)
 	}
 }
 
@@ -601,11 +596,7 @@ func (p *phase) summarize(v measure.View) []measure.Summary {
 // remaining estimates how long the phase has left from its progress.
 func (p *phase) remaining(elapsed time.Duration, ops int64) time.Duration {
 	est := time.Duration(-1)
-	total := p.spec.OperationCount
-	if p.opts.Phase == Load {
-		total = p.spec.InsertCount
-	}
-	if total > 0 && ops > 0 {
+	if total := p.plan.Count; total > 0 && ops > 0 {
 		est = time.Duration(float64(elapsed) * float64(total-ops) / float64(ops))
 	}
 	if m := p.opts.MaxExecutionTime; m > 0 {

@@ -1,0 +1,7 @@
+// Package ycsb is the key-value experiment: YCSB's load and run phases of
+// a workload on a driver's table, done step by step on the runner's worker
+// seam. A load step inserts a batch of records; a run step is one
+// operation of the workload's mix (read, update, insert, scan or
+// read-modify-write), checked against dataintegrity's values when asked.
+// The runner paces, retries, times out, reconnects and records them.
+package ycsb

@@ -160,7 +160,7 @@ func TestRecoverBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"recover", filepath.Join(dir, "nope.jsonl")}, "cannot read"},
 		{"damaged line", []string{"recover", corrupt}, "line 2: not a JSON record"},
-		{"no file named", []string{"recover"}, "accepts 1 arg"},
+		{"no file named", []string{"recover"}, "recover takes one result file, the --out of the killed run, and got 0 arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

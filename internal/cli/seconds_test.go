@@ -41,6 +41,11 @@ func TestIntervalsEndOnWholeSeconds(t *testing.T) {
 		t.Fatalf("%d monitor samples", len(p.Monitor))
 	}
 	for _, m := range p.Monitor[1 : len(p.Monitor)-1] {
+		// The monitor stops once the phase's sessions are closed: on a
+		// busy machine that can be after the next whole second.
+		if m.End.After(end) {
+			continue
+		}
 		if !seconds[m.End] {
 			t.Errorf("a monitor sample ends at %v, on none of the runner's seconds %v", m.End, seconds)
 		}

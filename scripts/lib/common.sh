@@ -119,3 +119,17 @@ print_steps() {
 	done <"$DBPROBE_STEP_TIMES"
 	say "$(printf '  %-14s %7s s' total "$(seconds_since "$steps_start")")"
 }
+
+# trimpath adds -trimpath to GOFLAGS, exported, so that the tests' own go
+# build has it too. Without it the build cache keys every package of the
+# module by the directory of the checkout as well as by its content: each
+# fresh clone (CI's) compiled the whole module again, three times (race,
+# fuzzing, and the binary the tests build). With it, a clone reuses what
+# an earlier run compiled from the same code, wherever it was. File names
+# in stack traces then start at the module path (dbprobe/internal/…).
+trimpath() {
+	case " ${GOFLAGS:-} " in
+	*" -trimpath "*) ;;
+	*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath" ;;
+	esac
+}

@@ -76,3 +76,60 @@ ensure_go() {
 		exit 1
 	fi
 }
+
+# Step times. Each script records how long its steps took (step_done) in one
+# file that the scripts it calls share ($DBPROBE_STEP_TIMES), and the
+# outermost one prints them at exit, one line each, with the total.
+
+# now prints the time since the epoch in seconds, with microseconds.
+now() {
+	local t=$EPOCHREALTIME
+	echo "${t/,/.}"
+}
+
+# seconds_since prints the seconds since $1 (a time from now), to 0.1 s.
+seconds_since() {
+	awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'
+}
+
+# steps_init makes this script the one that prints the step times when it
+# exits, unless a script that called it already is.
+steps_init() {
+	if [[ -n ${DBPROBE_STEP_TIMES:-} ]]; then
+		return
+	fi
+	DBPROBE_STEP_TIMES=$(mktemp)
+	export DBPROBE_STEP_TIMES
+	steps_start=$(now)
+	on_exit "print_steps; rm -f '$DBPROBE_STEP_TIMES'"
+}
+
+# step_done records that step $1, begun at $2 (a time from now), is over.
+step_done() {
+	if [[ -n ${DBPROBE_STEP_TIMES:-} ]]; then
+		printf '%s\t%s\n' "$1" "$(seconds_since "$2")" >>"$DBPROBE_STEP_TIMES"
+	fi
+}
+
+print_steps() {
+	local name secs
+	say "time taken by each step:"
+	while IFS=$'\t' read -r name secs; do
+		say "$(printf '  %-14s %7s s' "$name" "$secs")"
+	done <"$DBPROBE_STEP_TIMES"
+	say "$(printf '  %-14s %7s s' total "$(seconds_since "$steps_start")")"
+}
+
+# trimpath adds -trimpath to GOFLAGS, exported, so that the tests' own go
+# build has it too. Without it the build cache keys every package of the
+# module by the directory of the checkout as well as by its content: each
+# fresh clone (CI's) compiled the whole module again, three times (race,
+# fuzzing, and the binary the tests build). With it, a clone reuses what
+# an earlier run compiled from the same code, wherever it was. File names
+# in stack traces then start at the module path (dbprobe/internal/…).
+trimpath() {
+	case " ${GOFLAGS:-} " in
+	*" -trimpath "*) ;;
+	*) export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath" ;;
+	esac
+}

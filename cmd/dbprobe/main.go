@@ -12,6 +12,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
 	_ "dbprobe/internal/driver/all"
+	"dbprobe/internal/experiment"
 )
 
 func main() {
@@ -25,7 +26,7 @@ func exitCode(err error) int {
 	}
 	msg := strings.ReplaceAll(err.Error(), "\n", " ")
 	fmt.Fprintln(os.Stderr, "dbprobe: "+msg)
-	if code := cli.InterruptExitCode(err); code != 0 {
+	if code := experiment.InterruptExitCode(err); code != 0 {
 		return code
 	}
 	if badinput.Is(err) || cli.IsUsageError(err) {

@@ -168,7 +168,7 @@ func loadAndRun(t *testing.T, dbURL string, wantMetrics []string, extraLoad ...s
 	if !regexp.MustCompile(`(?m)^#\s+requestdistribution\s+= zipfian\s`).MatchString(stdout) {
 		t.Fatalf("the header does not show the request distribution in force:\n%s", stdout)
 	}
-	for _, setting := range []string{`warmup\s+= 0s\s+\(default\)`, `drain timeout\s+= 10s\s+\(default\)`, `strict\s+= false\s+\(default\)`} {
+	for _, setting := range []string{`warmup\s+= 0s\s+\(default\)`, `drain-timeout\s+= 10s\s+\(default\)`, `strict\s+= false\s+\(default\)`} {
 		if !regexp.MustCompile(`(?m)^#\s+` + setting).MatchString(stdout) {
 			t.Errorf("the header lacks %s:\n%s", setting, stdout)
 		}

@@ -12,6 +12,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/durability"
+	"dbprobe/internal/experiment"
 )
 
 // durabilityOptions are the flags of dbprobe durability.
@@ -167,22 +168,22 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 		// Created before the check, so that a wrong path fails first.
 		out, err = os.Create(o.out)
 		if err != nil {
-			return badinput.New("cannot create --out %s: %v", o.out, shortError(err))
+			return badinput.New("cannot create --out %s: %v", o.out, experiment.ShortError(err))
 		}
 		defer out.Close()
 	}
 	// The first Ctrl-C ends the cycle at hand (the database is killed as
 	// planned, only sooner) and the report covers the cycles checked.
-	in := watchInterrupts(cmd.Context())
-	defer in.stop()
-	rep, err := durability.Run(in.ctx, cfg, cmd.OutOrStdout())
+	in := experiment.WatchInterrupts(cmd.Context())
+	defer in.Stop()
+	rep, err := durability.Run(in.Context(), cfg, cmd.OutOrStdout())
 	if err != nil && out != nil {
 		out.Close()
 		os.Remove(o.out) // empty: nothing was checked
 	}
 	if err != nil {
-		if sig := in.signal(); sig != nil {
-			return &Interrupted{Signal: sig, Err: err}
+		if sig := in.Signal(); sig != nil {
+			return &experiment.Interrupted{Signal: sig, Err: err}
 		}
 		return err
 	}
@@ -198,7 +199,7 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 	}
 	switch {
 	case rep.Interrupted:
-		return &Interrupted{Signal: in.signal(), Out: o.out}
+		return &experiment.Interrupted{Signal: in.Signal(), Out: o.out}
 	case rep.ScatteredCycles > 0:
 		return fmt.Errorf("durability check failed: acknowledged writes were lost out of order in %d cycles (a writer lost a commit and kept a later one)", rep.ScatteredCycles)
 	case rep.Lost > 0 && cfg.Durability != driver.DurabilityDelayed:

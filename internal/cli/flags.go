@@ -1,15 +1,11 @@
 package cli
 
 import (
-	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/badinput"
 	"dbprobe/internal/config"
 )
 
@@ -102,6 +98,16 @@ func addLoadFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with multi-row INSERTs of db.batchsize rows instead of the database's bulk API (COPY, LOAD DATA LOCAL INFILE, bulk copy; for Redis, one script call per row)")
 }
 
+// propertyFlags are the flags that set a property, by flag name: their
+// values, with the flag as the source, are the property's.
+var propertyFlags = map[string]string{
+	"threads": "threadcount", "target": "target", "records": "recordcount", "operations": "operationcount",
+	"duration": "maxexecutiontime", "table-type": "tabletype", "durability": "durability",
+	"durability-scope": "durability.scope", "op-path": "oppath", "bucket-count": "bucketcount",
+	"retries": "retries", "retry-backoff": "retry.backoff", "retry-max-backoff": "retry.maxbackoff",
+	"op-timeout": "op.timeout",
+}
+
 // properties gathers the configuration sources in precedence order:
 // built-in or --workload file, -P files, -p properties, typed flags.
 func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
@@ -125,46 +131,8 @@ func (o *options) properties(cmd *cobra.Command) (*config.Properties, error) {
 			return nil, err
 		}
 	}
-	flags := cmd.Flags()
-	set := func(flag, key, value string) {
-		if flags.Changed(flag) {
-			p.Set(key, value, "--"+flag)
-		}
-	}
-	set("threads", "threadcount", strconv.Itoa(o.threads))
-	set("target", "target", strconv.FormatFloat(o.target, 'f', -1, 64))
-	set("records", "recordcount", strconv.FormatInt(o.records, 10))
-	set("operations", "operationcount", strconv.FormatInt(o.operations, 10))
-	set("duration", "maxexecutiontime", o.duration.String())
-	set("table-type", "tabletype", o.tableType)
-	set("durability", "durability", o.durability)
-	set("durability-scope", "durability.scope", o.durabilityScope)
-	set("op-path", "oppath", o.opPath)
-	set("bucket-count", "bucketcount", strconv.FormatInt(o.bucketCount, 10))
-	set("retries", "retries", strconv.Itoa(o.retries))
-	set("retry-backoff", "retry.backoff", o.retryBackoff.String())
-	set("retry-max-backoff", "retry.maxbackoff", o.retryMaxBackoff.String())
-	set("op-timeout", "op.timeout", o.opTimeout.String())
+	fromFlags(p, cmd.Flags(), propertyFlags)
 	return p, nil
-}
-
-// password returns the password from --password-file or DBPROBE_PASSWORD.
-func (o *options) password() (string, error) {
-	if o.passwordFile != "" {
-		b, err := os.ReadFile(o.passwordFile)
-		if err != nil {
-			return "", badinput.New("cannot read --password-file %s: %v", o.passwordFile, shortError(err))
-		}
-		return strings.TrimRight(string(b), "\r\n"), nil
-	}
-	return os.Getenv("DBPROBE_PASSWORD"), nil
-}
-
-func shortError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return fmt.Sprint(err)
 }
 
 // ycsbStyleArgs rewrites YCSB's single-dash long options (-threads 8,

@@ -18,7 +18,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
+	"dbprobe/internal/experiment"
 	"dbprobe/internal/result"
 )
 
@@ -372,14 +372,14 @@ func TestInterruptExitCodes(t *testing.T) {
 		err  error
 		code int
 	}{
-		{&cli.Interrupted{Signal: os.Interrupt}, 130},
-		{&cli.Interrupted{Signal: syscall.SIGTERM, Abandoned: true}, 143},
-		{fmt.Errorf("wrapped: %w", &cli.Interrupted{Signal: os.Interrupt}), 130},
+		{&experiment.Interrupted{Signal: os.Interrupt}, 130},
+		{&experiment.Interrupted{Signal: syscall.SIGTERM, Abandoned: true}, 143},
+		{fmt.Errorf("wrapped: %w", &experiment.Interrupted{Signal: os.Interrupt}), 130},
 		{errors.New("run failed"), 0},
 		{nil, 0},
 	}
 	for _, tt := range tests {
-		if got := cli.InterruptExitCode(tt.err); got != tt.code {
+		if got := experiment.InterruptExitCode(tt.err); got != tt.code {
 			t.Errorf("InterruptExitCode(%v) = %d, want %d", tt.err, got, tt.code)
 		}
 	}

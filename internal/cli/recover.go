@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/experiment"
 	"dbprobe/internal/result"
 )
 
@@ -64,9 +65,9 @@ once the run's process is gone.`,
 func recoverResult(stdout, stderr io.Writer, path, out string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return badinput.New("cannot read %s: %v", path, shortError(err))
+		return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
 	}
-	repaired, recovered, cut, err := result.Repair(data, diagnoseRecovered)
+	repaired, recovered, cut, err := result.Repair(data, experiment.DiagnoseRecovered)
 	if err != nil {
 		return badinput.New("%s cannot be recovered: %v", path, err)
 	}
@@ -111,7 +112,7 @@ func replaceFile(path string, data []byte) (err error) {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".recover-*")
 	if err != nil {
-		return badinput.New("cannot write beside %s: %v", path, shortError(err))
+		return badinput.New("cannot write beside %s: %v", path, experiment.ShortError(err))
 	}
 	defer func() {
 		if err != nil {

@@ -4,10 +4,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/experiment"
 )
-
-// Version is dbprobe's version, printed in every header and result.
-var Version = "0.1.0-dev"
 
 // NewRoot builds the dbprobe command tree.
 func NewRoot() *cobra.Command {
@@ -24,7 +22,7 @@ Results print on stdout in YCSB's text format, so existing parsers keep
 working; --out FILE also writes a JSON result as the run goes.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       Version,
+		Version:       experiment.Version,
 	}
 	// A malformed flag is bad input: one line, exit code 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -361,7 +361,7 @@ func (r *resolver) fail(key, v, want string) {
 		if !ok {
 			src = SourceDefault
 		}
-		r.err = badinput.New("%s=%s (from %s) is not %s", key, shownValue(v), src, want)
+		r.err = badinput.New("%s=%s (from %s) is not %s", key, ShownValue(v), src, want)
 	}
 }
 
@@ -476,7 +476,7 @@ func redactValue(key, value string) string {
 	if SecretKey(key) {
 		return Redacted
 	}
-	return shownValue(urlRedacted(value))
+	return ShownValue(urlRedacted(value))
 }
 
 // urlRedacted hides the password of a URL given as a property's value
@@ -522,11 +522,11 @@ func shownPath(p string) string {
 // maxShown is the most bytes of a value a message repeats.
 const maxShown = 80
 
-// shownValue is a value as a message or the header repeats it: as written
+// ShownValue is a value as a message or the header repeats it: as written
 // when it is short plain text, else cut short and quoted in ASCII, so that
 // a newline, a control or look-alike character, or a huge value cannot
 // break the one line a message is.
-func shownValue(v string) string {
+func ShownValue(v string) string {
 	plain := utf8.ValidString(v) && !strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) || r > unicode.MaxASCII })
 	if plain && len(v) <= maxShown {
 		return v

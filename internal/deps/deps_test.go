@@ -19,9 +19,12 @@ var forbidden = map[string][]string{
 	"dbprobe/internal/measure":  {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/result":   {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/workload", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
 	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "dbprobe/internal/keygen", "dbprobe/internal/ycsb", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/ycsb":     {"dbprobe/internal/cli", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/monitor":  {"dbprobe/internal/driver/", "dbprobe/internal/runner", "dbprobe/internal/result", "dbprobe/internal/report", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/driver":   {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
+	"dbprobe/internal/ycsb":     {"dbprobe/internal/cli", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
+	// What every experiment shares names no database and no experiment,
+	// and knows nothing of the command line.
+	"dbprobe/internal/experiment": {"dbprobe/internal/cli", "dbprobe/internal/ycsb", "dbprobe/internal/workload", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
+	"dbprobe/internal/monitor":    {"dbprobe/internal/driver/", "dbprobe/internal/runner", "dbprobe/internal/result", "dbprobe/internal/report", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"dbprobe/internal/driver":     {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
 }
 
 // allowed are dependencies a forbidden prefix would otherwise catch.

@@ -4,4 +4,11 @@
 // operation of the workload's mix (read, update, insert, scan or
 // read-modify-write), checked against dataintegrity's values when asked.
 // The runner paces, retries, times out, reconnects and records them.
+//
+// Run is the experiment around them (experiment.go): it resolves the
+// configuration the commands give it (Config), connects to the target,
+// prepares the table (it creates one, or refuses to touch rows it did not
+// write), and for each phase writes a header of every setting and its
+// source, runs the phase beside the monitor, and writes its summary, with
+// the verdict, to every output.
 package ycsb

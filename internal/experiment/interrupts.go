@@ -1,4 +1,4 @@
-package cli
+package experiment
 
 import (
 	"context"
@@ -10,13 +10,13 @@ import (
 	"syscall"
 )
 
-// interrupts turns Ctrl-C (SIGINT) and SIGTERM into the two ways a command
-// stops early. The first signal cancels ctx: the phase stops starting
+// Interrupts turns Ctrl-C (SIGINT) and SIGTERM into the two ways a command
+// stops early. The first signal cancels Context: the phase stops starting
 // operations, gives those in flight --drain-timeout to finish, prints its
-// summary and writes it marked interrupted. The second closes abandoned:
+// summary and writes it marked interrupted. The second closes Abandoned:
 // the command gives up at once, after the functions registered with
-// atAbandon have run (the result file is closed whole).
-type interrupts struct {
+// AtAbandon have run (the result file is closed whole).
+type Interrupts struct {
 	ctx       context.Context
 	cancel    context.CancelFunc
 	ch        chan os.Signal
@@ -29,21 +29,21 @@ type interrupts struct {
 	onAbandon []func()
 }
 
-// watchInterrupts starts listening for SIGINT and SIGTERM until stop. It
+// WatchInterrupts starts listening for SIGINT and SIGTERM until Stop. It
 // keeps listening after the first, so that the second does not kill the
-// process by default in the middle of a record, but through abandoned.
-func watchInterrupts(parent context.Context) *interrupts {
+// process by default in the middle of a record, but through Abandoned.
+func WatchInterrupts(parent context.Context) *Interrupts {
 	if parent == nil {
 		parent = context.Background()
 	}
-	in := &interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), abandoned: make(chan struct{})}
+	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), abandoned: make(chan struct{})}
 	in.ctx, in.cancel = context.WithCancel(parent)
 	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
 	go in.watch()
 	return in
 }
 
-func (in *interrupts) watch() {
+func (in *Interrupts) watch() {
 	select {
 	case sig := <-in.ch:
 		in.mu.Lock()
@@ -67,23 +67,30 @@ func (in *interrupts) watch() {
 	}
 }
 
-// atAbandon registers fn to run on the second signal, before the command
+// Context is cancelled by the first signal.
+func (in *Interrupts) Context() context.Context { return in.ctx }
+
+// Abandoned is closed by the second signal, once the AtAbandon functions
+// have run.
+func (in *Interrupts) Abandoned() <-chan struct{} { return in.abandoned }
+
+// AtAbandon registers fn to run on the second signal, before the command
 // returns.
-func (in *interrupts) atAbandon(fn func()) {
+func (in *Interrupts) AtAbandon(fn func()) {
 	in.mu.Lock()
 	in.onAbandon = append(in.onAbandon, fn)
 	in.mu.Unlock()
 }
 
-// signal returns the first signal received, nil if none.
-func (in *interrupts) signal() os.Signal {
+// Signal returns the first signal received, nil if none.
+func (in *Interrupts) Signal() os.Signal {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.first
 }
 
-// stop stops listening; signals get their default action again.
-func (in *interrupts) stop() {
+// Stop stops listening; signals get their default action again.
+func (in *Interrupts) Stop() {
 	in.stopOnce.Do(func() {
 		signal.Stop(in.ch)
 		close(in.done)
@@ -107,8 +114,9 @@ type Interrupted struct {
 	Err error
 }
 
+// Error says what stopped the command and what was kept.
 func (e *Interrupted) Error() string {
-	name := signalName(e.Signal)
+	name := SignalName(e.Signal)
 	switch {
 	case e.Abandoned && e.Out != "":
 		return fmt.Sprintf("interrupted twice (%s): stopped at once, without a summary; %s keeps every complete interval: dbprobe recover %s rebuilds the summary", name, e.Out, e.Out)
@@ -121,6 +129,7 @@ func (e *Interrupted) Error() string {
 	}
 }
 
+// Unwrap returns what the command returned, if anything.
 func (e *Interrupted) Unwrap() error { return e.Err }
 
 // ExitCode is 128 plus the signal's number.
@@ -141,7 +150,8 @@ func InterruptExitCode(err error) int {
 	return 0
 }
 
-func signalName(s os.Signal) string {
+// SignalName names a signal as a shell does: SIGINT, SIGTERM.
+func SignalName(s os.Signal) string {
 	switch s {
 	case os.Interrupt:
 		return "SIGINT"

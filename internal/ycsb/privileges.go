@@ -1,9 +1,10 @@
-package cli
+package ycsb
 
 import (
 	"context"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/experiment"
 	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
 )
@@ -42,7 +43,7 @@ func (j *job) checkPrivileges(ctx context.Context, ph runner.Phase) error {
 		return nil
 	}
 	if err := pc.CheckPrivileges(ctx, j.table, need); err != nil {
-		return scrubbed{j.target, err}
+		return experiment.Scrubbed(j.target.Target, err)
 	}
 	return nil
 }

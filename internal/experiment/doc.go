@@ -1,0 +1,9 @@
+// Package experiment holds what every experiment shares around its own
+// work: the target it runs on (--db, its password, a default SQLite
+// database), the outputs its events go to (the text, --out, --influx-out,
+// --metrics-addr), the monitor beside each phase and the verdict drawn
+// from it, the environment a header names, and the interrupts that stop
+// a command early. An experiment (internal/ycsb, later storage and stress)
+// builds on these and on the runner; the commands in internal/cli only
+// turn flags into an experiment's typed configuration.
+package experiment

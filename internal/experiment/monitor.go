@@ -1,0 +1,175 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+	"dbprobe/internal/monitor"
+	"dbprobe/internal/result"
+)
+
+// MonitorConfig is how the monitor watches each phase.
+type MonitorConfig struct {
+	// Off is --no-monitor.
+	Off bool
+	// Interval is --monitor-interval; WaitSamples --monitor-wait-samples.
+	Interval    time.Duration
+	WaitSamples int
+}
+
+// Validate refuses what the monitor cannot do.
+func (c MonitorConfig) Validate() error {
+	switch {
+	case c.Off:
+		return nil
+	case c.WaitSamples < 1 || c.WaitSamples > 100:
+		return badinput.New("--monitor-wait-samples %d: give 1 to 100 samples per interval (default 10)", c.WaitSamples)
+	case c.Interval < 10*time.Millisecond:
+		return badinput.New("--monitor-interval %s is too short: give 10ms or more (default 1s), or --no-monitor", c.Interval)
+	}
+	return nil
+}
+
+// Monitoring is the monitor of one phase: its samples go to the outputs
+// and are kept for the verdict.
+type Monitoring struct {
+	mon       *monitor.Monitor
+	intervals []monitor.Interval
+	seen      int // notes already in the header
+	late      []string
+	placement driver.Placement
+	off       bool
+}
+
+// StartMonitor starts sampling the database, the host (when the database's
+// CPU is this machine's) and dbprobe itself for one phase, sending each
+// interval to outs. A monitor that cannot start is a note, never a failed
+// run; with c.Off it returns a Monitoring that samples nothing. The notes
+// are for the phase's header.
+func StartMonitor(ctx context.Context, c MonitorConfig, db driver.DB, target driver.Target, phase string, outs *Outputs) (*Monitoring, []string) {
+	m := &Monitoring{placement: db.Info().Placement}
+	if c.Off {
+		m.off = true
+		return m, []string{"monitor: off (--no-monitor)"}
+	}
+	opts := monitor.Options{Interval: c.Interval, WaitSamples: c.WaitSamples, Host: hostIsTheDatabases(db, target),
+		Describe: target.ScrubError, DescribeText: target.Scrub}
+	mon, err := monitor.Start(ctx, db, opts, func(iv monitor.Interval) {
+		// Called from the monitor's goroutine until Stop returns, after
+		// which Diagnose reads the intervals.
+		m.intervals = append(m.intervals, iv)
+		// A failed write shows when the summary is written.
+		outs.Monitor(result.MonitorSample{Phase: phase, Start: iv.Start, End: iv.End, Metrics: iv.Metrics})
+	})
+	if err != nil {
+		return m, []string{"monitor: not started: " + target.ScrubError(err)}
+	}
+	m.mon = mon
+	host := ""
+	if opts.Host {
+		host = ", the host"
+	}
+	what := "the database's counters and waits" + host + ", and dbprobe itself"
+	if m.placement == driver.PlacementNone {
+		what = "the host and dbprobe itself: there is no database"
+	}
+	notes := []string{fmt.Sprintf("monitor: every %s (%s); %s", opts.Interval, what, outs.samplesNote())}
+	for _, n := range mon.Notes() {
+		notes = append(notes, "monitor: "+n)
+	}
+	m.seen = len(mon.Notes())
+	return m, notes
+}
+
+// Align makes the monitor's intervals end on the runner's: whole seconds
+// from origin.
+func (m *Monitoring) Align(origin time.Time) {
+	if m.mon != nil {
+		m.mon.Align(origin)
+	}
+}
+
+// Stop ends the monitor after its last interval, which belongs before the
+// phase's summary. It may be called more than once.
+func (m *Monitoring) Stop() {
+	if m.mon == nil {
+		return
+	}
+	m.mon.Stop()
+	for _, n := range m.mon.Notes()[m.seen:] {
+		m.late = append(m.late, "monitor: "+n)
+	}
+	m.mon = nil
+}
+
+// LateNotes are what the monitor lost during the phase, for its summary.
+func (m *Monitoring) LateNotes() []string { return m.late }
+
+// Diagnose names the phase's limit from the intervals the monitor took in
+// its measured part, start to end (after the warm-up); nil when the
+// monitor was off, or did not sample a phase long enough to judge (it
+// could not start).
+func (m *Monitoring) Diagnose(start, end time.Time, threads int) *result.Diagnosis {
+	if m.off {
+		return nil
+	}
+	return diagnose(m.intervals, start, end, threads, m.placement)
+}
+
+func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, placement driver.Placement) *result.Diagnosis {
+	var measured []monitor.Interval
+	for _, iv := range intervals {
+		// An interval belongs to the measured part when most of it does.
+		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
+		if !mid.Before(start) && !mid.After(end) {
+			measured = append(measured, iv)
+		}
+	}
+	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan {
+		// Long enough to judge, but the monitor did not sample it.
+		return nil
+	}
+	d := monitor.Diagnose(measured, monitor.Phase{Threads: threads, Span: end.Sub(start), Placement: placement})
+	return &result.Diagnosis{Limit: string(d.Limit), Verdict: d.Verdict, Evidence: d.Evidence}
+}
+
+// DiagnoseRecovered gives a summary rebuilt by dbprobe recover the verdict
+// the run would have printed, from the monitor samples its result holds.
+func DiagnoseRecovered(p result.Phase, s *result.Summary) {
+	start, end, ok := p.MeasuredWindow()
+	if !ok || len(p.Monitor) == 0 {
+		return
+	}
+	intervals := make([]monitor.Interval, len(p.Monitor))
+	for i, m := range p.Monitor {
+		intervals[i] = monitor.Interval{Start: m.Start, End: m.End, Metrics: m.Metrics}
+	}
+	var placement driver.Placement
+	// A result written before placements were recorded reads as a server.
+	_ = placement.UnmarshalText([]byte(p.Header.Database.Placement))
+	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"), placement)
+}
+
+// hostIsTheDatabases reports whether the host's CPU and disks are the
+// database's or dbprobe's alone: an embedded database, no database at
+// all, or a server on a loopback address or a Unix socket.
+func hostIsTheDatabases(db driver.DB, target driver.Target) bool {
+	if db.Info().Placement != driver.PlacementServer {
+		return true
+	}
+	u := target.URL
+	if u == nil {
+		return false
+	}
+	host := u.Hostname()
+	if host == "" || strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

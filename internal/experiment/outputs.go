@@ -1,0 +1,86 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/export"
+	"dbprobe/internal/result"
+)
+
+// OutputConfig says where an experiment's events go besides the text on
+// stdout.
+type OutputConfig struct {
+	// Out is --out: the JSON result file.
+	Out string
+	// InfluxOut is --influx-out: InfluxDB line protocol.
+	InfluxOut string
+	// MetricsAddr is --metrics-addr: the Prometheus endpoint.
+	MetricsAddr string
+	// Status is -s: status lines on stderr.
+	Status bool
+}
+
+// Outputs are an experiment's open outputs, and what they keep.
+type Outputs struct {
+	*result.Outputs
+	config OutputConfig
+	// Kept says a JSON result keeps the intervals' histograms and the
+	// monitor's samples; Ticks, that an output takes the intervals.
+	Kept, Ticks bool
+}
+
+// OpenOutputs opens the text output and those c asks for, each behind
+// result.Output; tags label the exported series (the driver). On a second
+// interrupt the JSON result is closed between two records, so it ends
+// with a whole one however the process then ends.
+func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
+	o := &Outputs{Outputs: &result.Outputs{}, config: c}
+	o.Add("stdout", result.NewText(stdout, stderr, c.Status))
+	if c.Out != "" {
+		w, err := result.Create(c.Out)
+		if err != nil {
+			return nil, badinput.New("cannot write --out %s: %v", c.Out, ShortError(errors.Unwrap(err)))
+		}
+		in.AtAbandon(func() { w.Close() })
+		o.Add(c.Out, w)
+		o.Kept, o.Ticks = true, true
+	}
+	if c.InfluxOut != "" {
+		x, err := export.CreateInflux(c.InfluxOut, tags)
+		if err != nil {
+			o.Close()
+			return nil, badinput.New("cannot write --influx-out %s: %v", c.InfluxOut, ShortError(err))
+		}
+		o.Add(c.InfluxOut, x)
+		o.Ticks = true
+	}
+	if c.MetricsAddr != "" {
+		p := export.NewPrometheus(tags)
+		addr, err := p.Serve(ctx, c.MetricsAddr)
+		if err != nil {
+			o.Close()
+			return nil, err
+		}
+		fmt.Fprintf(stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
+		o.Add("--metrics-addr", p)
+		o.Ticks = true
+	}
+	return o, nil
+}
+
+// samplesNote says where the monitor's samples go, for the header.
+func (o *Outputs) samplesNote() string {
+	switch {
+	case o.Kept:
+		return "the samples are in the JSON result (--out)"
+	case o.config.InfluxOut != "":
+		return "the samples are in --influx-out " + o.config.InfluxOut + "; --out FILE also keeps them in a JSON result"
+	case o.config.MetricsAddr != "":
+		return "the samples are served at --metrics-addr while the run goes, and not kept: --out FILE keeps them in a JSON result"
+	}
+	return "the samples are not kept: --out FILE keeps them in a JSON result"
+}

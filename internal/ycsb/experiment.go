@@ -1,0 +1,576 @@
+package ycsb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/config"
+	"dbprobe/internal/driver"
+	"dbprobe/internal/experiment"
+	"dbprobe/internal/result"
+	"dbprobe/internal/runner"
+	"dbprobe/internal/workload"
+)
+
+// Config is what a YCSB command (load, run or ycsb) asks for: the
+// properties in precedence order, and the flags that are not properties,
+// each typed. The commands in internal/cli fill it from their flags.
+type Config struct {
+	// Phases are run in order: the load, the run, or both.
+	Phases []runner.Phase
+	// Properties are the YCSB properties and dbprobe's knobs, each with
+	// its source; Strict makes an unknown one an error.
+	Properties *config.Properties
+	Strict     bool
+	Target     experiment.TargetConfig
+	Outputs    experiment.OutputConfig
+	Monitor    experiment.MonitorConfig
+	// Warmup excludes the run phase's first part from the statistics.
+	Warmup time.Duration
+	// DrainTimeout bounds operations in flight after the first interrupt.
+	DrainTimeout time.Duration
+	// Seed seeds the workers' random sources; SeedGiven says the user
+	// chose it (else the clock's is used).
+	Seed      uint64
+	SeedGiven bool
+	// DropExisting drops and recreates a table dbprobe created before;
+	// NoCopy loads with multi-row INSERTs instead of the bulk API.
+	DropExisting, NoCopy bool
+	// CommandLine is the command as typed, its secrets hidden.
+	CommandLine string
+	// Flags are every flag that is not a property, with its value and
+	// source, for the header (config.FlagSettings).
+	Flags []config.Setting
+	// Stdout takes the text results, Stderr messages and status lines.
+	Stdout, Stderr io.Writer
+}
+
+// ErrPhaseFailed marks a phase that ran but did not do what it was asked,
+// such as a load with failed inserts: exit code 1.
+var ErrPhaseFailed = errors.New("phase failed")
+
+// job is one invocation of the experiment, resolved and connected.
+type job struct {
+	c *Config
+	// loads says a load phase is among the phases, so the database may be
+	// created.
+	loads  bool
+	cfg    *config.Config
+	target *experiment.Target
+	db     driver.DB
+	table  driver.Table
+	outs   *experiment.Outputs
+	log    *slog.Logger
+	stops  *experiment.Interrupts
+	seed   uint64
+}
+
+// Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
+// phase and ends the command with its summary; a second one returns at
+// once, leaving the phases' goroutine to die with the process, which only
+// cmd/dbprobe may end.
+func Run(ctx context.Context, c *Config) error {
+	stops := experiment.WatchInterrupts(ctx)
+	defer stops.Stop()
+	done := make(chan error, 1)
+	go func() { done <- run(c, stops) }()
+	select {
+	case err := <-done:
+		if sig := stops.Signal(); sig != nil {
+			return &experiment.Interrupted{Signal: sig, Out: c.Outputs.Out, Err: err}
+		}
+		return err
+	case <-stops.Abandoned():
+		return &experiment.Interrupted{Signal: stops.Signal(), Abandoned: true, Out: c.Outputs.Out}
+	}
+}
+
+// run connects and runs the phases; stops' context is cancelled by the
+// first interrupt.
+func run(c *Config, stops *experiment.Interrupts) (err error) {
+	ctx := stops.Context()
+	j := &job{c: c, stops: stops}
+	j.log = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if err := j.resolve(); err != nil {
+		return err
+	}
+	if j.target, err = experiment.ResolveTarget(j.targetConfig(), c.Stderr); err != nil {
+		return err
+	}
+	defer j.target.Cleanup(c.Stderr)
+	j.target.RemoveAtAbandon(stops)
+	if err := j.connect(ctx); err != nil {
+		return err
+	}
+	defer j.db.Close()
+	experiment.RestoreAtAbandon(j.db, stops, c.Stderr)
+	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.db.Info().Driver}, stops); err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := j.outs.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	for _, ph := range c.Phases {
+		interrupted, err := j.phase(ctx, ph)
+		if err != nil {
+			return err
+		}
+		if interrupted {
+			break
+		}
+	}
+	return nil
+}
+
+// resolve builds the typed configuration and checks what the flags asked.
+func (j *job) resolve() error {
+	c := j.c
+	var err error
+	if j.cfg, err = config.Resolve(c.Properties, c.Strict); err != nil {
+		return err
+	}
+	for _, ph := range c.Phases {
+		j.loads = j.loads || ph == runner.Load
+		if ph == runner.Run && j.cfg.Workload.OperationCount == 0 && j.cfg.MaxExecutionTime == 0 {
+			return badinput.New("operationcount=0 and no maxexecutiontime: the run would do nothing; set -p operationcount=N or --duration D")
+		}
+	}
+	if c.DrainTimeout < 0 {
+		return badinput.New("--drain-timeout %s must not be negative (0 cancels operations in flight at once)", c.DrainTimeout)
+	}
+	if c.Warmup < 0 {
+		return badinput.New("--warmup %s must not be negative", c.Warmup)
+	}
+	if t := j.cfg.MaxExecutionTime; c.Warmup > 0 && t > 0 && c.Warmup >= t && slices.Contains(c.Phases, runner.Run) {
+		return badinput.New("--warmup %s is not shorter than maxexecutiontime=%s: nothing of the run would be measured; shorten the warm-up or lengthen the run", c.Warmup, t)
+	}
+	if err := c.Monitor.Validate(); err != nil {
+		return err
+	}
+	j.seed = c.Seed
+	if !c.SeedGiven {
+		j.seed = uint64(time.Now().UnixNano())
+	}
+	s := &j.cfg.Workload
+	// The columns hold the longest value the workload writes: fieldlength,
+	// or with fieldlengthdistribution=histogram the histogram's longest.
+	j.table = driver.Table{Name: s.Table, KeyColumn: "YCSB_KEY", KeyLength: 255, Fields: s.FieldNames(), FieldLength: s.MaxFieldLength()}
+	return nil
+}
+
+// targetConfig completes the target's configuration with the default
+// database of a command that loads: a new SQLite file, which ycsb removes
+// at exit unless --keep-db, and load keeps for a later run.
+func (j *job) targetConfig() experiment.TargetConfig {
+	tc := j.c.Target
+	if j.c.Phases[0] == runner.Run {
+		tc.NoDefault = "run needs --db: the database that dbprobe load filled (e.g. --db sqlite:///tmp/dbprobe-123/ycsb.db)"
+		return tc
+	}
+	tc.DefaultFile = "ycsb.db"
+	if len(j.c.Phases) == 1 || tc.KeepDefault {
+		tc.KeepDefault, tc.KeptFor = true, "dbprobe run"
+	} else {
+		tc.KeepFlag = "--keep-db"
+	}
+	return tc
+}
+
+// connect opens the database, failing early on an unreachable server or
+// refused credentials.
+func (j *job) connect(ctx context.Context) error {
+	c := j.cfg
+	db, err := j.target.Open(ctx, driver.Options{
+		Sessions: c.Threads, BulkLoad: !j.c.NoCopy,
+		TableType: c.TableType, BucketCount: c.BucketCount,
+		Durability: c.Durability, DurabilityScope: c.DurabilityScope, OpPath: c.OpPath,
+		Existing: !j.loads,
+	})
+	if err != nil {
+		return err
+	}
+	j.db = db
+	return nil
+}
+
+// phase runs one phase and prints its results. It reports whether the
+// phase was interrupted.
+func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
+	tableNotes, err := j.prepareTable(ctx, ph)
+	if err != nil {
+		return false, err
+	}
+	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)
+	defer mon.Stop()
+	header := j.header(ph)
+	header.Notes = append(header.Notes, tableNotes...)
+	header.Notes = append(header.Notes, monitorNotes...)
+	if err := j.outs.Header(header); err != nil {
+		return false, err
+	}
+
+	cfg := j.cfg
+	ropts := runner.Options{
+		Phase:            ph,
+		Threads:          cfg.Threads,
+		Target:           cfg.Target,
+		MaxExecutionTime: cfg.MaxExecutionTime,
+		BatchSize:        cfg.BatchSize,
+		Percentiles:      cfg.Percentiles,
+		Seed:             j.seed,
+		DrainTimeout:     max(j.c.DrainTimeout, time.Nanosecond), // the runner reads 0 as its default
+		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
+		OpTimeout:        cfg.OpTimeout,
+		Histograms:       j.outs.Kept,
+		OnStart: func(_, origin time.Time) {
+			// The runner's intervals end on whole seconds from its start.
+			mon.Align(origin)
+		},
+		OnFirstError: func(op, code string, err error) {
+			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.ScrubError(err))
+		},
+	}
+	if ph == runner.Run {
+		ropts.Warmup = j.c.Warmup
+	}
+	if j.c.Outputs.Status {
+		ropts.StatusInterval = cfg.StatusInterval
+		ropts.OnStatus = func(s runner.Status) {
+			j.outs.Status(result.Status{Now: s.Now, Elapsed: s.Elapsed, TotalOps: s.TotalOps, OpsPerSec: s.OpsPerSec, Remaining: s.Remaining, Series: s.Series})
+		}
+	}
+	if j.outs.Ticks {
+		ropts.OnTick = func(t runner.Tick) {
+			iv := result.Interval{Phase: ph.String(), Start: t.Start, End: t.End, Elapsed: t.Elapsed, Ops: t.Ops, Warmup: t.Warmup, Series: t.Series}
+			if d := t.End.Sub(t.Start).Seconds(); d > 0 {
+				iv.OpsPerSec = float64(t.Ops) / d
+			}
+			j.outs.Interval(iv)
+		}
+	}
+
+	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	// The monitor's last interval belongs before the summary.
+	mon.Stop()
+	if err != nil {
+		return false, experiment.Scrubbed(j.target.Target, err)
+	}
+	sum := result.Summary{
+		Phase:       ph.String(),
+		RunTime:     out.RunTime,
+		Ops:         out.Ops,
+		Throughput:  out.Throughput,
+		Series:      out.Series,
+		Errors:      out.Errors,
+		Interrupted: out.Interrupted,
+		Warmup:      out.Warmup,
+		RetryLimit:  cfg.Retries,
+	}
+	sum.Ending = j.ending(ph, out)
+	if len(out.Outages) > 0 || out.Reconnects > 0 {
+		sum.Availability = &result.Availability{Reconnects: out.Reconnects}
+		for _, o := range out.Outages {
+			sum.Availability.Outages = append(sum.Availability.Outages, result.Outage{Start: o.Start, End: o.End, Failed: o.Failed, Ongoing: o.Ongoing})
+		}
+	}
+	sum.Notes = append(sum.Notes, mon.LateNotes()...)
+	if out.Interrupted {
+		sum.Notes = append(sum.Notes, j.interruptNote())
+	}
+	sum.Diagnosis = mon.Diagnose(out.Start, out.End, cfg.Threads)
+	// WriteText itself reports interruption, warm-up, overflow and errors.
+	if out.WarmupUnfinished {
+		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
+	}
+	if err := j.outs.Summary(sum); err != nil {
+		return false, err
+	}
+	if ph == runner.Load && out.Failed > 0 {
+		return out.Interrupted, fmt.Errorf("%w: load: %d of %d inserts failed (%s); the table is incomplete", ErrPhaseFailed, out.Failed, out.Ops, formatCodes(out.Errors))
+	}
+	return out.Interrupted, nil
+}
+
+func formatCodes(codes map[string]int64) string {
+	var parts []string
+	for code, n := range codes {
+		parts = append(parts, fmt.Sprintf("%s×%d", code, n))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+// prepareTable checks the table before a phase: load creates it or
+// refuses to touch someone else's data; run needs it to exist.
+func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string, err error) {
+	t := j.table
+	where := j.target.Redacted()
+	st, err := j.db.Inspect(ctx, t)
+	if err != nil {
+		return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("inspecting table %s: %w", t.Name, err))
+	}
+	if st.Stateless {
+		return []string{fmt.Sprintf("table %s: %s", t.Name, st.Storage)}, nil
+	}
+	if ph == runner.Run {
+		if !st.Exists {
+			return nil, badinput.New("table %s does not exist in %s; load it first with dbprobe load and the same --db, -P and -p", t.Name, where)
+		}
+		if err := checkColumns(t, st); err != nil {
+			return nil, err
+		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
+		if err := j.checkProcedures(st); err != nil {
+			return nil, err
+		}
+		if err := j.checkPrivileges(ctx, ph); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
+		if !st.HasRows {
+			notes = append(notes, fmt.Sprintf("table %s is empty: reads, updates and scans will find nothing", t.Name))
+		}
+		return notes, nil
+	}
+	s := &j.cfg.Workload
+	sliced := s.InsertStart != 0 || s.InsertCount != s.RecordCount
+	switch {
+	case !st.Exists:
+		if err := j.db.CreateTable(ctx, t); err != nil {
+			return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("creating table %s: %w", t.Name, err))
+		}
+		notes = append(notes, fmt.Sprintf("created table %s (recorded as dbprobe's: --drop-existing may drop it later)", t.Name))
+	case !st.CreatedByDbprobe:
+		if j.c.DropExisting && st.OwnershipNote != "" {
+			return nil, badinput.New("table %s in %s will not be dropped: %s", t.Name, where, st.OwnershipNote)
+		}
+		if j.c.DropExisting {
+			return nil, badinput.New("table %s in %s was not created by dbprobe: it will not be dropped; drop it yourself or use another table with -p table=NAME", t.Name, where)
+		}
+		if st.HasRows && st.OwnershipNote != "" {
+			return nil, badinput.New("table %s in %s holds rows, and dbprobe will not load into it: %s", t.Name, where, st.OwnershipNote)
+		}
+		if st.HasRows {
+			return nil, badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)
+		}
+		if err := checkColumns(t, st); err != nil {
+			return nil, err
+		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
+		if err := j.checkProcedures(st); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
+	case j.c.DropExisting:
+		if err := j.db.DropTable(ctx, t); err != nil {
+			return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("dropping table %s: %w", t.Name, err))
+		}
+		if err := j.db.CreateTable(ctx, t); err != nil {
+			return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("creating table %s: %w", t.Name, err))
+		}
+		notes = append(notes, fmt.Sprintf("dropped and recreated table %s (created by dbprobe earlier)", t.Name))
+	case st.HasRows && !sliced:
+		return nil, badinput.New("table %s in %s already holds rows from an earlier dbprobe load; use them with dbprobe run, or add --drop-existing to drop and reload it", t.Name, where)
+	default:
+		if err := checkColumns(t, st); err != nil {
+			return nil, err
+		}
+		if err := j.checkTableType(st); err != nil {
+			return nil, err
+		}
+	}
+	// How the table is stored, as the database reports it now.
+	if st, err = j.db.Inspect(ctx, t); err != nil {
+		return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("inspecting table %s: %w", t.Name, err))
+	}
+	if err := j.checkPrivileges(ctx, ph); err != nil {
+		return nil, err
+	}
+	notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
+	return notes, nil
+}
+
+// checkTableType refuses to run on a table stored otherwise than the user
+// asked for with an explicit table type: the figures would be mislabelled.
+func (j *job) checkTableType(st driver.TableState) error {
+	if !j.tableTypeChosen() || st.Type == j.cfg.TableType {
+		return nil
+	}
+	return badinput.New("table %s is a %s table (%s), but tabletype=%s was asked for; load it again with --table-type %s --drop-existing, or leave --table-type out to run on it as it is",
+		j.table.Name, st.Type, st.Storage, j.cfg.TableType, j.cfg.TableType)
+}
+
+// checkProcedures refuses the procedure path on a table dbprobe did not
+// create: the path creates procedures beside the table, in someone else's
+// schema, and DropTable, which would remove them, never touches that table.
+func (j *job) checkProcedures(st driver.TableState) error {
+	if j.cfg.OpPath != driver.PathProcedure || st.CreatedByDbprobe {
+		return nil
+	}
+	return badinput.New("table %s was not created by dbprobe, and --op-path procedure would create procedures beside it that dbprobe could never drop; use --op-path statement, or a table dbprobe loads (-p table=NAME)", j.table.Name)
+}
+
+// tableTypeChosen reports whether the user set the table type (by flag,
+// -p or a file) rather than leaving the default.
+func (j *job) tableTypeChosen() bool {
+	for _, s := range j.cfg.Settings {
+		if s.Key == "tabletype" {
+			return s.Source != config.SourceDefault
+		}
+	}
+	return false
+}
+
+// checkColumns makes sure an existing table has the workload's shape.
+func checkColumns(t driver.Table, st driver.TableState) error {
+	want := append([]string{t.KeyColumn}, t.Fields...)
+	ok := len(st.Columns) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = strings.EqualFold(st.Columns[i], want[i])
+	}
+	if !ok {
+		return badinput.New("table %s has columns %s, but this workload needs %s (fieldcount=%d); use the fieldcount it was loaded with, or another table with -p table=NAME",
+			t.Name, strings.Join(st.Columns, ","), strings.Join(want, ","), len(t.Fields))
+	}
+	return nil
+}
+
+// header describes the phase: every effective setting and its source.
+func (j *job) header(ph runner.Phase) result.Header {
+	cfg := j.cfg
+	info := j.db.Info()
+	h := result.Header{
+		Phase:       ph.String(),
+		Command:     j.c.CommandLine,
+		StartedAt:   time.Now(),
+		Target:      j.target.Redacted(),
+		Notes:       append([]string(nil), cfg.Notes...),
+		Environment: experiment.Environment(),
+		Database:    result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion, Placement: info.Placement.String()},
+	}
+	for _, s := range info.Settings {
+		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
+	}
+	modeSource := "derived"
+	for _, s := range cfg.Settings {
+		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+		if s.Key == "target" && s.Source != config.SourceDefault {
+			modeSource = s.Source
+		}
+	}
+	mode := "closed loop (each thread starts its next operation when the last one returns)"
+	if cfg.Target > 0 {
+		mode = fmt.Sprintf("open loop at %g ops/s in all; latency from each operation's intended start is reported as Intended-OP", cfg.Target)
+		if ph == runner.Load && cfg.BatchSize > 1 {
+			mode += "; rows are due at that rate, and a batch goes out when its last row is due"
+		}
+	}
+	h.Settings = append(h.Settings,
+		result.Setting{Key: "ends", Value: j.bounds(ph), Source: "derived"},
+		result.Setting{Key: "mode", Value: mode, Source: modeSource},
+	)
+	if ph == runner.Load {
+		path := "the database's bulk API (its load path setting above, where it has one), db.batchsize rows per transaction"
+		if j.c.NoCopy {
+			path = "multi-row INSERT, db.batchsize rows per statement and transaction"
+		}
+		h.Settings = append(h.Settings, result.Setting{Key: "load path", Value: path, Source: "derived"})
+		if cfg.BatchSize > 1 {
+			h.Notes = append(h.Notes, "each loaded row's latency is its batch's: a row is acknowledged when its batch commits")
+		}
+	}
+	// Every other flag, with its source; the seed with the value in force.
+	for _, s := range j.c.Flags {
+		switch {
+		case s.Key == "seed":
+			s.Value = strconv.FormatUint(j.seed, 10)
+			if s.Source == config.SourceDefault {
+				s.Source = "default (clock)"
+			}
+		case s.Key == "warmup" && ph != runner.Run:
+			continue
+		}
+		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+	}
+	if ph == runner.Run && j.c.Warmup > 0 {
+		h.Notes = append(h.Notes, fmt.Sprintf("warm-up: the first %s of the run are excluded from the statistics", j.c.Warmup))
+	}
+	if ph == runner.Run && cfg.Workload.RequestDistribution == workload.Zipfian {
+		h.Notes = append(h.Notes, "requestdistribution zipfian is YCSB's scrambled zipfian (constant 0.99): popular keys are scattered over the table")
+	}
+	return h
+}
+
+// bounds says in advance what will end the phase: its count, its time,
+// or whichever comes first.
+func (j *job) bounds(ph runner.Phase) string {
+	s := &j.cfg.Workload
+	var count string
+	switch {
+	case ph == runner.Load:
+		count = fmt.Sprintf("%d records (insertcount)", s.InsertCount)
+	case s.OperationCount > 0:
+		count = fmt.Sprintf("%d operations (operationcount)", s.OperationCount)
+	}
+	limit := ""
+	if t := j.cfg.MaxExecutionTime; t > 0 {
+		limit = t.String() + " (maxexecutiontime)"
+	}
+	switch {
+	case count != "" && limit != "":
+		return "after " + count + " or " + limit + ", whichever comes first"
+	case count != "":
+		return "after " + count
+	}
+	return "after " + limit
+}
+
+// ending says which bound ended the phase, with the figures.
+func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
+	e := &result.Ending{By: out.EndedBy.String()}
+	switch out.EndedBy {
+	case runner.EndedByInterrupt:
+		e.Text = fmt.Sprintf("interrupted after %d operations", out.Ops)
+	case runner.EndedByTime:
+		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations", j.cfg.MaxExecutionTime, out.Ops)
+		if ph == runner.Load {
+			e.Text += fmt.Sprintf(", before the %d records of insertcount were all inserted", j.cfg.Workload.InsertCount)
+		} else if n := j.cfg.Workload.OperationCount; n > 0 {
+			e.Text += fmt.Sprintf(", before the %d of operationcount", n)
+		}
+	default:
+		if ph == runner.Load {
+			e.Text = fmt.Sprintf("all %d records of insertcount done", j.cfg.Workload.InsertCount)
+		} else {
+			e.Text = fmt.Sprintf("all %d operations of operationcount done", j.cfg.Workload.OperationCount)
+		}
+		if t := j.cfg.MaxExecutionTime; t > 0 {
+			e.Text += fmt.Sprintf(" before maxexecutiontime=%s", t)
+		}
+	}
+	return e
+}
+
+// interruptNote says what stopped the phase and how long operations in
+// flight were given.
+func (j *job) interruptNote() string {
+	by := "stopped early"
+	if sig := j.stops.Signal(); sig != nil {
+		by = "stopped by " + experiment.SignalName(sig)
+	}
+	return fmt.Sprintf("%s: no operation started after it; those in flight had up to %s (--drain-timeout) to finish, and any still running then was cancelled and counted as failed", by, j.c.DrainTimeout)
+}

@@ -112,6 +112,9 @@ func clientOptions(target driver.Target, sessions int) (*redis.Options, string, 
 		// RESP2: dbprobe uses nothing of RESP3, and go-redis looks for push
 		// notifications before every RESP3 reply.
 		opts.Protocol = 2
+	} else if opts.Protocol != 2 && opts.Protocol != 3 {
+		// go-redis takes any number and speaks RESP2 for it.
+		return nil, "", badinput.New("--db %s: protocol=%d: Redis speaks RESP2 and RESP3; give protocol=2 or protocol=3", target.Redacted(), opts.Protocol)
 	}
 	// Context deadlines bound each call, so that a run's timeouts apply.
 	opts.ContextTimeoutEnabled = true

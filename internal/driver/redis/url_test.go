@@ -108,6 +108,7 @@ func TestClientOptionsRefusesBadURLs(t *testing.T) {
 		{"redis://:" + secret + "@127.0.0.1/0?dial_timeout=soon", "is not a valid Redis URL: invalid dial_timeout duration"},
 		{"redis://:" + secret + "@127.0.0.1/-1", "names database -1; Redis databases are numbered from 0"},
 		{"redis:127.0.0.1", "has no host"},
+		{"redis://:" + secret + "@127.0.0.1/0?protocol=9", "protocol=9: Redis speaks RESP2 and RESP3; give protocol=2 or protocol=3"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			target, err := driver.ParseTarget(tc.url, "")

@@ -149,10 +149,45 @@ func TestRecoverNothingToDo(t *testing.T) {
 	}
 }
 
+// TestRecoverV1 recovers a run killed while writing its summary, in a
+// result written by dbprobe before schema version 2 (the fixture of
+// internal/result): the summary is the run's own, and the file stays a
+// version 1 file.
+func TestRecoverV1(t *testing.T) {
+	fixtures := filepath.Join("..", "result", "testdata")
+	whole := readResult(t, filepath.Join(fixtures, "v1_run.jsonl")).Phases[0].Summary
+	killed, err := os.ReadFile(filepath.Join(fixtures, "v1_killed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.jsonl")
+	if err := os.WriteFile(path, killed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := run(t, "recover", path)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "[OVERALL], Throughput(ops/sec), ") || !strings.Contains(stdout, "[READ], Operations, ") ||
+		!strings.Contains(stderr, "recovered the summary of phase run from 6 intervals") || !strings.Contains(stderr, "last line of "+path+" was cut") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	data, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(data, []byte(`{"type":"header","schema_version":1,`)) {
+		t.Errorf("the recovered file is no longer version 1: %.60s", data)
+	}
+	got := readResult(t, path).Phases[0].Summary
+	if got == nil || !got.Recovered || got.Ops != whole.Ops || !reflect.DeepEqual(got.Series, whole.Series) {
+		t.Errorf("recovered summary %+v\nwant the run's %+v", got, whole)
+	}
+}
+
 func TestRecoverBadInput(t *testing.T) {
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.jsonl")
 	os.WriteFile(corrupt, []byte(`{"type":"header","schema_version":1,"phase":"run","started_at":"2024-01-01T12:00:00Z"}`+"\nnot json\n"), 0o644)
+	future := filepath.Join(dir, "future.jsonl")
+	os.WriteFile(future, []byte(`{"type":"header","schema_version":3,"experiment":"ycsb","phase":"run","started_at":"2030-01-01T12:00:00Z"}`+"\n"), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -160,6 +195,7 @@ func TestRecoverBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"recover", filepath.Join(dir, "nope.jsonl")}, "cannot read"},
 		{"damaged line", []string{"recover", corrupt}, "line 2: not a JSON record"},
+		{"future version", []string{"recover", future}, "line 1: schema version 3: this dbprobe reads versions 1 and 2; use a newer dbprobe"},
 		{"no file named", []string{"recover"}, "recover takes one result file, the --out of the killed run, and got 0 arguments"},
 	}
 	for _, tt := range tests {

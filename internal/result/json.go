@@ -43,11 +43,17 @@ func NewWriter(w io.Writer) *Writer {
 }
 
 // Header appends a header record, which starts a phase, and syncs the
-// file so the record of what ran survives a crash during the run.
+// file so the record of what ran survives a crash during the run. It
+// refuses a header that names no experiment: the reader could not tell
+// what its summary means.
 func (w *Writer) Header(h Header) error {
+	if h.Experiment == "" {
+		return errors.New("result: header without an experiment kind")
+	}
 	return w.write(headerRecord{
 		Type:          typeHeader,
 		SchemaVersion: SchemaVersion,
+		Experiment:    h.Experiment,
 		Phase:         h.Phase,
 		StartedAt:     h.StartedAt,
 		Command:       h.Command,
@@ -176,6 +182,7 @@ const (
 type headerRecord struct {
 	Type          string      `json:"type"`
 	SchemaVersion int         `json:"schema_version"`
+	Experiment    string      `json:"experiment"`
 	Phase         string      `json:"phase"`
 	StartedAt     time.Time   `json:"started_at"`
 	Command       string      `json:"command,omitempty"`

@@ -157,7 +157,7 @@ func TestRecordLayout(t *testing.T) {
 		t.Fatalf("got %d lines, want 10", len(lines))
 	}
 	for i, prefix := range []string{
-		`{"type":"header","schema_version":1,"phase":"load","started_at":"2024-01-01T12:00:00.123456789Z",`,
+		`{"type":"header","schema_version":2,"experiment":"ycsb","phase":"load","started_at":"2024-01-01T12:00:00.123456789Z",`,
 		`{"type":"interval","phase":"load","start":"2024-01-01T12:00:00.123456789Z","end":"2024-01-01T12:00:01.123458023Z","elapsed_ms":1000.001234,"ops":100,`,
 	} {
 		if !strings.HasPrefix(lines[i], prefix) {
@@ -188,7 +188,7 @@ func TestSummaryRecordGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "json_summary_retries.golden", buf.Bytes())
-	f, err := Read(strings.NewReader(`{"type":"header","schema_version":1,"phase":"run"}` + "\n" + buf.String()))
+	f, err := Read(strings.NewReader(`{"type":"header","schema_version":2,"experiment":"ycsb","phase":"run"}` + "\n" + buf.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestUndefinedThroughput(t *testing.T) {
 	// be written (encoding/json refuses NaN) and read back as NaN.
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.Header(Header{Phase: "run"}); err != nil {
+	if err := w.Header(Header{Experiment: ExperimentYCSB, Phase: "run"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1)} {
@@ -320,7 +320,7 @@ func TestWriterClose(t *testing.T) {
 
 func TestWriterFailingWriter(t *testing.T) {
 	w := NewWriter(failWriter{})
-	if err := w.Header(Header{}); !errors.Is(err, os.ErrClosed) {
+	if err := w.Header(Header{Experiment: ExperimentYCSB}); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("got %v, want the writer's error", err)
 	}
 }
@@ -347,5 +347,27 @@ func TestDiagnosisInTextAndJSON(t *testing.T) {
 	}
 	if got := readBack(t, s).Diagnosis; !reflect.DeepEqual(got, s.Diagnosis) {
 		t.Errorf("diagnosis read back %+v, want %+v", got, s.Diagnosis)
+	}
+}
+
+// The header record as it is on disk: schema version 2 names the
+// experiment. Tools other than dbprobe read these keys.
+func TestHeaderRecordGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := NewWriter(&buf).Header(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "json_header_v2.golden", buf.Bytes())
+}
+
+func TestHeaderWithoutExperimentIsRefused(t *testing.T) {
+	var buf bytes.Buffer
+	h := sampleHeader("run")
+	h.Experiment = ""
+	if err := NewWriter(&buf).Header(h); err == nil || !strings.Contains(err.Error(), "without an experiment") {
+		t.Errorf("err %v, want the header refused", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %q", buf.String())
 	}
 }

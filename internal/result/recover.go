@@ -98,13 +98,17 @@ func isHeaderLine(line []byte) bool {
 	return err == nil && t == typeHeader
 }
 
-// RecoverSummary rebuilds a phase's summary from its interval records, as
-// the run would have written it had it ended after its last complete
-// interval: warm-up intervals left out, operations, Return= statuses,
-// retries (in total and per code) and overflows added up, and each series' histograms merged, so
-// the percentiles are exactly those the run would have printed. The
-// summary is marked Recovered and Interrupted, with a note saying how much
-// was lost.
+// RecoverSummary rebuilds the summary of a phase that has none, a YCSB
+// phase's from its interval records. It refuses a phase of any other
+// experiment kind, whose records it cannot add up.
+//
+// A YCSB phase's summary is the one the run would have written had it
+// ended after its last complete interval: warm-up intervals left out;
+// operations, Return= statuses, retries (in total and per code) and
+// overflows added up; and each series' histograms merged, so the
+// percentiles are exactly those the run would have printed. The summary
+// is marked Recovered and Interrupted, with a note saying how much was
+// lost.
 //
 // Failures by code (Summary.Errors) are taken from the Return= statuses,
 // where the runner counts each failure once under its code ("NOT_FOUND",
@@ -113,6 +117,16 @@ func isHeaderLine(line []byte) bool {
 // it is made from. The diagnosis is the monitor's to make from the
 // phase's monitor samples (see Repair's finish and MeasuredWindow).
 func RecoverSummary(p Phase) (Summary, error) {
+	switch p.Header.Experiment {
+	case ExperimentYCSB:
+		return recoverYCSB(p)
+	}
+	return Summary{}, fmt.Errorf("dbprobe recover rebuilds the summaries of %s runs, not of a %q experiment; use a newer dbprobe",
+		ExperimentYCSB, p.Header.Experiment)
+}
+
+// recoverYCSB rebuilds a YCSB phase's summary from its intervals.
+func recoverYCSB(p Phase) (Summary, error) {
 	s := Summary{
 		Phase:       p.Header.Phase,
 		Interrupted: true,

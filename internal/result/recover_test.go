@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -263,4 +265,47 @@ func TestRepair(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// TestRepairV1Fixture recovers a run killed while it wrote its summary,
+// in a file of schema version 1: the summary rebuilt is the one the run
+// wrote, and the repaired file stays a version 1 file (the summary record
+// is the same in both versions).
+func TestRepairV1Fixture(t *testing.T) {
+	killed, err := os.ReadFile(filepath.Join("testdata", "v1_killed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readFixture(t, "v1_run.jsonl").Phases[0].Summary
+	repaired, recovered, cut, err := Repair(killed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cut || len(recovered) != 1 || recovered[0].Header.Experiment != ExperimentYCSB || recovered[0].Intervals != 6 {
+		t.Fatalf("cut %v, recovered %+v", cut, recovered)
+	}
+	if !bytes.HasPrefix(repaired, []byte(`{"type":"header","schema_version":1,"phase":"run",`)) {
+		t.Errorf("the repaired file no longer starts with its version 1 header: %.80s", repaired)
+	}
+	f, err := Read(bytes.NewReader(repaired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Phases[0].Summary
+	if got == nil || !got.Recovered || got.Ops != want.Ops || got.Warmup != want.Warmup || !reflect.DeepEqual(got.Series, want.Series) {
+		t.Fatalf("recovered summary %+v\nwant the run's %+v", got, want)
+	}
+}
+
+func TestRecoverRefusesAnUnknownExperiment(t *testing.T) {
+	data := []byte(`{"type":"header","schema_version":2,"experiment":"storage","phase":"scan"}` + "\n" + `{"type":"chunk","gb":1.5}` + "\n")
+	_, _, _, err := Repair(data, nil)
+	if err == nil || !strings.Contains(err.Error(), `result: phase 1 (scan): dbprobe recover rebuilds the summaries of ycsb runs, not of a "storage" experiment`) {
+		t.Fatalf("err %v", err)
+	}
+	// A complete phase of an unknown kind needs nothing and is left alone.
+	whole := append(bytes.Clone(data), `{"type":"summary","phase":"scan","gb_per_min":3,"series":{"scan":1}}`+"\n"...)
+	if got, recovered, _, err := Repair(whole, nil); err != nil || len(recovered) != 0 || !bytes.Equal(got, whole) {
+		t.Errorf("complete phase: %d recovered, err %v", len(recovered), err)
+	}
 }

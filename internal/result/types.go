@@ -7,9 +7,24 @@ import (
 )
 
 // SchemaVersion is the version of the JSON result written by this package.
-// Read rejects any other version: a reader that guessed at a newer layout
-// would report wrong numbers without noticing.
-const SchemaVersion = 1
+// Read accepts it and the versions before it that it still understands
+// (readVersions) and rejects any other: a reader that guessed at a newer
+// layout would report wrong numbers without noticing.
+const SchemaVersion = 2
+
+// readVersions are the schema versions Read accepts, oldest first.
+var readVersions = []int{1, SchemaVersion}
+
+// The experiment kinds, the "experiment" of a header record. Each kind
+// decides which records follow its header and what its summary holds.
+// The set is open: a newer dbprobe adds kinds within the same schema
+// version, and Read accepts a kind it does not know (its records of
+// unknown types are skipped); Repair refuses to rebuild one.
+const (
+	// ExperimentYCSB is a key-value workload phase (load or run): interval
+	// and monitor records, and a summary of operations and latencies.
+	ExperimentYCSB = "ycsb"
+)
 
 // Setting is one effective setting and where its value came from, so a
 // result says what actually took effect, not what the user thinks they set.
@@ -47,6 +62,10 @@ type Environment struct {
 // Header describes one phase before it runs: what ran, against what, with
 // which settings.
 type Header struct {
+	// Experiment is the kind of experiment, ExperimentYCSB or another; the
+	// caller sets it, and Writer refuses a header without one. A header of
+	// schema version 1, which had no kinds, reads as ExperimentYCSB.
+	Experiment string
 	// Phase is "load" or "run" (or the experiment's own phase name).
 	Phase string
 	// Command is the command line, secrets already redacted by the caller.

@@ -371,3 +371,59 @@ func TestHeaderWithoutExperimentIsRefused(t *testing.T) {
 		t.Errorf("wrote %q", buf.String())
 	}
 }
+
+// sampleCheck is a durability check as the writer gets it: a header,
+// three cycles (one lost a tail, one found rows of the first gone) and
+// the summary.
+func sampleCheck() Phase {
+	h := Header{
+		Experiment: ExperimentDurability, Phase: "check", StartedAt: t0,
+		Command:     "dbprobe durability --database postgres --durability delayed --cycles 3",
+		Settings:    []Setting{{Key: "database", Value: "postgres", Source: "--database"}, {Key: "durability", Value: "delayed", Source: "--durability"}},
+		Environment: Environment{Dbprobe: "0.1.0", Go: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 8, GOMAXPROCS: 8},
+		Database:    Database{Driver: "postgres", ServerVersion: "16.4", Placement: "server", Settings: []Setting{{Key: "synchronous_commit", Value: "off"}}},
+	}
+	start := t0.Add(2 * time.Second)
+	cycle := func(n, acked, lost int, pattern string, earlier int) Cycle {
+		c := Cycle{Phase: "check", Number: n, Start: start.Add(time.Duration(n-1) * 3 * time.Second),
+			CrashAfter: 1500*time.Millisecond + 250*time.Microsecond, Acknowledged: acked, Lost: lost, Pattern: pattern,
+			UnacknowledgedPresent: 2, EarlierLost: earlier, Recovery: 940123456 * time.Nanosecond}
+		c.End = c.Start.Add(2*time.Second + 500*time.Millisecond)
+		if lost > 0 {
+			c.LostWindow, c.FirstLostPosition = 40*time.Millisecond+17*time.Microsecond, acked-lost+1
+		}
+		return c
+	}
+	p := Phase{Header: h, Cycles: []Cycle{
+		cycle(1, 37741, 6, PatternTail, 0),
+		cycle(2, 14601, 0, PatternNone, 0),
+		cycle(3, 20000, 27, PatternScattered, 1),
+	}}
+	p.Summary = &Summary{Phase: "check", RunTime: 10 * time.Second, Notes: []string{"a note"}, Durability: &DurabilitySummary{
+		Cycles: 3, Acknowledged: 72342, Lost: 34, TailCycles: 1, ScatteredCycles: 1,
+		Verdict: "failed: acknowledged writes were lost out of order in 1 cycles", Caveat: "a process kill cannot reveal power loss",
+	}}
+	return p
+}
+
+func TestDurabilityRoundTrip(t *testing.T) {
+	want := sampleCheck()
+	data := resultFile(t, []Phase{want})
+	f, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Phases) != 1 || !reflect.DeepEqual(f.Phases[0], want) {
+		gj, _ := json.MarshalIndent(f.Phases, "", " ")
+		wj, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("read back differs\n--- got\n%s\n--- want\n%s", gj, wj)
+	}
+	// A durability summary carries none of a YCSB summary's fields, which
+	// would say it measured zero operations.
+	last := data[bytes.LastIndexByte(data[:len(data)-1], '\n')+1:]
+	for _, key := range []string{`"ops"`, `"series"`, `"throughput_ops_per_sec"`, `"warmup_ms"`} {
+		if bytes.Contains(last, []byte(key)) {
+			t.Errorf("durability summary has %s: %s", key, last)
+		}
+	}
+}

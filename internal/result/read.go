@@ -28,6 +28,8 @@ type Phase struct {
 	Intervals []Interval
 	// Monitor holds the monitor's samples, one per interval.
 	Monitor []MonitorSample
+	// Cycles holds a durability check's crash cycles.
+	Cycles  []Cycle
 	Summary *Summary
 }
 
@@ -165,6 +167,32 @@ func (f *File) add(line []byte) error {
 			return fmt.Errorf("bad monitor record: %w", err)
 		}
 		cur.Monitor = append(cur.Monitor, MonitorSample{Phase: rec.Phase, Start: rec.Start, End: rec.End, Metrics: rec.Metrics})
+	case typeCycle:
+		if cur == nil {
+			return errors.New("record out of place: cycle before any header")
+		}
+		if cur.Summary != nil {
+			return fmt.Errorf("record out of place: cycle after the summary of phase %q", cur.Header.Phase)
+		}
+		var rec cycleRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad cycle record: %w", err)
+		}
+		cur.Cycles = append(cur.Cycles, Cycle{
+			Phase:                 rec.Phase,
+			Number:                rec.Cycle,
+			Start:                 rec.Start,
+			End:                   rec.End,
+			CrashAfter:            time.Duration(rec.CrashAfterMS),
+			Acknowledged:          rec.Acknowledged,
+			Lost:                  rec.Lost,
+			Pattern:               rec.Pattern,
+			LostWindow:            time.Duration(rec.LostWindowMS),
+			FirstLostPosition:     rec.FirstLostPosition,
+			UnacknowledgedPresent: rec.UnacknowledgedPresent,
+			EarlierLost:           rec.EarlierLost,
+			Recovery:              time.Duration(rec.RecoveryMS),
+		})
 	case typeSummary:
 		if cur == nil {
 			return errors.New("record out of place: summary before any header")
@@ -174,6 +202,29 @@ func (f *File) add(line []byte) error {
 		}
 		switch cur.Header.Experiment {
 		case ExperimentYCSB:
+		case ExperimentDurability:
+			var rec durabilitySummaryRecord
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return fmt.Errorf("bad summary record: %w", err)
+			}
+			cur.Summary = &Summary{
+				Phase:       rec.Phase,
+				RunTime:     time.Duration(rec.RunTimeMS),
+				Interrupted: rec.Interrupted,
+				Recovered:   rec.Recovered,
+				Notes:       rec.Notes,
+				Durability: &DurabilitySummary{
+					Cycles:          rec.Cycles,
+					Acknowledged:    rec.Acknowledged,
+					Lost:            rec.Lost,
+					TailCycles:      rec.TailCycles,
+					ScatteredCycles: rec.ScatteredCycles,
+					Passed:          rec.Passed,
+					Verdict:         rec.Verdict,
+					Caveat:          rec.Caveat,
+				},
+			}
+			return nil
 		default:
 			// A kind from a newer dbprobe: its summary's fields are its
 			// own, and only that the phase ended is known here.

@@ -83,6 +83,7 @@ func countRecords(f *File) int {
 	for _, p := range f.Phases {
 		n++ // header
 		n += len(p.Intervals)
+		n += len(p.Cycles)
 		if p.Summary != nil {
 			n++
 		}
@@ -124,6 +125,9 @@ func TestReadErrors(t *testing.T) {
 		{"no experiment", strings.Replace(hdr, `"experiment":"ycsb",`, ``, 1), `line 1: header of schema version 2 without "experiment"`},
 		{"empty experiment", strings.Replace(hdr, `"experiment":"ycsb"`, `"experiment":""`, 1), `line 1: header of schema version 2 without "experiment"`},
 		{"newer schema in a later phase", hdr + sum + v3, "line 3: schema version 3"},
+		{"bad cycle", strings.Replace(hdr, "ycsb", "durability", 1) + `{"type":"cycle","phase":"check","cycle":"one"}` + "\n", "line 2: bad cycle record"},
+		{"cycle first", `{"type":"cycle","phase":"check","cycle":1}` + "\n", "line 1: record out of place: cycle before any header"},
+		{"cycle after summary", hdr + sum + `{"type":"cycle","phase":"check","cycle":1}` + "\n", `line 3: record out of place: cycle after the summary of phase "run"`},
 		{"not JSON", hdr + "garbage\n" + iv, "line 2: not a JSON record"},
 		{"cut line in the middle", hdr + iv[:40] + "\n" + iv, "line 2: not a JSON record"},
 		{"no type", hdr + `{"phase":"run"}` + "\n", `line 2: record without a "type"`},
@@ -172,6 +176,7 @@ func TestReadVersions(t *testing.T) {
 	}{
 		{"v1", `{"type":"header","schema_version":1,"phase":"run"}`, ExperimentYCSB},
 		{"v2 ycsb", `{"type":"header","schema_version":2,"experiment":"ycsb","phase":"run"}`, ExperimentYCSB},
+		{"v2 durability", `{"type":"header","schema_version":2,"experiment":"durability","phase":"check"}`, ExperimentDurability},
 		{"v2 a kind from a newer dbprobe", `{"type":"header","schema_version":2,"experiment":"storage","phase":"scan"}` + "\n" + `{"type":"chunk","gb":1.5}`, "storage"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

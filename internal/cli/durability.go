@@ -1,9 +1,11 @@
 package cli
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/durability"
+	"dbprobe/internal/result"
 )
 
 // durabilityOptions are the flags of dbprobe durability.
@@ -87,7 +90,7 @@ loss was scattered; 2 for bad input.`,
 	f.IntVar(&o.writers, "writers", 8, "concurrent writers, each committing one row at a time on its own connection")
 	f.StringVar(&o.crashAfter, "crash-after", "1s..3s", "kill at a random moment this long after a cycle's first acknowledged commit: MIN..MAX, or one duration")
 	f.StringVar(&o.bindir, "bindir", "", "directory of the server binaries (postgres and initdb, or mariadbd); default: found as the Debian packages install them")
-	f.StringVar(&o.out, "out", "", "also write the report as JSON to this file")
+	f.StringVar(&o.out, "out", "", "also write the JSON result to this file as the check goes: a header, one cycle record per cycle, the totals (dbprobe's result format, experiment durability)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the kill moments (default: from the clock; printed)")
 	// --db exists only to refuse it in words rather than as an unknown flag.
 	f.StringVar(&o.db, "db", "", "not accepted: the check runs only on a database it starts itself")
@@ -162,23 +165,32 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 	if !cmd.Flags().Changed("seed") {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
-	var out *os.File
+	out := durability.Output{Header: durabilityHeader(cmd, o, cfg)}
 	if o.out != "" {
 		// Created before the check, so that a wrong path fails first.
-		out, err = os.Create(o.out)
+		out.W, err = result.Create(o.out)
 		if err != nil {
-			return badinput.New("cannot create --out %s: %v", o.out, shortError(err))
+			return badinput.New("cannot create --out %s: %v", o.out, shortError(errors.Unwrap(err)))
 		}
-		defer out.Close()
+		defer out.W.Close()
 	}
 	// The first Ctrl-C ends the cycle at hand (the database is killed as
 	// planned, only sooner) and the report covers the cycles checked.
 	in := watchInterrupts(cmd.Context())
 	defer in.stop()
-	rep, err := durability.Run(in.ctx, cfg, cmd.OutOrStdout())
-	if err != nil && out != nil {
-		out.Close()
-		os.Remove(o.out) // empty: nothing was checked
+	rep, err := durability.Run(in.ctx, cfg, cmd.OutOrStdout(), out)
+	if out.W != nil {
+		if cerr := out.W.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("write --out %s: %w", o.out, cerr)
+		}
+		if err != nil {
+			// An empty file says nothing; one with a header keeps the
+			// cycles checked before the failure, which dbprobe recover
+			// totals.
+			if fi, serr := os.Stat(o.out); serr == nil && fi.Size() == 0 {
+				os.Remove(o.out)
+			}
+		}
 	}
 	if err != nil {
 		if sig := in.signal(); sig != nil {
@@ -186,23 +198,46 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 		}
 		return err
 	}
-	if out != nil {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return fmt.Errorf("write --out %s: %w", o.out, err)
-		}
-		if err := out.Close(); err != nil {
-			return fmt.Errorf("write --out %s: %w", o.out, err)
-		}
-	}
-	switch {
-	case rep.Interrupted:
+	if rep.Interrupted {
 		return &Interrupted{Signal: in.signal(), Out: o.out}
-	case rep.ScatteredCycles > 0:
-		return fmt.Errorf("durability check failed: acknowledged writes were lost out of order in %d cycles (a writer lost a commit and kept a later one)", rep.ScatteredCycles)
-	case rep.Lost > 0 && cfg.Durability != driver.DurabilityDelayed:
-		return fmt.Errorf("durability check failed: %d of %d acknowledged writes lost under %s durability", rep.Lost, rep.Acknowledged, cfg.Durability)
+	}
+	if passed, verdict := rep.Verdict(); !passed {
+		return errors.New("durability check " + verdict)
 	}
 	return nil
+}
+
+// durabilityHeader is the command's part of the JSON result's header: the
+// command line, each setting and where it came from, the environment.
+func durabilityHeader(cmd *cobra.Command, o *durabilityOptions, cfg durability.Config) result.Header {
+	source := func(flag string) string {
+		if cmd.Flags().Changed(flag) {
+			return "--" + flag
+		}
+		return "default"
+	}
+	seedSource := source("seed")
+	if seedSource == "default" {
+		seedSource = "default (clock)"
+	}
+	h := result.Header{
+		Command: redactCommand(append([]string{"dbprobe", "durability"}, os.Args[min(2, len(os.Args)):]...), cmd.Flags()),
+		Settings: []result.Setting{
+			{Key: "database", Value: cfg.Database.String(), Source: source("database")},
+			{Key: "durability", Value: cfg.Durability.String(), Source: source("durability")},
+			{Key: "cycles", Value: strconv.Itoa(cfg.Cycles), Source: source("cycles")},
+			{Key: "writers", Value: strconv.Itoa(cfg.Writers), Source: source("writers")},
+			{Key: "crash-after", Value: cfg.CrashAfter(), Source: source("crash-after")},
+			{Key: "seed", Value: strconv.FormatUint(cfg.Seed, 10), Source: seedSource},
+		},
+		Environment: result.Environment{
+			Dbprobe: Version, Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+			CPUs: runtime.NumCPU(), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		},
+	}
+	if o.bindir != "" {
+		h.Settings = append(h.Settings, result.Setting{Key: "bindir", Value: o.bindir, Source: "--bindir"})
+	}
+	h.Environment.Hostname, _ = os.Hostname()
+	return h
 }

@@ -72,6 +72,12 @@ process kill and not a power loss, so 0 lost there proves nothing about
 power loss; nor does any kill prove that the disk honours fsync. The report
 says so for the database and setting that ran.
 
+--out writes dbprobe's JSON result as the check goes (experiment
+durability): a header with the settings and the database, a cycle record
+as each cycle is checked, then the totals and the verdict. A check
+killed on the way keeps the cycles it checked; dbprobe recover totals
+them.
+
 Exit code 1 when writes were lost under full (or server) durability, or a
 loss was scattered; 2 for bad input.`,
 		Example: `  dbprobe durability --database postgres

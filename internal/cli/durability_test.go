@@ -151,7 +151,7 @@ func TestDurabilityHelpTeaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"starts its own", "SIGKILL", "acknowledged", "innodb_flush_log_at_trx_commit=2",
-		"synchronous=OFF", "power loss", "cannot", "--crash-after", "--cycles"} {
+		"synchronous=OFF", "power loss", "cannot", "--crash-after", "--cycles", "cycle record", "dbprobe recover"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}

@@ -207,3 +207,46 @@ func TestRecoverBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoverDurability recovers a durability check killed before its
+// summary: the totals and verdict are the ones the check wrote, and the
+// report is printed as the check printed it.
+func TestRecoverDurability(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "durability.jsonl")
+	stdout, stderr, err := run(t, "durability", "--database", "sqlite", "--cycles", "2", "--writers", "2",
+		"--crash-after", "200ms..300ms", "--seed", "4", "--out", out)
+	if err != nil {
+		t.Fatalf("durability: %v\n%s", err, stderr)
+	}
+	want := withoutSummary(t, out)
+	// A kill while the check wrote its summary also leaves a cut line.
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"summary","phase":"check","runtime_ms":`)
+	f.Close()
+
+	restdout, restderr, err := run(t, "recover", out)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, restderr)
+	}
+	if !strings.Contains(restderr, "recovered the summary of phase check from 2 cycles") {
+		t.Errorf("stderr:\n%s", restderr)
+	}
+	// The check's own lines, the cycles and the total among them, then
+	// what says it was recovered.
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for _, l := range lines {
+		if !strings.Contains(restdout, l+"\n") {
+			t.Errorf("recover did not print %q:\n%s", l, restdout)
+		}
+	}
+	if !strings.Contains(restdout, "interrupted after 2 of 2 cycles\n") || !strings.Contains(restdout, "note: recovered by dbprobe recover") {
+		t.Errorf("recover printed:\n%s", restdout)
+	}
+	got := readResult(t, out).Phases[0].Summary
+	if got == nil || got.Durability == nil || !got.Recovered || !got.Interrupted || *got.Durability != *want.Durability {
+		t.Fatalf("recovered summary %+v, want the check's %+v", got, want)
+	}
+}

@@ -82,7 +82,7 @@ Exit code 1 when writes were lost under full (or server) durability, or a
 loss was scattered; 2 for bad input.`,
 		Example: `  dbprobe durability --database postgres
   dbprobe durability --database postgres --durability delayed --writers 16 --cycles 10
-  dbprobe durability --database mariadb --crash-after 500ms..2s --out durability.json
+  dbprobe durability --database mariadb --crash-after 500ms..2s --out durability.jsonl
   dbprobe durability --database sqlite --durability delayed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

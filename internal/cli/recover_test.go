@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
@@ -248,5 +249,25 @@ func TestRecoverDurability(t *testing.T) {
 	got := readResult(t, out).Phases[0].Summary
 	if got == nil || got.Durability == nil || !got.Recovered || !got.Interrupted || *got.Durability != *want.Durability {
 		t.Fatalf("recovered summary %+v, want the check's %+v", got, want)
+	}
+}
+
+// A durability result whose header does not name its database and
+// durability (another tool wrote it) is totalled, not judged.
+func TestRecoverDurabilityWithoutSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "check.jsonl")
+	os.WriteFile(path, []byte(`{"type":"header","schema_version":2,"experiment":"durability","phase":"check","started_at":"2024-01-01T12:00:00Z"}
+{"type":"cycle","phase":"check","cycle":1,"start":"2024-01-01T12:00:01Z","end":"2024-01-01T12:00:03Z","acknowledged":500,"lost":2,"pattern":"tail","unacknowledged_present":0,"recovery_ms":900}
+`), 0o644)
+	stdout, stderr, err := run(t, "recover", path)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if stdout != "dbprobe durability (recovered): 500 acknowledged writes over 1 cycles, 2 lost; not judged: the header's database setting: unknown database \"\" for the durability check; known: postgres, mariadb (MySQL), sqlite\n" {
+		t.Errorf("stdout %q", stdout)
+	}
+	s := readResult(t, path).Phases[0].Summary
+	if s == nil || s.Durability == nil || s.Durability.Passed || s.Durability.Lost != 2 || s.RunTime != 3*time.Second {
+		t.Errorf("summary %+v", s)
 	}
 }

@@ -1,18 +1,21 @@
 package cli
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/config"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/durability"
 	"dbprobe/internal/experiment"
+	"dbprobe/internal/result"
 )
 
 // durabilityOptions are the flags of dbprobe durability.
@@ -70,11 +73,17 @@ process kill and not a power loss, so 0 lost there proves nothing about
 power loss; nor does any kill prove that the disk honours fsync. The report
 says so for the database and setting that ran.
 
+--out writes dbprobe's JSON result as the check goes (experiment
+durability): a header with the settings and the database, a cycle record
+as each cycle is checked, then the totals and the verdict. A check
+killed on the way keeps the cycles it checked; dbprobe recover totals
+them.
+
 Exit code 1 when writes were lost under full (or server) durability, or a
 loss was scattered; 2 for bad input.`,
 		Example: `  dbprobe durability --database postgres
   dbprobe durability --database postgres --durability delayed --writers 16 --cycles 10
-  dbprobe durability --database mariadb --crash-after 500ms..2s --out durability.json
+  dbprobe durability --database mariadb --crash-after 500ms..2s --out durability.jsonl
   dbprobe durability --database sqlite --durability delayed`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -88,7 +97,7 @@ loss was scattered; 2 for bad input.`,
 	f.IntVar(&o.writers, "writers", 8, "concurrent writers, each committing one row at a time on its own connection")
 	f.StringVar(&o.crashAfter, "crash-after", "1s..3s", "kill at a random moment this long after a cycle's first acknowledged commit: MIN..MAX, or one duration")
 	f.StringVar(&o.bindir, "bindir", "", "directory of the server binaries (postgres and initdb, or mariadbd); default: found as the Debian packages install them")
-	f.StringVar(&o.out, "out", "", "also write the report as JSON to this file")
+	f.StringVar(&o.out, "out", "", "also write the JSON result to this file as the check goes: a header, one cycle record per cycle, the totals (dbprobe's result format, experiment durability)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the kill moments (default: from the clock; printed)")
 	// --db exists only to refuse it in words rather than as an unknown flag.
 	f.StringVar(&o.db, "db", "", "not accepted: the check runs only on a database it starts itself")
@@ -163,23 +172,32 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 	if !cmd.Flags().Changed("seed") {
 		cfg.Seed = uint64(time.Now().UnixNano())
 	}
-	var out *os.File
+	out := durability.Output{Header: durabilityHeader(cmd, cfg)}
 	if o.out != "" {
 		// Created before the check, so that a wrong path fails first.
-		out, err = os.Create(o.out)
+		out.W, err = result.Create(o.out)
 		if err != nil {
-			return badinput.New("cannot create --out %s: %v", o.out, experiment.ShortError(err))
+			return badinput.New("cannot create --out %s: %v", o.out, experiment.ShortError(errors.Unwrap(err)))
 		}
-		defer out.Close()
+		defer out.W.Close()
 	}
 	// The first Ctrl-C ends the cycle at hand (the database is killed as
 	// planned, only sooner) and the report covers the cycles checked.
 	in := experiment.WatchInterrupts(cmd.Context())
 	defer in.Stop()
-	rep, err := durability.Run(in.Context(), cfg, cmd.OutOrStdout())
-	if err != nil && out != nil {
-		out.Close()
-		os.Remove(o.out) // empty: nothing was checked
+	rep, err := durability.Run(in.Context(), cfg, cmd.OutOrStdout(), out)
+	if out.W != nil {
+		if cerr := out.W.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("write --out %s: %w", o.out, cerr)
+		}
+		if err != nil {
+			// An empty file says nothing; one with a header keeps the
+			// cycles checked before the failure, which dbprobe recover
+			// totals.
+			if fi, serr := os.Stat(o.out); serr == nil && fi.Size() == 0 {
+				os.Remove(o.out)
+			}
+		}
 	}
 	if err != nil {
 		if sig := in.Signal(); sig != nil {
@@ -187,23 +205,34 @@ func runDurability(cmd *cobra.Command, o *durabilityOptions) error {
 		}
 		return err
 	}
-	if out != nil {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
-			return fmt.Errorf("write --out %s: %w", o.out, err)
-		}
-		if err := out.Close(); err != nil {
-			return fmt.Errorf("write --out %s: %w", o.out, err)
-		}
-	}
-	switch {
-	case rep.Interrupted:
+	if rep.Interrupted {
 		return &experiment.Interrupted{Signal: in.Signal(), Out: o.out}
-	case rep.ScatteredCycles > 0:
-		return fmt.Errorf("durability check failed: acknowledged writes were lost out of order in %d cycles (a writer lost a commit and kept a later one)", rep.ScatteredCycles)
-	case rep.Lost > 0 && cfg.Durability != driver.DurabilityDelayed:
-		return fmt.Errorf("durability check failed: %d of %d acknowledged writes lost under %s durability", rep.Lost, rep.Acknowledged, cfg.Durability)
+	}
+	if passed, verdict := rep.Verdict(); !passed {
+		return errors.New("durability check " + verdict)
 	}
 	return nil
+}
+
+// durabilityHeader is the command's part of the JSON result's header: the
+// command line, every flag with its value in force and where it came
+// from (the seed as chosen, the crash window as read), the environment.
+func durabilityHeader(cmd *cobra.Command, cfg durability.Config) result.Header {
+	settings := flagSettings(cmd.Flags(), nil)
+	for i, s := range settings {
+		switch s.Key {
+		case "seed":
+			settings[i].Value = strconv.FormatUint(cfg.Seed, 10)
+			if s.Source == config.SourceDefault {
+				settings[i].Source = "default (clock)"
+			}
+		case "crash-after":
+			settings[i].Value = cfg.CrashAfter()
+		}
+	}
+	h := result.Header{Command: commandLine(cmd), Environment: experiment.Environment()}
+	for _, s := range settings {
+		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+	}
+	return h
 }

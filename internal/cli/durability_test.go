@@ -2,15 +2,18 @@ package cli_test
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
 	"dbprobe/internal/durability"
+	"dbprobe/internal/result"
 )
 
 // TestMain lets this test binary be the SQLite writer that dbprobe
@@ -39,16 +42,52 @@ func TestDurabilityOnSQLite(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
+	// --out is the common JSON result: what the text said, record for
+	// record.
+	f := readResult(t, out)
+	if len(f.Phases) != 1 || f.Truncated {
+		t.Fatalf("--out has %d phases, truncated %v", len(f.Phases), f.Truncated)
 	}
-	var rep durability.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatalf("--out is not JSON: %v", err)
+	p := f.Phases[0]
+	h := p.Header
+	if h.Experiment != result.ExperimentDurability || h.Phase != "check" || h.Database.Driver != "sqlite" || h.Environment.Dbprobe == "" || !strings.HasPrefix(h.Command, "dbprobe durability") {
+		t.Errorf("header %+v", h)
 	}
-	if rep.Database != "sqlite" || len(rep.Results) != 2 || rep.Acknowledged == 0 || rep.Lost != 0 || rep.Caveat == "" {
-		t.Errorf("--out report: %+v", rep)
+	settings := map[string]string{}
+	for _, s := range h.Settings {
+		settings[s.Key] = s.Value + " (" + s.Source + ")"
+	}
+	for key, want := range map[string]string{"database": "sqlite (--database)", "durability": "full (default)", "cycles": "2 (--cycles)",
+		"writers": "2 (--writers)", "crash-after": "200ms..300ms (--crash-after)", "seed": "3 (--seed)"} {
+		if settings[key] != want {
+			t.Errorf("setting %s = %q, want %q", key, settings[key], want)
+		}
+	}
+	cycleLine := regexp.MustCompile(`(?m)^cycle (\d+): killed after [0-9.]+ s; (\d+) acknowledged, (\d+) lost`)
+	lines := cycleLine.FindAllStringSubmatch(stdout, -1)
+	if len(p.Cycles) != 2 || len(lines) != 2 {
+		t.Fatalf("%d cycle records, %d cycle lines", len(p.Cycles), len(lines))
+	}
+	acked := 0
+	for i, c := range p.Cycles {
+		if got := fmt.Sprintf("%d %d %d", c.Number, c.Acknowledged, c.Lost); got != strings.Join(lines[i][1:], " ") {
+			t.Errorf("cycle record %s, the text says %s", got, strings.Join(lines[i][1:], " "))
+		}
+		if c.Pattern != result.PatternNone || c.CrashAfter < 200*time.Millisecond || c.CrashAfter > 300*time.Millisecond || c.Recovery <= 0 || !c.End.After(c.Start) {
+			t.Errorf("cycle record %+v", c)
+		}
+		acked += c.Acknowledged
+	}
+	s := p.Summary
+	if s == nil || s.Durability == nil {
+		t.Fatalf("no durability summary: %+v", s)
+	}
+	d := s.Durability
+	if d.Cycles != 2 || d.Acknowledged != acked || d.Lost != 0 || !d.Passed || !strings.HasPrefix(d.Verdict, "passed: none of") || d.Caveat == "" || s.Interrupted || s.RunTime <= 0 {
+		t.Errorf("summary %+v %+v", *s, *d)
+	}
+	if !strings.Contains(stdout, fmt.Sprintf("total: %d acknowledged writes over 2 crashes, 0 lost", acked)) {
+		t.Errorf("the text's total is not the summary's %d:\n%s", acked, stdout)
 	}
 }
 
@@ -112,7 +151,7 @@ func TestDurabilityHelpTeaches(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"starts its own", "SIGKILL", "acknowledged", "innodb_flush_log_at_trx_commit=2",
-		"synchronous=OFF", "power loss", "cannot", "--crash-after", "--cycles"} {
+		"synchronous=OFF", "power loss", "cannot", "--crash-after", "--cycles", "cycle record", "dbprobe recover"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("--help lacks %q", want)
 		}

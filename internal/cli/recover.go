@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"dbprobe/internal/badinput"
+	"dbprobe/internal/durability"
 	"dbprobe/internal/experiment"
 	"dbprobe/internal/result"
 )
@@ -19,7 +20,7 @@ func newRecoverCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "recover RESULT",
-		Short: "Rebuild the summary of a killed run from its JSON result (--out)",
+		Short: "Rebuild the summary of a killed run or durability check from its JSON result (--out)",
 		Long: `recover rebuilds the summary of every phase of a JSON result that has none:
 the run was killed (kill -9, a crash, the machine lost) before it could
 write it. The result is written as the run goes, one record per interval,
@@ -31,6 +32,16 @@ the merged histograms. The bottleneck verdict is made again from the
 monitor samples the result holds; outages are not rebuilt. What the run
 did after its last complete interval (at most one interval) is lost; the
 summary says so and is marked recovered (and interrupted).
+
+A killed dbprobe durability check is totalled from the cycles it wrote,
+each written once it was checked: acknowledged and lost writes, tail
+and scattered cycles, and the verdict and caveat made again from the
+database and durability its header names. The cycle in progress at the
+kill proved nothing and is lost. It is printed as the check prints its
+report, with a note that it was recovered.
+
+Results written by an older dbprobe (schema version 1) are recovered as
+well, and stay version 1.
 
 It prints each recovered phase as a run prints it: the header, then YCSB's
 text results. Then it adds the recovered summary records to RESULT, at the
@@ -45,7 +56,8 @@ than a cut last line is refused with the line number (exit 2). Run it only
 once the run's process is gone.`,
 		Example: `  dbprobe run --db sqlite:///tmp/bench.db --duration 1h --out result.jsonl   # killed
   dbprobe recover result.jsonl
-  dbprobe recover result.jsonl --out repaired.jsonl`,
+  dbprobe recover result.jsonl --out repaired.jsonl
+  dbprobe recover durability.jsonl   # a killed dbprobe durability --out durability.jsonl`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return badinput.New("recover takes one result file, the --out of the killed run, and got %d arguments; e.g. dbprobe recover result.jsonl", len(args))
@@ -67,7 +79,7 @@ func recoverResult(stdout, stderr io.Writer, path, out string) error {
 	if err != nil {
 		return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
 	}
-	repaired, recovered, cut, err := result.Repair(data, experiment.DiagnoseRecovered)
+	repaired, recovered, cut, err := result.Repair(data, finishRecovered)
 	if err != nil {
 		return badinput.New("%s cannot be recovered: %v", path, err)
 	}
@@ -80,10 +92,7 @@ func recoverResult(stdout, stderr io.Writer, path, out string) error {
 		return nil
 	}
 	for _, r := range recovered {
-		if err := result.WriteHeader(stdout, r.Header); err != nil {
-			return err
-		}
-		if err := result.WriteText(stdout, r.Summary); err != nil {
+		if err := writeRecovered(stdout, r); err != nil {
 			return err
 		}
 	}
@@ -95,12 +104,46 @@ func recoverResult(stdout, stderr io.Writer, path, out string) error {
 		return err
 	}
 	for _, r := range recovered {
-		fmt.Fprintf(stderr, "dbprobe: recovered the summary of phase %s from %d intervals into %s\n", r.Header.Phase, r.Intervals, dest)
+		from := fmt.Sprintf("%d intervals", r.Intervals)
+		if r.Header.Experiment == result.ExperimentDurability {
+			from = fmt.Sprintf("%d cycles", len(r.Cycles))
+		}
+		fmt.Fprintf(stderr, "dbprobe: recovered the summary of phase %s from %s into %s\n", r.Header.Phase, from, dest)
 	}
 	if cut {
 		fmt.Fprintf(stderr, "dbprobe: the last line of %s was cut by the kill and is left out of %s\n", path, dest)
 	}
 	return nil
+}
+
+// finishRecovered completes a rebuilt summary with what its experiment
+// judges: a YCSB phase's bottleneck, a durability check's verdict.
+func finishRecovered(p result.Phase, s *result.Summary) {
+	if p.Header.Experiment == result.ExperimentDurability {
+		durability.Finish(p, s)
+		return
+	}
+	experiment.DiagnoseRecovered(p, s)
+}
+
+// writeRecovered prints a recovered phase as its command prints it: a
+// YCSB phase's header and YCSB text, a durability check's report.
+func writeRecovered(w io.Writer, r result.Recovered) error {
+	if r.Header.Experiment != result.ExperimentDurability {
+		if err := result.WriteHeader(w, r.Header); err != nil {
+			return err
+		}
+		return result.WriteText(w, r.Summary)
+	}
+	rep, err := durability.FromResult(r.Header, r.Cycles, r.Summary)
+	if err != nil {
+		// The totals are in the file all the same; only the report's
+		// wording needs the settings.
+		_, err = fmt.Fprintf(w, "dbprobe durability (recovered): %d acknowledged writes over %d cycles, %d lost; %s\n",
+			r.Summary.Durability.Acknowledged, r.Summary.Durability.Cycles, r.Summary.Durability.Lost, r.Summary.Durability.Verdict)
+		return err
+	}
+	return durability.WriteText(w, rep, r.Summary.Notes)
 }
 
 // replaceFile writes data to a new file beside path, syncs it and renames

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/cli"
@@ -149,10 +150,45 @@ func TestRecoverNothingToDo(t *testing.T) {
 	}
 }
 
+// TestRecoverV1 recovers a run killed while writing its summary, in a
+// result written by dbprobe before schema version 2 (the fixture of
+// internal/result): the summary is the run's own, and the file stays a
+// version 1 file.
+func TestRecoverV1(t *testing.T) {
+	fixtures := filepath.Join("..", "result", "testdata")
+	whole := readResult(t, filepath.Join(fixtures, "v1_run.jsonl")).Phases[0].Summary
+	killed, err := os.ReadFile(filepath.Join(fixtures, "v1_killed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v1.jsonl")
+	if err := os.WriteFile(path, killed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, err := run(t, "recover", path)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stdout, "[OVERALL], Throughput(ops/sec), ") || !strings.Contains(stdout, "[READ], Operations, ") ||
+		!strings.Contains(stderr, "recovered the summary of phase run from 6 intervals") || !strings.Contains(stderr, "last line of "+path+" was cut") {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+	data, _ := os.ReadFile(path)
+	if !bytes.HasPrefix(data, []byte(`{"type":"header","schema_version":1,`)) {
+		t.Errorf("the recovered file is no longer version 1: %.60s", data)
+	}
+	got := readResult(t, path).Phases[0].Summary
+	if got == nil || !got.Recovered || got.Ops != whole.Ops || !reflect.DeepEqual(got.Series, whole.Series) {
+		t.Errorf("recovered summary %+v\nwant the run's %+v", got, whole)
+	}
+}
+
 func TestRecoverBadInput(t *testing.T) {
 	dir := t.TempDir()
 	corrupt := filepath.Join(dir, "corrupt.jsonl")
 	os.WriteFile(corrupt, []byte(`{"type":"header","schema_version":1,"phase":"run","started_at":"2024-01-01T12:00:00Z"}`+"\nnot json\n"), 0o644)
+	future := filepath.Join(dir, "future.jsonl")
+	os.WriteFile(future, []byte(`{"type":"header","schema_version":3,"experiment":"ycsb","phase":"run","started_at":"2030-01-01T12:00:00Z"}`+"\n"), 0o644)
 	tests := []struct {
 		name string
 		args []string
@@ -160,6 +196,7 @@ func TestRecoverBadInput(t *testing.T) {
 	}{
 		{"missing file", []string{"recover", filepath.Join(dir, "nope.jsonl")}, "cannot read"},
 		{"damaged line", []string{"recover", corrupt}, "line 2: not a JSON record"},
+		{"future version", []string{"recover", future}, "line 1: schema version 3: this dbprobe reads versions 1 and 2; use a newer dbprobe"},
 		{"no file named", []string{"recover"}, "recover takes one result file, the --out of the killed run, and got 0 arguments"},
 	}
 	for _, tt := range tests {
@@ -169,5 +206,68 @@ func TestRecoverBadInput(t *testing.T) {
 				t.Fatalf("err %v: want one line of bad input containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestRecoverDurability recovers a durability check killed before its
+// summary: the totals and verdict are the ones the check wrote, and the
+// report is printed as the check printed it.
+func TestRecoverDurability(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "durability.jsonl")
+	stdout, stderr, err := run(t, "durability", "--database", "sqlite", "--cycles", "2", "--writers", "2",
+		"--crash-after", "200ms..300ms", "--seed", "4", "--out", out)
+	if err != nil {
+		t.Fatalf("durability: %v\n%s", err, stderr)
+	}
+	want := withoutSummary(t, out)
+	// A kill while the check wrote its summary also leaves a cut line.
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"type":"summary","phase":"check","runtime_ms":`)
+	f.Close()
+
+	restdout, restderr, err := run(t, "recover", out)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, restderr)
+	}
+	if !strings.Contains(restderr, "recovered the summary of phase check from 2 cycles") {
+		t.Errorf("stderr:\n%s", restderr)
+	}
+	// The check's own lines, the cycles and the total among them, then
+	// what says it was recovered.
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for _, l := range lines {
+		if !strings.Contains(restdout, l+"\n") {
+			t.Errorf("recover did not print %q:\n%s", l, restdout)
+		}
+	}
+	if !strings.Contains(restdout, "interrupted after 2 of 2 cycles\n") || !strings.Contains(restdout, "note: recovered by dbprobe recover") {
+		t.Errorf("recover printed:\n%s", restdout)
+	}
+	got := readResult(t, out).Phases[0].Summary
+	if got == nil || got.Durability == nil || !got.Recovered || !got.Interrupted || *got.Durability != *want.Durability {
+		t.Fatalf("recovered summary %+v, want the check's %+v", got, want)
+	}
+}
+
+// A durability result whose header does not name its database and
+// durability (another tool wrote it) is totalled, not judged.
+func TestRecoverDurabilityWithoutSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "check.jsonl")
+	os.WriteFile(path, []byte(`{"type":"header","schema_version":2,"experiment":"durability","phase":"check","started_at":"2024-01-01T12:00:00Z"}
+{"type":"cycle","phase":"check","cycle":1,"start":"2024-01-01T12:00:01Z","end":"2024-01-01T12:00:03Z","acknowledged":500,"lost":2,"pattern":"tail","unacknowledged_present":0,"recovery_ms":900}
+`), 0o644)
+	stdout, stderr, err := run(t, "recover", path)
+	if err != nil {
+		t.Fatalf("recover: %v\n%s", err, stderr)
+	}
+	if stdout != "dbprobe durability (recovered): 500 acknowledged writes over 1 cycles, 2 lost; not judged: the header's database setting: unknown database \"\" for the durability check; known: postgres, mariadb (MySQL), sqlite\n" {
+		t.Errorf("stdout %q", stdout)
+	}
+	s := readResult(t, path).Phases[0].Summary
+	if s == nil || s.Durability == nil || s.Durability.Passed || s.Durability.Lost != 2 || s.RunTime != 3*time.Second {
+		t.Errorf("summary %+v", s)
 	}
 }

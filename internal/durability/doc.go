@@ -16,6 +16,12 @@
 // committed although their acknowledgement never arrived (in flight at
 // the kill: allowed).
 //
+// The check prints its report as it goes and, given an Output, writes the
+// same as dbprobe's common JSON result (internal/result, experiment
+// "durability"): a header, a cycle record once each cycle is checked,
+// then the totals and the verdict. A check killed on the way keeps its
+// checked cycles on disk, and dbprobe recover totals them.
+//
 // SQLite has no server: the process that writes is the one to kill. The
 // check re-runs its own executable as a child (ChildEnv in the
 // environment) that writes and reports each acknowledged commit on its

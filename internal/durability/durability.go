@@ -100,12 +100,15 @@ func (c Config) Validate() error {
 
 // Run runs the check: starts the database, kills it Cycles times while
 // writers commit, and checks every acknowledged row after each restart.
-// Progress lines go to progress as the cycles end. An interrupted run
-// (ctx cancelled) returns the cycles it finished, marked Interrupted.
-func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
+// Progress lines go to progress as the cycles end, and records to out as
+// they are known (see Output). An interrupted run (ctx cancelled) returns
+// the cycles it finished, marked Interrupted. A run that fails returns no
+// report; out then holds the cycles checked before, without a summary.
+func Run(ctx context.Context, cfg Config, progress io.Writer, out Output) (*Report, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	dir := cfg.Dir
 	if dir == "" {
 		d, err := instance.TempDir()
@@ -132,15 +135,18 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 	rep := &Report{
 		Database:   cfg.Database.String(),
 		Server:     server,
-		Durability: cfg.Durability.String(),
+		Durability: cfg.Durability,
 		Settings:   durabilitySettings(cfg.Database, info.Settings),
 		Writers:    cfg.Writers,
 		Cycles:     cfg.Cycles,
-		CrashAfter: crashAfterText(cfg),
+		CrashAfter: cfg.CrashAfter(),
 		Seed:       cfg.Seed,
 		Caveat:     Caveat(cfg.Database, cfg.Durability),
 	}
 	writeHeader(progress, rep)
+	if err := out.header(start, info); err != nil {
+		return nil, err
+	}
 
 	logPath := filepath.Join(dir, "acknowledged.log")
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x64757261))
@@ -149,6 +155,7 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 		if span := cfg.CrashAfterMax - cfg.CrashAfterMin; span > 0 {
 			crashAfter += time.Duration(rng.Int64N(int64(span) + 1))
 		}
+		cycleStart := time.Now()
 		log, err := openAckLog(logPath)
 		if err != nil {
 			return nil, err
@@ -177,18 +184,22 @@ func Run(ctx context.Context, cfg Config, progress io.Writer) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		cyc := analyse(c, acks, present, killedAt)
-		cyc.CrashAfterMS = millis(crashAfter)
-		cyc.RecoveryMS = millis(recovery)
-		rep.add(&cyc)
+		cyc, earlierMissing := analyse(c, acks, present, killedAt)
+		cyc.Start, cyc.End = cycleStart, time.Now()
+		cyc.CrashAfter = crashAfter
+		cyc.Recovery = recovery
+		rep.add(&cyc, earlierMissing)
 		writeCycle(progress, cyc)
+		if err := out.cycle(cyc); err != nil {
+			return nil, err
+		}
 	}
 	writeTotal(progress, rep)
+	if err := out.summary(rep, time.Since(start)); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
-
-// millis is a duration in milliseconds, for the JSON record.
-func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // table is the check's table: a key and one field, enough to tell one
 // commit from another.
@@ -266,11 +277,13 @@ func readKeys(ctx context.Context, tgt target) (map[string]bool, error) {
 	}
 }
 
-func crashAfterText(cfg Config) string {
-	if cfg.CrashAfterMin == cfg.CrashAfterMax {
-		return cfg.CrashAfterMin.String()
+// CrashAfter returns the range of the kill's moment as --crash-after
+// takes it: MIN..MAX, or one duration.
+func (c Config) CrashAfter() string {
+	if c.CrashAfterMin == c.CrashAfterMax {
+		return c.CrashAfterMin.String()
 	}
-	return cfg.CrashAfterMin.String() + ".." + cfg.CrashAfterMax.String()
+	return c.CrashAfterMin.String() + ".." + c.CrashAfterMax.String()
 }
 
 // durabilitySettings keeps the settings that decide what a commit's

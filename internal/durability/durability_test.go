@@ -13,6 +13,7 @@ import (
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/instance"
+	"dbprobe/internal/result"
 	"dbprobe/internal/testdb"
 )
 
@@ -30,13 +31,14 @@ func TestMain(m *testing.M) {
 }
 
 // runCheck runs a check, skipping (failing under CI=true) when the
-// server is not installed.
+// server is not installed. The JSON result it wrote must read back as
+// the report it returned.
 func runCheck(t *testing.T, cfg Config) (*Report, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var out bytes.Buffer
-	rep, err := Run(ctx, cfg, &out)
+	var out, file bytes.Buffer
+	rep, err := Run(ctx, cfg, &out, Output{W: result.NewWriter(&file), Header: result.Header{Command: "dbprobe durability"}})
 	t.Logf("output:\n%s", out.String())
 	if errors.Is(err, instance.ErrNotInstalled) {
 		testdb.Unavailable(t, err.Error())
@@ -44,7 +46,55 @@ func runCheck(t *testing.T, cfg Config) (*Report, string) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
+	checkResult(t, file.Bytes(), rep)
 	return rep, out.String()
+}
+
+// checkResult reads a check's JSON result back and holds it against the
+// report the check returned.
+func checkResult(t *testing.T, data []byte, rep *Report) {
+	t.Helper()
+	f, err := result.Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the JSON result does not read back: %v", err)
+	}
+	if f.Truncated || len(f.Phases) != 1 {
+		t.Fatalf("the JSON result has %d phases, truncated %v", len(f.Phases), f.Truncated)
+	}
+	// The check connects with the throwaway server's URL, password and
+	// all: none of it belongs in the result.
+	for _, secret := range []string{"@127.0.0.1", "postgres://", "mysql://", "sqlite://"} {
+		if bytes.Contains(data, []byte(secret)) {
+			t.Errorf("the JSON result holds %q", secret)
+		}
+	}
+	p := f.Phases[0]
+	if h := p.Header; h.Experiment != result.ExperimentDurability || h.Phase != Phase || h.Command != "dbprobe durability" || h.StartedAt.IsZero() || h.Database.Driver == "" {
+		t.Errorf("header %+v", h)
+	}
+	if len(p.Cycles) != len(rep.Results) {
+		t.Fatalf("%d cycle records, %d cycles in the report", len(p.Cycles), len(rep.Results))
+	}
+	for i, c := range p.Cycles {
+		want := rep.Results[i]
+		if !c.Start.Equal(want.Start) || !c.End.Equal(want.End) || !c.End.After(c.Start) {
+			t.Errorf("cycle %d: start %v end %v, want %v %v", i+1, c.Start, c.End, want.Start, want.End)
+		}
+		c.Start, c.End, want.Start, want.End = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+		if c != want {
+			t.Errorf("cycle record %+v\nwant %+v", c, want)
+		}
+	}
+	s := p.Summary
+	if s == nil || s.Durability == nil {
+		t.Fatalf("no durability summary: %+v", s)
+	}
+	passed, verdict := rep.Verdict()
+	want := result.DurabilitySummary{Cycles: len(rep.Results), Acknowledged: rep.Acknowledged, Lost: rep.Lost,
+		TailCycles: rep.TailCycles, ScatteredCycles: rep.ScatteredCycles, Passed: passed, Verdict: verdict, Caveat: rep.Caveat}
+	if *s.Durability != want || s.Interrupted != rep.Interrupted || s.RunTime <= 0 {
+		t.Errorf("summary %+v %+v\nwant %+v", *s, *s.Durability, want)
+	}
 }
 
 // TestNothingLostUnderFullDurability is the check's promise: with full
@@ -61,10 +111,10 @@ func TestNothingLostUnderFullDurability(t *testing.T) {
 			}
 			for _, c := range rep.Results {
 				if c.Acknowledged == 0 {
-					t.Errorf("cycle %d acknowledged nothing: the kill came before any write", c.Cycle)
+					t.Errorf("cycle %d acknowledged nothing: the kill came before any write", c.Number)
 				}
 				if c.Lost != 0 {
-					t.Errorf("cycle %d lost %d of %d acknowledged writes under full durability", c.Cycle, c.Lost, c.Acknowledged)
+					t.Errorf("cycle %d lost %d of %d acknowledged writes under full durability", c.Number, c.Lost, c.Acknowledged)
 				}
 			}
 			if rep.Lost != 0 {
@@ -125,21 +175,25 @@ func TestAnalyse(t *testing.T) {
 	}
 	a, b, c, d := rowKey(2, 0, 0), rowKey(2, 1, 0), rowKey(2, 0, 1), rowKey(2, 1, 1)
 	old := rowKey(1, 0, 0)
+	ms := time.Millisecond
 	for _, tc := range []struct {
-		name    string
-		acks    []ackEntry
-		present map[string]bool
-		want    Cycle
+		name        string
+		acks        []ackEntry
+		present     map[string]bool
+		want        result.Cycle
+		wantEarlier int
 	}{
-		{"none", acks(old, a, b), set(old, a, b, c), Cycle{Cycle: 2, Acknowledged: 2, Pattern: "none", UnacknowledgedPresent: 1}},
-		{"tail", acks(old, a, b, c, d), set(old, a, b), Cycle{Cycle: 2, Acknowledged: 4, Lost: 2, Pattern: "tail", FirstLostPosition: 3, LostWindowMS: 2}},
-		{"scattered", acks(old, a, b, c, d), set(old, a, c, d), Cycle{Cycle: 2, Acknowledged: 4, Lost: 1, Pattern: "scattered", FirstLostPosition: 2, LostWindowMS: 3}},
-		{"tail per writer", acks(old, a, c, b, d), set(old, a, b, d), Cycle{Cycle: 2, Acknowledged: 4, Lost: 1, Pattern: "tail", FirstLostPosition: 2, LostWindowMS: 3}},
-		{"earlier", acks(old, a), set(a), Cycle{Cycle: 2, Acknowledged: 1, Pattern: "none", earlierMissing: 1}},
+		{"none", acks(old, a, b), set(old, a, b, c), result.Cycle{Acknowledged: 2, Pattern: "none", UnacknowledgedPresent: 1}, 0},
+		{"tail", acks(old, a, b, c, d), set(old, a, b), result.Cycle{Acknowledged: 4, Lost: 2, Pattern: "tail", FirstLostPosition: 3, LostWindow: 2 * ms}, 0},
+		{"scattered", acks(old, a, b, c, d), set(old, a, c, d), result.Cycle{Acknowledged: 4, Lost: 1, Pattern: "scattered", FirstLostPosition: 2, LostWindow: 3 * ms}, 0},
+		{"tail per writer", acks(old, a, c, b, d), set(old, a, b, d), result.Cycle{Acknowledged: 4, Lost: 1, Pattern: "tail", FirstLostPosition: 2, LostWindow: 3 * ms}, 0},
+		{"earlier", acks(old, a), set(a), result.Cycle{Acknowledged: 1, Pattern: "none"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := analyse(2, tc.acks, tc.present, kill); got != tc.want {
-				t.Errorf("analyse = %+v, want %+v", got, tc.want)
+			tc.want.Phase, tc.want.Number = Phase, 2
+			got, earlier := analyse(2, tc.acks, tc.present, kill)
+			if got != tc.want || earlier != tc.wantEarlier {
+				t.Errorf("analyse = %+v, %d earlier missing; want %+v, %d", got, earlier, tc.want, tc.wantEarlier)
 			}
 		})
 	}
@@ -147,14 +201,39 @@ func TestAnalyse(t *testing.T) {
 
 func TestReportTotals(t *testing.T) {
 	r := &Report{}
-	r.add(&Cycle{Cycle: 1, Acknowledged: 10, Lost: 2, Pattern: "tail"})
-	c2 := Cycle{Cycle: 2, Acknowledged: 5, Lost: 1, Pattern: "scattered", earlierMissing: 3}
-	r.add(&c2)
+	r.add(&result.Cycle{Number: 1, Acknowledged: 10, Lost: 2, Pattern: "tail"}, 0)
+	r.add(&result.Cycle{Number: 2, Acknowledged: 5, Lost: 1, Pattern: "scattered"}, 3)
 	if r.Acknowledged != 15 || r.Lost != 4 || r.TailCycles != 1 || r.ScatteredCycles != 1 {
 		t.Errorf("totals %+v", r)
 	}
 	if r.Results[1].EarlierLost != 1 {
 		t.Errorf("cycle 2 EarlierLost = %d, want 1 (one more of cycle 1's rows gone)", r.Results[1].EarlierLost)
+	}
+}
+
+func TestVerdict(t *testing.T) {
+	full, delayed, server := driver.DurabilityFull, driver.DurabilityDelayed, driver.DurabilityServer
+	for _, tc := range []struct {
+		name                           string
+		d                              driver.Durability
+		cycles, acked, lost, scattered int
+		passed                         bool
+		verdict                        string
+	}{
+		{"nothing lost", full, 5, 1000, 0, 0, true, "passed: none of 1000 acknowledged writes lost"},
+		{"lost under full", full, 5, 1000, 3, 0, false, "failed: 3 of 1000 acknowledged writes lost under full durability"},
+		{"lost under server", server, 5, 1000, 3, 0, false, "failed: 3 of 1000 acknowledged writes lost under server durability"},
+		{"a tail under delayed", delayed, 2, 52342, 33, 0, true, "passed: 33 of 52342 acknowledged writes lost, only each writer's most recent (a tail), as delayed durability allows"},
+		{"scattered under delayed", delayed, 2, 100, 1, 1, false, "failed: acknowledged writes were lost out of order in 1 cycles"},
+		{"no cycle", full, 0, 0, 0, 0, false, "not judged: no cycle was checked"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Durability: tc.d, Results: make([]result.Cycle, tc.cycles), Acknowledged: tc.acked, Lost: tc.lost, ScatteredCycles: tc.scattered}
+			passed, verdict := r.Verdict()
+			if passed != tc.passed || !strings.HasPrefix(verdict, tc.verdict) {
+				t.Errorf("Verdict() = %v, %q; want %v, %q", passed, verdict, tc.passed, tc.verdict)
+			}
+		})
 	}
 }
 
@@ -196,7 +275,7 @@ func TestBadConfig(t *testing.T) {
 	} {
 		c := good
 		mutate(&c)
-		if _, err := Run(context.Background(), c, &bytes.Buffer{}); !badinput.Is(err) {
+		if _, err := Run(context.Background(), c, &bytes.Buffer{}, Output{}); !badinput.Is(err) {
 			t.Errorf("%s: %v, want bad input", name, err)
 		}
 	}
@@ -213,7 +292,7 @@ func TestBadConfig(t *testing.T) {
 // TestMissingServer is bad input naming the package to install.
 func TestMissingServer(t *testing.T) {
 	cfg := Config{Database: MariaDB, Cycles: 1, Writers: 1, CrashAfterMin: time.Second, CrashAfterMax: time.Second, Bindir: t.TempDir()}
-	_, err := Run(context.Background(), cfg, &bytes.Buffer{})
+	_, err := Run(context.Background(), cfg, &bytes.Buffer{}, Output{})
 	if !badinput.Is(err) || !errors.Is(err, instance.ErrNotInstalled) || !strings.Contains(err.Error(), "mariadb-server") {
 		t.Errorf("Run with an empty --bindir: %v", err)
 	}

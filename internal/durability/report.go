@@ -7,61 +7,35 @@ import (
 	"time"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/result"
 )
 
-// Report is the outcome of a check, printed as it goes and written as
-// JSON by --out.
+// Report is the outcome of a check: printed as it goes, and written with
+// --out as the common JSON result (see Output).
 type Report struct {
-	Database   string           `json:"database"`
-	Server     string           `json:"server"`
-	Durability string           `json:"durability"`
-	Settings   []driver.Setting `json:"settings,omitempty"`
-	Writers    int              `json:"writers"`
-	Cycles     int              `json:"cycles_asked"`
-	CrashAfter string           `json:"crash_after"`
-	Seed       uint64           `json:"seed"`
+	Database   string
+	Server     string
+	Durability driver.Durability
+	Settings   []driver.Setting
+	Writers    int
+	// Cycles is how many cycles were asked for.
+	Cycles     int
+	CrashAfter string
+	Seed       uint64
 	// Results holds one entry per crash cycle that ran.
-	Results []Cycle `json:"results"`
+	Results []result.Cycle
 	// Acknowledged and Lost are over every cycle; Lost counts the rows
 	// missing at the last check, earlier cycles' included.
-	Acknowledged int `json:"acknowledged"`
-	Lost         int `json:"lost"`
+	Acknowledged int
+	Lost         int
 	// TailCycles and ScatteredCycles count the cycles whose lost rows were
 	// the most recent acknowledged, or not.
-	TailCycles      int  `json:"tail_cycles"`
-	ScatteredCycles int  `json:"scattered_cycles"`
-	Interrupted     bool `json:"interrupted,omitempty"`
+	TailCycles      int
+	ScatteredCycles int
+	Interrupted     bool
 	// Caveat says what a process kill cannot reveal for this database and
 	// setting.
-	Caveat string `json:"caveat"`
-}
-
-// Cycle is one crash: what was acknowledged before the kill and what the
-// restarted database still holds.
-type Cycle struct {
-	Cycle        int     `json:"cycle"`
-	CrashAfterMS float64 `json:"crash_after_ms"`
-	Acknowledged int     `json:"acknowledged"`
-	Lost         int     `json:"lost"`
-	// Pattern is "none", "tail" (each writer lost only its most recent
-	// acknowledged commits) or "scattered" (a writer lost a commit and
-	// kept a later one).
-	Pattern string `json:"pattern"`
-	// LostWindowMS is how long before the kill was complete the oldest
-	// lost row was acknowledged.
-	LostWindowMS float64 `json:"lost_window_ms,omitempty"`
-	// FirstLostPosition is the 1-based place of the oldest lost row among
-	// the cycle's acknowledgements, in the order they arrived.
-	FirstLostPosition int `json:"first_lost_position,omitempty"`
-	// UnacknowledgedPresent counts rows committed whose acknowledgement
-	// never arrived (in flight at the kill): allowed, and no loss.
-	UnacknowledgedPresent int `json:"unacknowledged_present"`
-	// EarlierLost counts rows of earlier cycles that their own check found
-	// and this one did not.
-	EarlierLost int     `json:"earlier_lost,omitempty"`
-	RecoveryMS  float64 `json:"recovery_ms"`
-
-	earlierMissing int // rows of earlier cycles missing at this check
+	Caveat string
 }
 
 // analyse compares the client log with the keys the restarted database
@@ -73,8 +47,11 @@ type Cycle struct {
 // different writers' acknowledgements reach the client log is not
 // exactly their order in the database's log: a writer that lost a commit
 // and kept a later one is a real hole, which no prefix of a log explains.
-func analyse(cycle int, acks []ackEntry, present map[string]bool, killedAt time.Time) Cycle {
-	c := Cycle{Cycle: cycle, Pattern: "none"}
+//
+// earlierMissing counts the rows of earlier cycles missing at this check;
+// Report.add turns it into the cycle's EarlierLost.
+func analyse(cycle int, acks []ackEntry, present map[string]bool, killedAt time.Time) (c result.Cycle, earlierMissing int) {
+	c = result.Cycle{Phase: Phase, Number: cycle, Pattern: result.PatternNone}
 	prefix := cyclePrefix(cycle)
 	acked := map[string]bool{}
 	lostBy := map[string]bool{} // writers that lost a commit
@@ -84,7 +61,7 @@ func analyse(cycle int, acks []ackEntry, present map[string]bool, killedAt time.
 	for _, a := range acks {
 		if !strings.HasPrefix(a.key, prefix) {
 			if a.key < prefix && !present[a.key] {
-				c.earlierMissing++
+				earlierMissing++
 			}
 			continue
 		}
@@ -111,16 +88,16 @@ func analyse(cycle int, acks []ackEntry, present map[string]bool, killedAt time.
 		}
 	}
 	if c.Lost == 0 {
-		return c
+		return c, earlierMissing
 	}
 	if !killedAt.IsZero() {
-		c.LostWindowMS = millis(killedAt.Sub(oldestLost))
+		c.LostWindow = killedAt.Sub(oldestLost)
 	}
-	c.Pattern = "tail"
+	c.Pattern = result.PatternTail
 	if hole {
-		c.Pattern = "scattered"
+		c.Pattern = result.PatternScattered
 	}
-	return c
+	return c, earlierMissing
 }
 
 // writerOf returns the writer part of a row key (w003 in c0001-w003-…).
@@ -132,19 +109,45 @@ func writerOf(key string) string {
 	return parts[1]
 }
 
-// add folds a cycle into the totals. Every check looks at every row
-// acknowledged so far, so Lost is what the latest check found missing.
-func (r *Report) add(c *Cycle) {
-	c.EarlierLost = c.earlierMissing - r.Lost
-	r.Lost = c.earlierMissing + c.Lost
+// add folds a cycle into the totals, setting its EarlierLost. Every check
+// looks at every row acknowledged so far, so Lost is what the latest
+// check found missing.
+func (r *Report) add(c *result.Cycle, earlierMissing int) {
+	c.EarlierLost = earlierMissing - r.Lost
+	r.Lost = earlierMissing + c.Lost
 	r.Acknowledged += c.Acknowledged
 	r.Results = append(r.Results, *c)
 	switch c.Pattern {
-	case "tail":
+	case result.PatternTail:
 		r.TailCycles++
-	case "scattered":
+	case result.PatternScattered:
 		r.ScatteredCycles++
 	}
+}
+
+// Verdict judges the check: it fails when a loss was scattered (a hole no
+// setting explains), or when writes were lost under full or server
+// durability, neither of which lets a process kill take an acknowledged
+// commit (the servers' defaults flush before acknowledging; SQLite's
+// NORMAL in WAL mode leaves the commit in the OS page cache, which the
+// kill spares). verdict says it in a sentence that starts with "passed",
+// "failed" or "not judged".
+func (r *Report) Verdict() (passed bool, verdict string) {
+	return judge(r.Durability, len(r.Results), r.Acknowledged, r.Lost, r.ScatteredCycles)
+}
+
+func judge(d driver.Durability, cycles, acknowledged, lost, scattered int) (bool, string) {
+	switch {
+	case cycles == 0:
+		return false, "not judged: no cycle was checked"
+	case scattered > 0:
+		return false, fmt.Sprintf("failed: acknowledged writes were lost out of order in %d cycles (a writer lost a commit and kept a later one)", scattered)
+	case lost > 0 && d != driver.DurabilityDelayed:
+		return false, fmt.Sprintf("failed: %d of %d acknowledged writes lost under %s durability", lost, acknowledged, d)
+	case lost > 0:
+		return true, fmt.Sprintf("passed: %d of %d acknowledged writes lost, only each writer's most recent (a tail), as %s durability allows", lost, acknowledged, d)
+	}
+	return true, fmt.Sprintf("passed: none of %d acknowledged writes lost", acknowledged)
 }
 
 // Caveat says what a process kill proves, and what it cannot, for a
@@ -185,19 +188,23 @@ func writeHeader(w io.Writer, r *Report) {
 	}
 }
 
-func writeCycle(w io.Writer, c Cycle) {
-	fmt.Fprintf(w, "cycle %d: killed after %.2f s; %d acknowledged, %d lost", c.Cycle, c.CrashAfterMS/1000, c.Acknowledged, c.Lost)
+func writeCycle(w io.Writer, c result.Cycle) {
+	fmt.Fprintf(w, "cycle %d: killed after %.2f s; %d acknowledged, %d lost", c.Number, millis(c.CrashAfter)/1000, c.Acknowledged, c.Lost)
 	switch c.Pattern {
-	case "tail":
-		fmt.Fprintf(w, " (a tail: each writer lost only its most recent; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", c.LostWindowMS, c.FirstLostPosition, c.Acknowledged)
-	case "scattered":
-		fmt.Fprintf(w, " (SCATTERED: a writer lost a commit and kept a later one; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", c.LostWindowMS, c.FirstLostPosition, c.Acknowledged)
+	case result.PatternTail:
+		fmt.Fprintf(w, " (a tail: each writer lost only its most recent; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", millis(c.LostWindow), c.FirstLostPosition, c.Acknowledged)
+	case result.PatternScattered:
+		fmt.Fprintf(w, " (SCATTERED: a writer lost a commit and kept a later one; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", millis(c.LostWindow), c.FirstLostPosition, c.Acknowledged)
 	}
 	if c.EarlierLost > 0 {
 		fmt.Fprintf(w, "; %d rows of earlier cycles are gone", c.EarlierLost)
 	}
-	fmt.Fprintf(w, "; %d unacknowledged rows committed anyway; restart and check %.2f s\n", c.UnacknowledgedPresent, c.RecoveryMS/1000)
+	fmt.Fprintf(w, "; %d unacknowledged rows committed anyway; restart and check %.2f s\n", c.UnacknowledgedPresent, millis(c.Recovery)/1000)
 }
+
+// millis is a duration in milliseconds to the microsecond, as the text
+// report prints it.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func writeTotal(w io.Writer, r *Report) {
 	if r.Interrupted {

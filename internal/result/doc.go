@@ -8,26 +8,61 @@
 //     overflow flags, error counts) goes on lines starting with "# ", which
 //     those scripts skip because they only look at lines starting with "[".
 //   - The status line (StatusLine): YCSB's periodic progress line.
-//   - The JSON result (Writer, Read): JSON Lines, one record per line, a
-//     header record starting each phase, then one record per interval, then
-//     a summary record. It is appended to while the run goes, each record in
-//     a single write, so a run that is interrupted or killed still leaves
-//     every interval it measured on disk; Read accepts a file whose last line
-//     was cut and says so. Every series of an interval carries its HDR
-//     histogram, so Repair (dbprobe recover) rebuilds the summary of a
-//     killed run exactly, as the run would have written it after its last
-//     complete interval, marked "recovered".
+//   - The JSON result (Writer, Read): JSON Lines, one record per line, one
+//     format for every experiment. A header record starts each phase and
+//     names its experiment; the experiment's own records follow (a YCSB
+//     phase's intervals, a durability check's cycles), then a summary
+//     record. It is appended to while the run goes, each record in a
+//     single write, so a run that is interrupted or killed still leaves
+//     every interval or cycle it measured on disk; Read accepts a file
+//     whose last line was cut and says so. Every series of an interval
+//     carries its HDR histogram, so Repair (dbprobe recover) rebuilds the
+//     summary of a killed run exactly, as the run would have written it
+//     after its last complete interval, marked "recovered"; a durability
+//     check's totals are rebuilt from its cycles.
 //
 // The package formats and parses only: it knows no database and imports no
 // driver, so reports can be built from result files on any machine.
 //
-// # JSON schema, version 1
+// # JSON schema, version 2
 //
-// Every line is an object whose "type" is "header", "interval" or
-// "summary". The header carries "schema_version"; a reader rejects a
-// version it does not know rather than misread it. Durations are in keys
-// ending in "_ms" (milliseconds, exact to the nanosecond as a decimal
-// fraction); times are RFC 3339 with nanoseconds. Adding a field or a new
-// record type is compatible (readers ignore what they do not know);
-// changing the meaning of an existing one requires a new SchemaVersion.
+// Every line is an object whose "type" names the record. The header
+// ("header") carries "schema_version" and "experiment", the kind of
+// experiment the phase is; the kind decides which records follow it and
+// what its summary holds:
+//
+//   - "ycsb" (dbprobe load, run, ycsb): "interval" records, one per tick,
+//     each series with its histogram; "monitor" records, the monitor's
+//     samples; a "summary" of operations, latencies, errors and retries,
+//     the one YCSB's text output prints.
+//   - "durability" (dbprobe durability): the header's settings are the
+//     check's (database, durability, cycles, writers, crash-after, seed)
+//     and its database is the one the check started; a "cycle" record per
+//     crash cycle checked (cycle, start, end, crash_after_ms,
+//     acknowledged, lost, pattern "none", "tail" or "scattered",
+//     lost_window_ms, first_lost_position, unacknowledged_present,
+//     earlier_lost, recovery_ms); a "summary" of the totals (runtime_ms,
+//     interrupted, cycles_checked, acknowledged, lost, tail_cycles,
+//     scattered_cycles, passed, verdict, caveat), without a YCSB
+//     summary's operation fields.
+//
+// A reader rejects a schema version it does not know rather than misread
+// it. Durations are in keys ending in "_ms" (milliseconds, exact to the
+// nanosecond as a decimal fraction); times are RFC 3339 with nanoseconds.
+// Adding a field, a record type or an experiment kind is compatible
+// (readers skip the record types they do not know, and read the summary
+// of a kind they do not know only as the end of its phase); changing the
+// meaning of an existing field requires a new SchemaVersion.
+//
+// # What changed from version 1
+//
+// Version 1 had one experiment, YCSB, and its header no "experiment"; Read
+// still reads it, as a "ycsb" phase, and dbprobe recover repairs it (the
+// summary record it adds is the same in both versions, so the file stays
+// version 1). Version 2 adds "experiment" to the header, and the
+// "durability" kind with its "cycle" record and its summary. The version
+// changed, although new fields and records alone would not need it,
+// because a "summary" record now means what its phase's experiment says:
+// a version 1 reader would read a durability check's summary as a YCSB
+// phase that did nothing.
 package result

@@ -25,6 +25,10 @@ func FuzzRead(f *testing.F) {
 	killed := resultFile(&testing.T{}, []Phase{run})
 	f.Add(killed)
 	f.Add(append(bytes.Clone(killed), killed[:100]...))
+	check := resultFile(&testing.T{}, []Phase{sampleCheck()})
+	f.Add(check)
+	f.Add(check[:bytes.LastIndexByte(check, '{')+40]) // killed while writing its summary
+	f.Add([]byte(`{"type":"header","schema_version":1,"experiment":"durability"}` + "\n" + `{"type":"cycle","lost":-1,"recovery_ms":"x"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 1<<16 {
 			return // keep each run short: size adds nothing to the parser's paths
@@ -49,6 +53,11 @@ func FuzzRead(f *testing.F) {
 			for _, iv := range p.Intervals {
 				if err := w.Interval(iv); err != nil {
 					t.Fatalf("rewriting interval: %v", err)
+				}
+			}
+			for _, c := range p.Cycles {
+				if err := w.Cycle(c); err != nil {
+					t.Fatalf("rewriting cycle: %v", err)
 				}
 			}
 			if p.Summary != nil {

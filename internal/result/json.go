@@ -43,11 +43,17 @@ func NewWriter(w io.Writer) *Writer {
 }
 
 // Header appends a header record, which starts a phase, and syncs the
-// file so the record of what ran survives a crash during the run.
+// file so the record of what ran survives a crash during the run. It
+// refuses a header that names no experiment: the reader could not tell
+// what its summary means.
 func (w *Writer) Header(h Header) error {
+	if h.Experiment == "" {
+		return errors.New("result: header without an experiment kind")
+	}
 	return w.write(headerRecord{
 		Type:          typeHeader,
 		SchemaVersion: SchemaVersion,
+		Experiment:    h.Experiment,
 		Phase:         h.Phase,
 		StartedAt:     h.StartedAt,
 		Command:       h.Command,
@@ -89,9 +95,50 @@ func (w *Writer) Monitor(m MonitorSample) error {
 	return w.write(monitorRecord{Type: typeMonitor, Phase: m.Phase, Start: m.Start, End: m.End, Metrics: metrics}, false)
 }
 
+// Cycle appends a durability check's cycle record and syncs the file: a
+// cycle takes seconds and proves something, so a check killed later keeps
+// it.
+func (w *Writer) Cycle(c Cycle) error {
+	return w.write(cycleRecord{
+		Type:                  typeCycle,
+		Phase:                 c.Phase,
+		Cycle:                 c.Number,
+		Start:                 c.Start,
+		End:                   c.End,
+		CrashAfterMS:          millis(c.CrashAfter),
+		Acknowledged:          c.Acknowledged,
+		Lost:                  c.Lost,
+		Pattern:               c.Pattern,
+		LostWindowMS:          millis(c.LostWindow),
+		FirstLostPosition:     c.FirstLostPosition,
+		UnacknowledgedPresent: c.UnacknowledgedPresent,
+		EarlierLost:           c.EarlierLost,
+		RecoveryMS:            millis(c.Recovery),
+	}, true)
+}
+
 // Summary appends a summary record, which ends a phase, and syncs the
-// file.
+// file. A summary with Durability set is written as a durability check's
+// summary, without the fields of operations and latencies.
 func (w *Writer) Summary(s Summary) error {
+	if d := s.Durability; d != nil {
+		return w.write(durabilitySummaryRecord{
+			Type:            typeSummary,
+			Phase:           s.Phase,
+			RunTimeMS:       millis(s.RunTime),
+			Interrupted:     s.Interrupted,
+			Recovered:       s.Recovered,
+			Cycles:          d.Cycles,
+			Acknowledged:    d.Acknowledged,
+			Lost:            d.Lost,
+			TailCycles:      d.TailCycles,
+			ScatteredCycles: d.ScatteredCycles,
+			Passed:          d.Passed,
+			Verdict:         d.Verdict,
+			Caveat:          d.Caveat,
+			Notes:           s.Notes,
+		}, true)
+	}
 	return w.write(summaryRecord{
 		Type:         typeSummary,
 		Phase:        s.Phase,
@@ -167,6 +214,7 @@ const (
 	typeInterval = "interval"
 	typeSummary  = "summary"
 	typeMonitor  = "monitor"
+	typeCycle    = "cycle"
 )
 
 // The records as they are on disk. They are separate from the exported
@@ -176,6 +224,7 @@ const (
 type headerRecord struct {
 	Type          string      `json:"type"`
 	SchemaVersion int         `json:"schema_version"`
+	Experiment    string      `json:"experiment"`
 	Phase         string      `json:"phase"`
 	StartedAt     time.Time   `json:"started_at"`
 	Command       string      `json:"command,omitempty"`
@@ -222,6 +271,40 @@ type summaryRecord struct {
 	Diagnosis    *Diagnosis        `json:"diagnosis,omitempty"`
 	Availability *Availability     `json:"availability,omitempty"`
 	Ending       *Ending           `json:"ended,omitempty"`
+}
+
+type cycleRecord struct {
+	Type                  string    `json:"type"`
+	Phase                 string    `json:"phase"`
+	Cycle                 int       `json:"cycle"`
+	Start                 time.Time `json:"start"`
+	End                   time.Time `json:"end"`
+	CrashAfterMS          millis    `json:"crash_after_ms"`
+	Acknowledged          int       `json:"acknowledged"`
+	Lost                  int       `json:"lost"`
+	Pattern               string    `json:"pattern"`
+	LostWindowMS          millis    `json:"lost_window_ms,omitempty"`
+	FirstLostPosition     int       `json:"first_lost_position,omitempty"`
+	UnacknowledgedPresent int       `json:"unacknowledged_present"`
+	EarlierLost           int       `json:"earlier_lost,omitempty"`
+	RecoveryMS            millis    `json:"recovery_ms"`
+}
+
+type durabilitySummaryRecord struct {
+	Type            string   `json:"type"`
+	Phase           string   `json:"phase"`
+	RunTimeMS       millis   `json:"runtime_ms"`
+	Interrupted     bool     `json:"interrupted"`
+	Recovered       bool     `json:"recovered,omitempty"`
+	Cycles          int      `json:"cycles_checked"`
+	Acknowledged    int      `json:"acknowledged"`
+	Lost            int      `json:"lost"`
+	TailCycles      int      `json:"tail_cycles"`
+	ScatteredCycles int      `json:"scattered_cycles"`
+	Passed          bool     `json:"passed"`
+	Verdict         string   `json:"verdict"`
+	Caveat          string   `json:"caveat,omitempty"`
+	Notes           []string `json:"notes,omitempty"`
 }
 
 // millis is a duration written as milliseconds with the nanoseconds as an

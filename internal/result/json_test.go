@@ -157,7 +157,7 @@ func TestRecordLayout(t *testing.T) {
 		t.Fatalf("got %d lines, want 10", len(lines))
 	}
 	for i, prefix := range []string{
-		`{"type":"header","schema_version":1,"phase":"load","started_at":"2024-01-01T12:00:00.123456789Z",`,
+		`{"type":"header","schema_version":2,"experiment":"ycsb","phase":"load","started_at":"2024-01-01T12:00:00.123456789Z",`,
 		`{"type":"interval","phase":"load","start":"2024-01-01T12:00:00.123456789Z","end":"2024-01-01T12:00:01.123458023Z","elapsed_ms":1000.001234,"ops":100,`,
 	} {
 		if !strings.HasPrefix(lines[i], prefix) {
@@ -188,7 +188,7 @@ func TestSummaryRecordGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "json_summary_retries.golden", buf.Bytes())
-	f, err := Read(strings.NewReader(`{"type":"header","schema_version":1,"phase":"run"}` + "\n" + buf.String()))
+	f, err := Read(strings.NewReader(`{"type":"header","schema_version":2,"experiment":"ycsb","phase":"run"}` + "\n" + buf.String()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestUndefinedThroughput(t *testing.T) {
 	// be written (encoding/json refuses NaN) and read back as NaN.
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
-	if err := w.Header(Header{Phase: "run"}); err != nil {
+	if err := w.Header(Header{Experiment: ExperimentYCSB, Phase: "run"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range []float64{math.NaN(), math.Inf(1)} {
@@ -320,7 +320,7 @@ func TestWriterClose(t *testing.T) {
 
 func TestWriterFailingWriter(t *testing.T) {
 	w := NewWriter(failWriter{})
-	if err := w.Header(Header{}); !errors.Is(err, os.ErrClosed) {
+	if err := w.Header(Header{Experiment: ExperimentYCSB}); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("got %v, want the writer's error", err)
 	}
 }
@@ -347,5 +347,83 @@ func TestDiagnosisInTextAndJSON(t *testing.T) {
 	}
 	if got := readBack(t, s).Diagnosis; !reflect.DeepEqual(got, s.Diagnosis) {
 		t.Errorf("diagnosis read back %+v, want %+v", got, s.Diagnosis)
+	}
+}
+
+// The header record as it is on disk: schema version 2 names the
+// experiment. Tools other than dbprobe read these keys.
+func TestHeaderRecordGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := NewWriter(&buf).Header(sampleHeader("run")); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "json_header_v2.golden", buf.Bytes())
+}
+
+func TestHeaderWithoutExperimentIsRefused(t *testing.T) {
+	var buf bytes.Buffer
+	h := sampleHeader("run")
+	h.Experiment = ""
+	if err := NewWriter(&buf).Header(h); err == nil || !strings.Contains(err.Error(), "without an experiment") {
+		t.Errorf("err %v, want the header refused", err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("wrote %q", buf.String())
+	}
+}
+
+// sampleCheck is a durability check as the writer gets it: a header,
+// three cycles (one lost a tail, one found rows of the first gone) and
+// the summary.
+func sampleCheck() Phase {
+	h := Header{
+		Experiment: ExperimentDurability, Phase: "check", StartedAt: t0,
+		Command:     "dbprobe durability --database postgres --durability delayed --cycles 3",
+		Settings:    []Setting{{Key: "database", Value: "postgres", Source: "--database"}, {Key: "durability", Value: "delayed", Source: "--durability"}},
+		Environment: Environment{Dbprobe: "0.1.0", Go: "go1.26.8", OS: "linux", Arch: "amd64", CPUs: 8, GOMAXPROCS: 8},
+		Database:    Database{Driver: "postgres", ServerVersion: "16.4", Placement: "server", Settings: []Setting{{Key: "synchronous_commit", Value: "off"}}},
+	}
+	start := t0.Add(2 * time.Second)
+	cycle := func(n, acked, lost int, pattern string, earlier int) Cycle {
+		c := Cycle{Phase: "check", Number: n, Start: start.Add(time.Duration(n-1) * 3 * time.Second),
+			CrashAfter: 1500*time.Millisecond + 250*time.Microsecond, Acknowledged: acked, Lost: lost, Pattern: pattern,
+			UnacknowledgedPresent: 2, EarlierLost: earlier, Recovery: 940123456 * time.Nanosecond}
+		c.End = c.Start.Add(2*time.Second + 500*time.Millisecond)
+		if lost > 0 {
+			c.LostWindow, c.FirstLostPosition = 40*time.Millisecond+17*time.Microsecond, acked-lost+1
+		}
+		return c
+	}
+	p := Phase{Header: h, Cycles: []Cycle{
+		cycle(1, 37741, 6, PatternTail, 0),
+		cycle(2, 14601, 0, PatternNone, 0),
+		cycle(3, 20000, 27, PatternScattered, 1),
+	}}
+	p.Summary = &Summary{Phase: "check", RunTime: 10 * time.Second, Notes: []string{"a note"}, Durability: &DurabilitySummary{
+		Cycles: 3, Acknowledged: 72342, Lost: 34, TailCycles: 1, ScatteredCycles: 1,
+		Verdict: "failed: acknowledged writes were lost out of order in 1 cycles", Caveat: "a process kill cannot reveal power loss",
+	}}
+	return p
+}
+
+func TestDurabilityRoundTrip(t *testing.T) {
+	want := sampleCheck()
+	data := resultFile(t, []Phase{want})
+	f, err := Read(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Phases) != 1 || !reflect.DeepEqual(f.Phases[0], want) {
+		gj, _ := json.MarshalIndent(f.Phases, "", " ")
+		wj, _ := json.MarshalIndent(want, "", " ")
+		t.Fatalf("read back differs\n--- got\n%s\n--- want\n%s", gj, wj)
+	}
+	// A durability summary carries none of a YCSB summary's fields, which
+	// would say it measured zero operations.
+	last := data[bytes.LastIndexByte(data[:len(data)-1], '\n')+1:]
+	for _, key := range []string{`"ops"`, `"series"`, `"throughput_ops_per_sec"`, `"warmup_ms"`} {
+		if bytes.Contains(last, []byte(key)) {
+			t.Errorf("durability summary has %s: %s", key, last)
+		}
 	}
 }

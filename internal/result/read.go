@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,19 +28,42 @@ type Phase struct {
 	Intervals []Interval
 	// Monitor holds the monitor's samples, one per interval.
 	Monitor []MonitorSample
+	// Cycles holds a durability check's crash cycles.
+	Cycles  []Cycle
 	Summary *Summary
 }
 
 // ErrUnsupportedSchema is returned (wrapped) by Read for a result written
-// with a schema version this dbprobe does not know.
+// with a schema version this dbprobe does not read.
 var ErrUnsupportedSchema = errors.New("unsupported result schema version")
+
+// schemaError is a header's schema version that Read does not read. Its
+// message names the versions it reads, so that the user knows whether a
+// newer dbprobe would.
+type schemaError struct{ version int }
+
+func (e schemaError) Error() string {
+	vs := make([]string, len(readVersions))
+	for i, v := range readVersions {
+		vs[i] = strconv.Itoa(v)
+	}
+	list := strings.Join(vs[:len(vs)-1], ", ") + " and " + vs[len(vs)-1]
+	msg := fmt.Sprintf("schema version %d: this dbprobe reads versions %s", e.version, list)
+	if e.version > SchemaVersion {
+		msg += "; use a newer dbprobe"
+	}
+	return msg
+}
+
+func (e schemaError) Is(target error) bool { return target == ErrUnsupportedSchema }
 
 // Read reads a JSON result written by Writer. It accepts a last line cut
 // short (a killed run) and reports it in File.Truncated; any other damage
 // (a line that is not a record, a record out of place, an unknown schema
-// version) is an error naming the line, and no File. Records of a type it
-// does not know are skipped, so files from a newer dbprobe that only adds
-// records remain readable.
+// version) is an error naming the line, and no File. It reads schema
+// versions 1 and 2; a version 1 header reads as ExperimentYCSB. Records of
+// a type it does not know are skipped, so files from a newer dbprobe that
+// only adds records remain readable.
 func Read(r io.Reader) (*File, error) {
 	br := bufio.NewReader(r)
 	f := &File{}
@@ -82,14 +108,23 @@ func (f *File) add(line []byte) error {
 		if probe.SchemaVersion == nil {
 			return errors.New("header without schema_version")
 		}
-		if v := *probe.SchemaVersion; v != SchemaVersion {
-			return fmt.Errorf("%w: the file has version %d, this dbprobe reads version %d", ErrUnsupportedSchema, v, SchemaVersion)
+		v := *probe.SchemaVersion
+		if !slices.Contains(readVersions, v) {
+			return schemaError{v}
 		}
 		var rec headerRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return fmt.Errorf("bad header record: %w", err)
 		}
+		switch {
+		case v == 1:
+			// Version 1 had one experiment, YCSB, and no "experiment".
+			rec.Experiment = ExperimentYCSB
+		case rec.Experiment == "":
+			return fmt.Errorf(`header of schema version %d without "experiment"`, v)
+		}
 		f.Phases = append(f.Phases, Phase{Header: Header{
+			Experiment:  rec.Experiment,
 			Phase:       rec.Phase,
 			Command:     rec.Command,
 			StartedAt:   rec.StartedAt,
@@ -132,12 +167,75 @@ func (f *File) add(line []byte) error {
 			return fmt.Errorf("bad monitor record: %w", err)
 		}
 		cur.Monitor = append(cur.Monitor, MonitorSample{Phase: rec.Phase, Start: rec.Start, End: rec.End, Metrics: rec.Metrics})
+	case typeCycle:
+		if cur == nil {
+			return errors.New("record out of place: cycle before any header")
+		}
+		if cur.Summary != nil {
+			return fmt.Errorf("record out of place: cycle after the summary of phase %q", cur.Header.Phase)
+		}
+		var rec cycleRecord
+		if err := json.Unmarshal(line, &rec); err != nil {
+			return fmt.Errorf("bad cycle record: %w", err)
+		}
+		cur.Cycles = append(cur.Cycles, Cycle{
+			Phase:                 rec.Phase,
+			Number:                rec.Cycle,
+			Start:                 rec.Start,
+			End:                   rec.End,
+			CrashAfter:            time.Duration(rec.CrashAfterMS),
+			Acknowledged:          rec.Acknowledged,
+			Lost:                  rec.Lost,
+			Pattern:               rec.Pattern,
+			LostWindow:            time.Duration(rec.LostWindowMS),
+			FirstLostPosition:     rec.FirstLostPosition,
+			UnacknowledgedPresent: rec.UnacknowledgedPresent,
+			EarlierLost:           rec.EarlierLost,
+			Recovery:              time.Duration(rec.RecoveryMS),
+		})
 	case typeSummary:
 		if cur == nil {
 			return errors.New("record out of place: summary before any header")
 		}
 		if cur.Summary != nil {
 			return fmt.Errorf("record out of place: second summary for phase %q", cur.Header.Phase)
+		}
+		switch cur.Header.Experiment {
+		case ExperimentYCSB:
+		case ExperimentDurability:
+			var rec durabilitySummaryRecord
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return fmt.Errorf("bad summary record: %w", err)
+			}
+			cur.Summary = &Summary{
+				Phase:       rec.Phase,
+				RunTime:     time.Duration(rec.RunTimeMS),
+				Interrupted: rec.Interrupted,
+				Recovered:   rec.Recovered,
+				Notes:       rec.Notes,
+				Durability: &DurabilitySummary{
+					Cycles:          rec.Cycles,
+					Acknowledged:    rec.Acknowledged,
+					Lost:            rec.Lost,
+					TailCycles:      rec.TailCycles,
+					ScatteredCycles: rec.ScatteredCycles,
+					Passed:          rec.Passed,
+					Verdict:         rec.Verdict,
+					Caveat:          rec.Caveat,
+				},
+			}
+			return nil
+		default:
+			// A kind from a newer dbprobe: its summary's fields are its
+			// own, and only that the phase ended is known here.
+			var rec struct {
+				Phase string `json:"phase"`
+			}
+			if err := json.Unmarshal(line, &rec); err != nil {
+				return fmt.Errorf("bad summary record: %w", err)
+			}
+			cur.Summary = &Summary{Phase: rec.Phase}
+			return nil
 		}
 		var rec summaryRecord
 		if err := json.Unmarshal(line, &rec); err != nil {

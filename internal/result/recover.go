@@ -14,14 +14,18 @@ import (
 	"dbprobe/internal/measure"
 )
 
-// Recovered is a phase whose summary was rebuilt from its intervals.
+// Recovered is a phase whose summary was rebuilt from its intervals (a
+// YCSB phase) or its cycles (a durability check).
 type Recovered struct {
 	// Header is the phase's header record, as read.
 	Header Header
 	// Intervals counts the interval records it was rebuilt from, warm-up
 	// included.
 	Intervals int
-	Summary   Summary
+	// Cycles are the cycle records a durability check's summary was
+	// rebuilt from.
+	Cycles  []Cycle
+	Summary Summary
 }
 
 // Finish completes a recovered summary with what this package cannot
@@ -53,7 +57,7 @@ func Repair(data []byte, finish Finish) (repaired []byte, recovered []Recovered,
 			finish(p, &s)
 		}
 		summaries[i] = &s
-		recovered = append(recovered, Recovered{Header: p.Header, Intervals: len(p.Intervals), Summary: s})
+		recovered = append(recovered, Recovered{Header: p.Header, Intervals: len(p.Intervals), Cycles: p.Cycles, Summary: s})
 	}
 	if len(recovered) == 0 {
 		return data, nil, f.Truncated, nil
@@ -98,13 +102,18 @@ func isHeaderLine(line []byte) bool {
 	return err == nil && t == typeHeader
 }
 
-// RecoverSummary rebuilds a phase's summary from its interval records, as
-// the run would have written it had it ended after its last complete
-// interval: warm-up intervals left out, operations, Return= statuses,
-// retries (in total and per code) and overflows added up, and each series' histograms merged, so
-// the percentiles are exactly those the run would have printed. The
-// summary is marked Recovered and Interrupted, with a note saying how much
-// was lost.
+// RecoverSummary rebuilds the summary of a phase that has none: a YCSB
+// phase's from its interval records, a durability check's from its cycle
+// records (see recoverDurability). It refuses a phase of any other
+// experiment kind, whose records it cannot add up.
+//
+// A YCSB phase's summary is the one the run would have written had it
+// ended after its last complete interval: warm-up intervals left out;
+// operations, Return= statuses, retries (in total and per code) and
+// overflows added up; and each series' histograms merged, so the
+// percentiles are exactly those the run would have printed. The summary
+// is marked Recovered and Interrupted, with a note saying how much was
+// lost.
 //
 // Failures by code (Summary.Errors) are taken from the Return= statuses,
 // where the runner counts each failure once under its code ("NOT_FOUND",
@@ -113,6 +122,51 @@ func isHeaderLine(line []byte) bool {
 // it is made from. The diagnosis is the monitor's to make from the
 // phase's monitor samples (see Repair's finish and MeasuredWindow).
 func RecoverSummary(p Phase) (Summary, error) {
+	switch p.Header.Experiment {
+	case ExperimentYCSB:
+		return recoverYCSB(p)
+	case ExperimentDurability:
+		return recoverDurability(p), nil
+	}
+	return Summary{}, fmt.Errorf("dbprobe recover rebuilds the summaries of %s runs and %s checks, not of a %q experiment; use a newer dbprobe",
+		ExperimentYCSB, ExperimentDurability, p.Header.Experiment)
+}
+
+// recoverDurability rebuilds a durability check's totals from its cycle
+// records: each cycle is written once it was checked, so the totals are
+// exact over the cycles it wrote; a cycle in progress at the kill proved
+// nothing and is not counted. Whether the check passed, and what a kill
+// cannot reveal, are the check's to judge (Repair's finish):
+// DurabilitySummary.Passed is left false and Verdict empty.
+func recoverDurability(p Phase) Summary {
+	d := &DurabilitySummary{Cycles: len(p.Cycles)}
+	for _, c := range p.Cycles {
+		d.Acknowledged += c.Acknowledged
+		d.Lost += c.Lost + c.EarlierLost
+		switch c.Pattern {
+		case PatternTail:
+			d.TailCycles++
+		case PatternScattered:
+			d.ScatteredCycles++
+		}
+	}
+	s := Summary{Phase: p.Header.Phase, Interrupted: true, Recovered: true, Durability: d}
+	note := "recovered by dbprobe recover: the check wrote no summary; "
+	if len(p.Cycles) == 0 {
+		note += "it died before its first cycle was checked: nothing was measured"
+	} else {
+		last := p.Cycles[len(p.Cycles)-1]
+		if !p.Header.StartedAt.IsZero() && last.End.After(p.Header.StartedAt) {
+			s.RunTime = last.End.Sub(p.Header.StartedAt)
+		}
+		note += fmt.Sprintf("its totals are those of its %d checked cycles, up to cycle %d; a cycle in progress at the kill is lost", len(p.Cycles), last.Number)
+	}
+	s.Notes = []string{note}
+	return s
+}
+
+// recoverYCSB rebuilds a YCSB phase's summary from its intervals.
+func recoverYCSB(p Phase) (Summary, error) {
 	s := Summary{
 		Phase:       p.Header.Phase,
 		Interrupted: true,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -188,6 +190,11 @@ func resultFile(t *testing.T, phases []Phase) []byte {
 				t.Fatal(err)
 			}
 		}
+		for _, c := range p.Cycles {
+			if err := w.Cycle(c); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if p.Summary != nil {
 			if err := w.Summary(*p.Summary); err != nil {
 				t.Fatal(err)
@@ -263,4 +270,103 @@ func TestRepair(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// TestRepairV1Fixture recovers a run killed while it wrote its summary,
+// in a file of schema version 1: the summary rebuilt is the one the run
+// wrote, and the repaired file stays a version 1 file (the summary record
+// is the same in both versions).
+func TestRepairV1Fixture(t *testing.T) {
+	killed, err := os.ReadFile(filepath.Join("testdata", "v1_killed.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := readFixture(t, "v1_run.jsonl").Phases[0].Summary
+	repaired, recovered, cut, err := Repair(killed, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cut || len(recovered) != 1 || recovered[0].Header.Experiment != ExperimentYCSB || recovered[0].Intervals != 6 {
+		t.Fatalf("cut %v, recovered %+v", cut, recovered)
+	}
+	if !bytes.HasPrefix(repaired, []byte(`{"type":"header","schema_version":1,"phase":"run",`)) {
+		t.Errorf("the repaired file no longer starts with its version 1 header: %.80s", repaired)
+	}
+	f, err := Read(bytes.NewReader(repaired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := f.Phases[0].Summary
+	if got == nil || !got.Recovered || got.Ops != want.Ops || got.Warmup != want.Warmup || !reflect.DeepEqual(got.Series, want.Series) {
+		t.Fatalf("recovered summary %+v\nwant the run's %+v", got, want)
+	}
+}
+
+func TestRecoverDurability(t *testing.T) {
+	check := sampleCheck()
+	written := *check.Summary.Durability
+	check.Summary = nil
+	s, err := RecoverSummary(check)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := s.Durability
+	if d == nil || !s.Recovered || !s.Interrupted || s.Phase != "check" {
+		t.Fatalf("summary %+v", s)
+	}
+	// The totals the check itself wrote; the verdict and caveat are the
+	// check's to make again (Repair's finish).
+	written.Passed, written.Verdict, written.Caveat = false, "", ""
+	if *d != written {
+		t.Errorf("totals %+v, want %+v", *d, written)
+	}
+	if wantRun := check.Cycles[2].End.Sub(t0); s.RunTime != wantRun {
+		t.Errorf("run time %v, want %v (the start to the last cycle's end)", s.RunTime, wantRun)
+	}
+	if len(s.Notes) != 1 || !strings.Contains(s.Notes[0], "its 3 checked cycles, up to cycle 3") {
+		t.Errorf("notes %q", s.Notes)
+	}
+
+	check.Cycles = nil
+	s, err = RecoverSummary(check)
+	if err != nil || s.Durability == nil || s.Durability.Cycles != 0 || s.RunTime != 0 || !strings.Contains(s.Notes[0], "before its first cycle was checked") {
+		t.Errorf("no cycles: %+v, %v", s, err)
+	}
+}
+
+func TestRepairDurability(t *testing.T) {
+	check := sampleCheck()
+	check.Summary = nil
+	data := resultFile(t, []Phase{check})
+	var finished int
+	repaired, recovered, cut, err := Repair(data, func(p Phase, s *Summary) {
+		finished++
+		s.Durability.Verdict = "judged"
+	})
+	if err != nil || cut || len(recovered) != 1 || finished != 1 {
+		t.Fatalf("err %v, cut %v, %d recovered, finish ran %d times", err, cut, len(recovered), finished)
+	}
+	if r := recovered[0]; len(r.Cycles) != 3 || r.Intervals != 0 || r.Summary.Durability.Verdict != "judged" {
+		t.Errorf("recovered %+v", r)
+	}
+	f, err := Read(bytes.NewReader(repaired))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Phases[0].Summary; s == nil || s.Durability == nil || s.Durability.Acknowledged != 72342 || s.Durability.Verdict != "judged" || !s.Recovered {
+		t.Errorf("read back %+v", s)
+	}
+}
+
+func TestRecoverRefusesAnUnknownExperiment(t *testing.T) {
+	data := []byte(`{"type":"header","schema_version":2,"experiment":"storage","phase":"scan"}` + "\n" + `{"type":"chunk","gb":1.5}` + "\n")
+	_, _, _, err := Repair(data, nil)
+	if err == nil || !strings.Contains(err.Error(), `result: phase 1 (scan): dbprobe recover rebuilds the summaries of ycsb runs and durability checks, not of a "storage" experiment`) {
+		t.Fatalf("err %v", err)
+	}
+	// A complete phase of an unknown kind needs nothing and is left alone.
+	whole := append(bytes.Clone(data), `{"type":"summary","phase":"scan","gb_per_min":3,"series":{"scan":1}}`+"\n"...)
+	if got, recovered, _, err := Repair(whole, nil); err != nil || len(recovered) != 0 || !bytes.Equal(got, whole) {
+		t.Errorf("complete phase: %d recovered, err %v", len(recovered), err)
+	}
 }

@@ -14,10 +14,11 @@ var t0 = time.Date(2024, 1, 1, 12, 0, 0, 123456789, time.UTC)
 
 func sampleHeader(phase string) Header {
 	return Header{
-		Phase:     phase,
-		Command:   "dbprobe ycsb -P workloads/workloada -p recordcount=1000 --threads 16 --url postgres://bench:xxxxx@db:5432/bench",
-		StartedAt: t0,
-		Target:    "postgres://bench:xxxxx@db:5432/bench",
+		Experiment: ExperimentYCSB,
+		Phase:      phase,
+		Command:    "dbprobe ycsb -P workloads/workloada -p recordcount=1000 --threads 16 --url postgres://bench:xxxxx@db:5432/bench",
+		StartedAt:  t0,
+		Target:     "postgres://bench:xxxxx@db:5432/bench",
 		Settings: []Setting{
 			{Key: "workload", Value: "core", Source: "file workloads/workloada"},
 			{Key: "recordcount", Value: "1000", Source: "-p"},

@@ -7,9 +7,27 @@ import (
 )
 
 // SchemaVersion is the version of the JSON result written by this package.
-// Read rejects any other version: a reader that guessed at a newer layout
-// would report wrong numbers without noticing.
-const SchemaVersion = 1
+// Read accepts it and the versions before it that it still understands
+// (readVersions) and rejects any other: a reader that guessed at a newer
+// layout would report wrong numbers without noticing.
+const SchemaVersion = 2
+
+// readVersions are the schema versions Read accepts, oldest first.
+var readVersions = []int{1, SchemaVersion}
+
+// The experiment kinds, the "experiment" of a header record. Each kind
+// decides which records follow its header and what its summary holds.
+// The set is open: a newer dbprobe adds kinds within the same schema
+// version, and Read accepts a kind it does not know (its records of
+// unknown types are skipped); Repair refuses to rebuild one.
+const (
+	// ExperimentYCSB is a key-value workload phase (load or run): interval
+	// and monitor records, and a summary of operations and latencies.
+	ExperimentYCSB = "ycsb"
+	// ExperimentDurability is a crash-durability check: cycle records and
+	// a summary of acknowledged and lost writes (Summary.Durability).
+	ExperimentDurability = "durability"
+)
 
 // Setting is one effective setting and where its value came from, so a
 // result says what actually took effect, not what the user thinks they set.
@@ -47,6 +65,10 @@ type Environment struct {
 // Header describes one phase before it runs: what ran, against what, with
 // which settings.
 type Header struct {
+	// Experiment is the kind of experiment, ExperimentYCSB or another; the
+	// caller sets it, and Writer refuses a header without one. A header of
+	// schema version 1, which had no kinds, reads as ExperimentYCSB.
+	Experiment string
 	// Phase is "load" or "run" (or the experiment's own phase name).
 	Phase string
 	// Command is the command line, secrets already redacted by the caller.
@@ -111,6 +133,83 @@ type Summary struct {
 	// Notes are remarks on the outcome, e.g. "interrupted by signal after
 	// 12.3 s". Overflows need no note: WriteText flags them from Series.
 	Notes []string
+	// Durability holds the totals and verdict of a durability check, and
+	// is nil for every other experiment. A durability summary has only
+	// Phase, RunTime, Interrupted, Recovered and Notes besides it: it
+	// counts writes, not operations with latencies.
+	Durability *DurabilitySummary
+}
+
+// The patterns of a durability cycle's loss (Cycle.Pattern).
+const (
+	// PatternNone: every acknowledged write of the cycle was found.
+	PatternNone = "none"
+	// PatternTail: each writer lost only its most recent acknowledged
+	// commits, the expected shape of asynchronous commit.
+	PatternTail = "tail"
+	// PatternScattered: a writer lost a commit and kept a later one, which
+	// no cut of a log explains: a bug.
+	PatternScattered = "scattered"
+)
+
+// Cycle is one crash cycle of a durability check: what the database
+// acknowledged before it was killed and what it still held once it had
+// restarted.
+type Cycle struct {
+	Phase string
+	// Number counts the cycles from 1.
+	Number int
+	// Start is when the cycle's writers started; End when the restarted
+	// database had been read back.
+	Start, End time.Time
+	// CrashAfter is how long after the cycle's first acknowledged commit
+	// the database was killed.
+	CrashAfter   time.Duration
+	Acknowledged int
+	// Lost counts the cycle's acknowledged rows missing after the restart.
+	Lost int
+	// Pattern is PatternNone, PatternTail or PatternScattered.
+	Pattern string
+	// LostWindow is how long before the kill was complete the oldest lost
+	// row was acknowledged; 0 when nothing was lost.
+	LostWindow time.Duration
+	// FirstLostPosition is the 1-based place of the oldest lost row among
+	// the cycle's acknowledgements, in the order they arrived; 0 when
+	// nothing was lost.
+	FirstLostPosition int
+	// UnacknowledgedPresent counts rows committed whose acknowledgement
+	// never arrived (in flight at the kill): allowed, and no loss.
+	UnacknowledgedPresent int
+	// EarlierLost counts rows of earlier cycles that their own check
+	// found and this one did not.
+	EarlierLost int
+	// Recovery is how long the restart (crash recovery included) and the
+	// read-back took.
+	Recovery time.Duration
+}
+
+// DurabilitySummary is the outcome of a durability check, over the
+// cycles it ran.
+type DurabilitySummary struct {
+	// Cycles counts the cycles checked (the header's "cycles" setting is
+	// how many were asked for).
+	Cycles       int
+	Acknowledged int
+	// Lost counts the acknowledged rows missing at the last check, those
+	// of earlier cycles included: the sum of every cycle's Lost and
+	// EarlierLost.
+	Lost int
+	// TailCycles and ScatteredCycles count the cycles whose loss had that
+	// pattern.
+	TailCycles, ScatteredCycles int
+	// Passed is false when a loss was scattered, or writes were lost
+	// under a durability setting that promises to lose none.
+	Passed bool
+	// Verdict says the outcome in a sentence.
+	Verdict string
+	// Caveat says what a process kill cannot reveal for the database and
+	// setting that ran.
+	Caveat string
 }
 
 // Ending is what ended a phase.

@@ -462,6 +462,7 @@ func (j *job) header(ph runner.Phase) result.Header {
 		Environment: experiment.Environment(),
 		Database:    result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion, Placement: info.Placement.String()},
 	}
+	h.Experiment = result.ExperimentYCSB
 	for _, s := range info.Settings {
 		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
 	}

@@ -326,13 +326,7 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if !st.Exists {
 			return nil, badinput.New("table %s does not exist in %s; load it first with dbprobe load and the same --db, -P and -p", t.Name, where)
 		}
-		if err := checkColumns(t, st); err != nil {
-			return nil, err
-		}
-		if err := j.checkTableType(st); err != nil {
-			return nil, err
-		}
-		if err := j.checkProcedures(st); err != nil {
+		if err := j.checkExisting(st); err != nil {
 			return nil, err
 		}
 		if err := j.checkPrivileges(ctx, ph); err != nil {
@@ -365,13 +359,7 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		if st.HasRows {
 			return nil, badinput.New("table %s in %s holds rows dbprobe did not write: refusing to load into it; use another table with -p table=NAME", t.Name, where)
 		}
-		if err := checkColumns(t, st); err != nil {
-			return nil, err
-		}
-		if err := j.checkTableType(st); err != nil {
-			return nil, err
-		}
-		if err := j.checkProcedures(st); err != nil {
+		if err := j.checkExisting(st); err != nil {
 			return nil, err
 		}
 		notes = append(notes, fmt.Sprintf("loading into the existing empty table %s, which dbprobe did not create and will never drop", t.Name))
@@ -386,10 +374,7 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 	case st.HasRows && !sliced:
 		return nil, badinput.New("table %s in %s already holds rows from an earlier dbprobe load; use them with dbprobe run, or add --drop-existing to drop and reload it", t.Name, where)
 	default:
-		if err := checkColumns(t, st); err != nil {
-			return nil, err
-		}
-		if err := j.checkTableType(st); err != nil {
+		if err := j.checkExisting(st); err != nil {
 			return nil, err
 		}
 	}
@@ -402,6 +387,18 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 	}
 	notes = append(notes, fmt.Sprintf("table %s: %s", t.Name, st.Storage))
 	return notes, nil
+}
+
+// checkExisting checks a table that is there for the phase: its columns,
+// its table type, and for the procedure path that dbprobe owns it.
+func (j *job) checkExisting(st driver.TableState) error {
+	if err := checkColumns(j.table, st); err != nil {
+		return err
+	}
+	if err := j.checkTableType(st); err != nil {
+		return err
+	}
+	return j.checkProcedures(st)
 }
 
 // checkTableType refuses to run on a table stored otherwise than the user

@@ -33,84 +33,16 @@ func Bind(d Dialect, text string) (Bound, error) {
 	index := map[string]int{}
 	var b strings.Builder
 	b.Grow(len(text))
-	line := 1
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\n':
-			line++
-			b.WriteByte(c)
-			i++
-			continue
-		case c == '\'':
-			backslash := d.BackslashEscapes || (d.DollarQuotes && i > 0 && (text[i-1] == 'E' || text[i-1] == 'e') && (i < 2 || !isIdent(text[i-2])))
-			end, err := closeQuote(text, i, '\'', backslash, "string", line)
-			if err != nil {
-				return Bound{}, err
-			}
-			line += strings.Count(text[i:end], "\n")
-			b.WriteString(text[i:end])
-			i = end
-			continue
-		case c == '"':
-			end, err := closeQuote(text, i, '"', d.BackslashEscapes, "quoted name", line)
-			if err != nil {
-				return Bound{}, err
-			}
-			line += strings.Count(text[i:end], "\n")
-			b.WriteString(text[i:end])
-			i = end
-			continue
-		case c == '`' && d.Open == '`':
-			end, err := closeQuote(text, i, '`', false, "quoted name", line)
-			if err != nil {
-				return Bound{}, err
-			}
-			line += strings.Count(text[i:end], "\n")
-			b.WriteString(text[i:end])
-			i = end
-			continue
-		case c == '[' && d.Brackets:
-			end, err := closeQuote(text, i, ']', false, "bracketed name", line)
-			if err != nil {
-				return Bound{}, err
-			}
-			line += strings.Count(text[i:end], "\n")
-			b.WriteString(text[i:end])
-			i = end
-			continue
-		case c == '-' && strings.HasPrefix(text[i:], "--"), c == '#' && d.HashComments:
-			end := strings.IndexByte(text[i:], '\n')
-			if end < 0 {
-				end = len(text) - i
-			}
-			b.WriteString(text[i : i+end])
-			i += end
-			continue
-		case c == '/' && strings.HasPrefix(text[i:], "/*"):
-			end, err := closeComment(text, i, d.NestedComments, line)
-			if err != nil {
-				return Bound{}, err
-			}
-			line += strings.Count(text[i:end], "\n")
-			b.WriteString(text[i:end])
-			i = end
-			continue
-		case c == '$' && d.DollarQuotes && (i == 0 || !isIdent(text[i-1])):
-			if tag, ok := dollarTag(text[i:]); ok {
-				end := strings.Index(text[i+len(tag):], tag)
-				if end < 0 {
-					return Bound{}, fmt.Errorf("a %s string opened on line %d is not closed", tag, line)
-				}
-				end += i + 2*len(tag)
-				line += strings.Count(text[i:end], "\n")
-				b.WriteString(text[i:end])
-				i = end
+	code := func(start, end int) {
+		for i := start; i < end; {
+			c := text[i]
+			if c != ':' || i+1 >= end || !isNameStart(text[i+1]) || (i > 0 && text[i-1] == ':') {
+				b.WriteByte(c)
+				i++
 				continue
 			}
-		case c == ':' && i+1 < len(text) && isNameStart(text[i+1]) && (i == 0 || text[i-1] != ':'):
 			j := i + 2
-			for j < len(text) && isName(text[j]) {
+			for j < end && isName(text[j]) {
 				j++
 			}
 			name := text[i+1 : j]
@@ -130,19 +62,129 @@ func Bind(d Dialect, text string) (Bound, error) {
 				out.Args = append(out.Args, n)
 			}
 			i = j
-			continue
 		}
-		b.WriteByte(c)
-		i++
+	}
+	other := func(start, end int) { b.WriteString(text[start:end]) }
+	if err := split(d, text, code, other); err != nil {
+		return Bound{}, err
 	}
 	out.Text = b.String()
 	return out, nil
 }
 
+// Strip returns text with every string, quoted name and comment replaced
+// by one space: what is left is the statement's code, its keywords and
+// unquoted names.
+func Strip(d Dialect, text string) (string, error) {
+	var b strings.Builder
+	err := split(d, text, func(start, end int) { b.WriteString(text[start:end]) }, func(int, int) { b.WriteByte(' ') })
+	return b.String(), err
+}
+
+// rowKeywords start a statement that returns rows.
+var rowKeywords = map[string]bool{
+	"SELECT": true, "WITH": true, "SHOW": true, "DESCRIBE": true, "DESC": true, "EXPLAIN": true,
+	"VALUES": true, "TABLE": true, "PRAGMA": true, "CALL": true, "EXEC": true, "EXECUTE": true, "FETCH": true,
+}
+
+// ReturnsRows reports whether text looks like a statement that returns
+// rows: it starts (after comments and parentheses) with SELECT, WITH,
+// SHOW, EXPLAIN, VALUES, CALL, EXEC, … or has a RETURNING or OUTPUT
+// clause. Drivers whose library cannot give both a statement's rows and
+// its count of rows changed run such a statement as a query, and any other
+// as an update. A WITH … UPDATE is then a query whose count of rows
+// changed is unknown.
+func ReturnsRows(d Dialect, text string) bool {
+	code, err := Strip(d, text)
+	if err != nil {
+		return true // the database will say what is wrong with it
+	}
+	words := strings.FieldsFunc(code, func(r rune) bool {
+		return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+	for i, w := range words {
+		w = strings.ToUpper(w)
+		if i == 0 && rowKeywords[w] {
+			return true
+		}
+		if w == "RETURNING" || (w == "OUTPUT" && d.Brackets) {
+			return true
+		}
+	}
+	return false
+}
+
+// split walks text, calling code for each run outside strings, quoted
+// names and comments and other for each of those, with their offsets, in
+// order. A construct left open is an error naming the line it starts on.
+func split(d Dialect, text string, code, other func(start, end int)) error {
+	line := 1
+	from := 0 // start of the code run not yet handed over
+	emit := func(start, end int) {
+		if from < start {
+			code(from, start)
+		}
+		other(start, end)
+		line += strings.Count(text[start:end], "\n")
+		from = end
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		end, what := -1, ""
+		switch {
+		case c == '\n':
+			line++
+		case c == '\'':
+			backslash := d.BackslashEscapes || (d.DollarQuotes && i > 0 && (text[i-1] == 'E' || text[i-1] == 'e') && (i < 2 || !isIdent(text[i-2])))
+			end, what = closeQuote(text, i, '\'', backslash), "string"
+		case c == '"':
+			end, what = closeQuote(text, i, '"', d.BackslashEscapes), "quoted name"
+		case c == '`' && d.Open == '`':
+			end, what = closeQuote(text, i, '`', false), "quoted name"
+		case c == '[' && d.Brackets:
+			end, what = closeQuote(text, i, ']', false), "bracketed name"
+		case c == '-' && strings.HasPrefix(text[i:], "--"), c == '#' && d.HashComments:
+			end = strings.IndexByte(text[i:], '\n')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += i
+			}
+			what = "comment"
+		case c == '/' && strings.HasPrefix(text[i:], "/*"):
+			end, what = closeComment(text, i, d.NestedComments), "/* comment"
+		case c == '$' && d.DollarQuotes && (i == 0 || !isIdent(text[i-1])):
+			if tag, ok := dollarTag(text[i:]); ok {
+				what = tag + " string"
+				if e := strings.Index(text[i+len(tag):], tag); e >= 0 {
+					end = i + 2*len(tag) + e
+				}
+			}
+		}
+		if what == "" || c == '\n' {
+			i++
+			continue
+		}
+		if end < 0 {
+			return fmt.Errorf("a %s opened on line %d is not closed", what, line)
+		}
+		if from < i {
+			code(from, i)
+			from = i
+		}
+		emit(i, end)
+		i = end
+	}
+	if from < len(text) {
+		code(from, len(text))
+	}
+	return nil
+}
+
 // closeQuote returns the index just past the quote that closes the one
 // opened at text[start] (a doubled closing quote stands for one, and with
-// backslash a backslash escapes the next byte).
-func closeQuote(text string, start int, closing byte, backslash bool, what string, line int) (int, error) {
+// backslash a backslash escapes the next byte), -1 when none does.
+func closeQuote(text string, start int, closing byte, backslash bool) int {
 	for i := start + 1; i < len(text); i++ {
 		switch text[i] {
 		case '\\':
@@ -154,15 +196,16 @@ func closeQuote(text string, start int, closing byte, backslash bool, what strin
 				i++
 				continue
 			}
-			return i + 1, nil
+			return i + 1
 		}
 	}
-	return 0, fmt.Errorf("a %s opened on line %d is not closed", what, line)
+	return -1
 }
 
 // closeComment returns the index just past the */ that closes the comment
-// opened at text[start]; nested counts inner /* … */ pairs.
-func closeComment(text string, start int, nested bool, line int) (int, error) {
+// opened at text[start], -1 when none does; nested counts inner /* … */
+// pairs.
+func closeComment(text string, start int, nested bool) int {
 	depth := 0
 	for i := start; i+1 < len(text); i++ {
 		switch {
@@ -175,11 +218,11 @@ func closeComment(text string, start int, nested bool, line int) (int, error) {
 			depth--
 			i++
 			if depth == 0 {
-				return i + 1, nil
+				return i + 1
 			}
 		}
 	}
-	return 0, fmt.Errorf("a /* comment opened on line %d is not closed", line)
+	return -1
 }
 
 // dollarTag returns the $tag$ that s starts with, if it starts a

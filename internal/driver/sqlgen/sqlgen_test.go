@@ -153,3 +153,34 @@ func FuzzBind(f *testing.F) {
 		}
 	})
 }
+
+func TestStripAndReturnsRows(t *testing.T) {
+	got, err := Strip(Postgres, "SELECT 'a', \"b\" /* c */ -- d\n, $$e$$, f")
+	if err != nil || got != "SELECT  ,      \n,  , f" {
+		t.Errorf("Strip = %q, %v", got, err)
+	}
+	for _, tc := range []struct {
+		d    Dialect
+		text string
+		want bool
+	}{
+		{Postgres, "SELECT 1", true},
+		{Postgres, "  /* note */ (select 1) union (select 2)", true},
+		{Postgres, "with x as (select 1) select * from x", true},
+		{Postgres, "INSERT INTO t VALUES (1) RETURNING id", true},
+		{Postgres, "INSERT INTO t VALUES ('RETURNING')", false},
+		{Postgres, "UPDATE t SET a = 1", false},
+		{MySQL, "-- SELECT\nDELETE FROM t WHERE id = 1", false},
+		{MySQL, "SHOW STATUS", true},
+		{MySQL, "CALL p(1)", true},
+		{SQLite, "PRAGMA page_count", true},
+		{SQLServer, "INSERT INTO t OUTPUT INSERTED.id VALUES (1)", true},
+		{SQLServer, "INSERT INTO [output] VALUES (1)", false},
+		{SQLServer, "EXEC sp_who", true},
+		{Postgres, "DO $$ BEGIN PERFORM 1; END $$", false},
+	} {
+		if got := ReturnsRows(tc.d, tc.text); got != tc.want {
+			t.Errorf("%s ReturnsRows(%q) = %v, want %v", tc.d.Name, tc.text, got, tc.want)
+		}
+	}
+}

@@ -31,7 +31,7 @@ func capDB(t *testing.T) (*DB, *pgx.Conn) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	d, err := Driver{}.Open(ctx, target, driver.Options{Sessions: 4})
+	d, err := Driver{}.Open(ctx, target, driver.Options{Sessions: 4, BulkLoad: true})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -70,6 +70,9 @@ func TestCapabilitiesDescribeTheDriver(t *testing.T) {
 // degree whose workers the plan shows, written by INSERT … SELECT and
 // loaded by writers at once; the database's own answers check each.
 func TestDataTables(t *testing.T) {
+	// Chunks of 1 MB, so that a small fill commits several times.
+	defer func(was int64) { fillChunkBytes = was }(fillChunkBytes)
+	fillChunkBytes = 1 << 20
 	db, admin := capDB(t)
 	ctx := context.Background()
 	src := driver.DataTable{Name: "Storage_Src", PayloadBytes: 500}
@@ -87,7 +90,7 @@ func TestDataTables(t *testing.T) {
 		t.Errorf("CreateDataTable of an existing table: %v, want bad input", err)
 	}
 
-	const rows = 20000
+	rows := chunkRows(src)*5 + 17 // five full chunks and a short one
 	n, err := db.FillTable(ctx, src, 1, rows)
 	if err != nil || n != rows {
 		t.Fatalf("FillTable = %d, %v", n, err)
@@ -172,6 +175,10 @@ func TestDataTables(t *testing.T) {
 				return
 			}
 			defer bw.Close()
+			if !strings.HasPrefix(bw.How(), "COPY") {
+				errs <- fmt.Errorf("How() = %q, want COPY", bw.How())
+				return
+			}
 			for b := range 3 {
 				ids := make([]int64, 100)
 				payloads := make([][]byte, 100)

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,7 +21,7 @@ import (
 // fillChunkBytes is about how much payload one transaction of FillTable
 // writes: large enough that a commit's cost is lost in it, small enough
 // that a fill of many gigabytes never holds one huge transaction.
-const fillChunkBytes = 64 << 20
+var fillChunkBytes int64 = 64 << 20
 
 // chunkRows is how many rows of t make one fill chunk.
 func chunkRows(t driver.DataTable) int64 {
@@ -349,7 +348,9 @@ func slice(lo, hi int64, part, parts int) (from, to int64) {
 	return from, to
 }
 
-// BulkWriter opens a connection of its own that loads t with COPY.
+// BulkWriter opens a session of its own on t, on the statement path
+// whatever the DB's: each batch is one COPY FROM STDIN, or multi-row
+// INSERTs without Options.BulkLoad, as InsertBatch loads.
 func (db *DB) BulkWriter(ctx context.Context, t driver.DataTable) (driver.BulkWriter, error) {
 	if err := t.Check(); err != nil {
 		return nil, err
@@ -357,52 +358,15 @@ func (db *DB) BulkWriter(ctx context.Context, t driver.DataTable) (driver.BulkWr
 	if err := db.ownedData(ctx, t, "load"); err != nil {
 		return nil, err
 	}
-	conn, err := pgconn.ConnectConfig(ctx, db.connConfig)
+	s, err := db.session(ctx, t.Table(), false)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open a bulk writer: %w", classify(err))
+		return nil, err
 	}
-	return &bulkWriter{conn: conn, copy: "COPY " + db.dataTable(t) + " (id, payload) FROM STDIN"}, nil
-}
-
-// bulkWriter loads batches with COPY FROM STDIN in the text format, each
-// one COPY statement and so one transaction.
-type bulkWriter struct {
-	conn *pgconn.PgConn
-	copy string
-	buf  []byte
-}
-
-// Write loads one batch.
-func (w *bulkWriter) Write(ctx context.Context, ids []int64, payloads [][]byte) error {
-	if len(ids) != len(payloads) {
-		return fmt.Errorf("postgres: a batch of %d ids and %d payloads", len(ids), len(payloads))
+	how := "COPY FROM STDIN (text format), one COPY per batch"
+	if !db.opts.BulkLoad {
+		how = "multi-row INSERT statements, in one transaction per batch (bulk load not asked for)"
 	}
-	b := w.buf[:0]
-	for i, id := range ids {
-		b = strconv.AppendInt(b, id, 10)
-		b = append(b, '\t')
-		b = appendCopyText(b, payloads[i])
-		b = append(b, '\n')
-	}
-	w.buf = b
-	tag, err := w.conn.CopyFrom(ctx, bytes.NewReader(b), w.copy)
-	if err != nil {
-		return classify(err)
-	}
-	if tag.RowsAffected() != int64(len(ids)) {
-		return fmt.Errorf("postgres: COPY loaded %d of %d rows", tag.RowsAffected(), len(ids))
-	}
-	return nil
-}
-
-// How names the path.
-func (w *bulkWriter) How() string { return "COPY FROM STDIN (text format), one COPY per batch" }
-
-// Close closes the writer's connection.
-func (w *bulkWriter) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-	defer cancel()
-	return w.conn.Close(ctx)
+	return driver.NewSessionBulkWriter(s, func() string { return how }), nil
 }
 
 // CreateLocation creates a tablespace in dir and records it as dbprobe's.

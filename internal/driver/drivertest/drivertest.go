@@ -111,6 +111,7 @@ func Run(t *testing.T, cfg Config) {
 	})
 
 	t.Run("Info", func(t *testing.T) { testInfo(t, db.Info(), cfg.Settings) })
+	t.Run("Capabilities", func(t *testing.T) { testCapabilities(t, db, suffix) })
 	if !t.Run("CreateAndInspect", func(t *testing.T) { testCreateAndInspect(t, db, tbl, cfg.Options.TableType) }) {
 		t.Fatal("the table could not be created: the other subtests need it")
 	}

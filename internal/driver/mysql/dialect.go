@@ -6,6 +6,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/sqlgen"
 )
 
 // markerTable records the tables dbprobe created, so that it never drops or
@@ -46,9 +47,7 @@ const maxParams = 65535
 // quote quotes one identifier with backticks. MySQL compares column names
 // without case and table names as the file system does
 // (lower_case_table_names); names are kept as given.
-func quote(name string) string {
-	return "`" + strings.ReplaceAll(name, "`", "``") + "`"
-}
+func quote(name string) string { return sqlgen.MySQL.Quote(name) }
 
 // varbinaryBytes is what a VARBINARY(n) column counts toward maxRowSize:
 // its bytes and a length prefix of one or two bytes.
@@ -88,8 +87,10 @@ func columnTypes(t driver.Table, tt driver.TableType) (keyType, fieldType string
 
 // dialect holds the quoted names of one table and returns the SQL text of
 // every statement dbprobe runs on it. It has no connection: it is plain text
-// in, text out, and tested as such.
+// in, text out, and tested as such. The key-value statements are sqlgen's;
+// LOAD DATA and the procedure path are MySQL's own.
 type dialect struct {
+	gen       *sqlgen.Table
 	table     string   // quoted table name
 	key       string   // quoted key column
 	fields    []string // quoted field columns
@@ -107,18 +108,16 @@ func newDialect(t driver.Table, tt driver.TableType) (*dialect, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dialect{
-		table:     quote(t.Name),
-		key:       quote(t.KeyColumn),
-		fields:    make([]string, len(t.Fields)),
+	g := sqlgen.MySQL.Table("", t.Name, t.KeyColumn, t.Fields)
+	return &dialect{
+		gen:       g,
+		table:     g.Name,
+		key:       g.Key,
+		fields:    g.Fields,
 		keyType:   keyType,
 		fieldType: fieldType,
 		procs:     driver.Procedures(t),
-	}
-	for i, f := range t.Fields {
-		d.fields[i] = quote(f)
-	}
-	return d, nil
+	}, nil
 }
 
 // createTable returns the CREATE TABLE statement; id, hexadecimal, goes
@@ -153,114 +152,29 @@ func (d *dialect) createTable(tt driver.TableType, id string) string {
 }
 
 // columnList writes the listed fields, or all of them when idx is nil.
-func (d *dialect) columnList(b *strings.Builder, idx []int) {
-	if idx == nil {
-		for i, f := range d.fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f)
-		}
-		return
-	}
-	for i, f := range idx {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.fields[f])
-	}
-}
+func (d *dialect) columnList(b *strings.Builder, idx []int) { d.gen.Columns(b, idx) }
 
 // read returns the SELECT of the listed fields (nil: all) of one key.
-func (d *dialect) read(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = ?")
-	return b.String()
-}
+func (d *dialect) read(idx []int) string { return d.gen.Read(idx) }
 
 // scan returns the range read: the key then the listed fields, from the
 // first parameter on, at most the second parameter's count of rows, in key
 // order.
-func (d *dialect) scan(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" >= ? ORDER BY ")
-	b.WriteString(d.key)
-	b.WriteString(" LIMIT ?")
-	return b.String()
-}
+func (d *dialect) scan(idx []int) string { return d.gen.Scan(idx) }
 
 // update returns the UPDATE of the listed fields (nil: all): the new values
 // come first, the key last.
-func (d *dialect) update(idx []int) string {
-	var b strings.Builder
-	b.WriteString("UPDATE ")
-	b.WriteString(d.table)
-	b.WriteString(" SET ")
-	n := len(idx)
-	if idx == nil {
-		n = len(d.fields)
-	}
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if idx == nil {
-			b.WriteString(d.fields[i])
-		} else {
-			b.WriteString(d.fields[idx[i]])
-		}
-		b.WriteString(" = ?")
-	}
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = ?")
-	return b.String()
-}
+func (d *dialect) update(idx []int) string { return d.gen.Update(idx) }
 
 // insert returns a multi-row INSERT of rows records: each row's parameters
 // are the key then every field.
-func (d *dialect) insert(rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(d.table)
-	b.WriteString(" (")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, nil)
-	b.WriteString(") VALUES ")
-	row := "(?" + strings.Repeat(", ?", len(d.fields)) + ")"
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	return b.String()
-}
+func (d *dialect) insert(rows int) string { return d.gen.Insert(rows) }
 
 // delete returns the DELETE of one key.
-func (d *dialect) delete() string {
-	return "DELETE FROM " + d.table + " WHERE " + d.key + " = ?"
-}
+func (d *dialect) delete() string { return d.gen.Delete() }
 
 // hasRows returns a query that yields one row when the table has any.
-func (d *dialect) hasRows() string {
-	return "SELECT 1 FROM " + d.table + " LIMIT 1"
-}
+func (d *dialect) hasRows() string { return d.gen.HasRows() }
 
 // loadData returns the LOAD DATA LOCAL statement that reads go-sql-driver's
 // registered reader name. The format is MySQL's default one, spelt out so

@@ -8,12 +8,10 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"strconv"
 	"strings"
-	"syscall"
 
 	gomysql "github.com/go-sql-driver/mysql"
 
@@ -142,15 +140,19 @@ func isLoadRefused(err error) bool {
 
 // openError turns a failure to connect into a one-line message that says what
 // to do, never holding the password. Errors the user can fix are badinput.
+// The server's error numbers are mapped here; the rest is
+// driver.Connecting's.
 func openError(err error, target driver.Target, s *settings) error {
 	user, database, addr := s.cfg.User, s.cfg.DBName, s.cfg.Addr
+	c := driver.Connecting{Database: "MySQL", Addr: addr, Target: target, Closed: func(err error) bool {
+		return errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn)
+	}}
 	var myErr *gomysql.MySQLError
 	if errors.As(err, &myErr) {
-		cause := &driver.Scrubbed{Msg: target.Scrub(myErr.Message), Err: err}
+		cause := c.Cause(myErr.Message, err)
 		switch myErr.Number {
 		case erAccessDenied:
-			return badinput.New("MySQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				addr, user, &driver.Scrubbed{Msg: "access denied", Err: err})
+			return c.Refused(fmt.Sprintf("user %q", user), "access denied", err)
 		case erDBAccessDenied:
 			return badinput.New("MySQL at %s: %w; grant the user access to database %s or name another database in the URL", addr, cause, database)
 		case erBadDB:
@@ -164,36 +166,15 @@ func openError(err error, target driver.Target, s *settings) error {
 			// A session variable from the URL that this server lacks or refuses.
 			return badinput.New("MySQL at %s rejected a setting from the URL: %w; fix or remove that option", addr, cause)
 		}
-		return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
+		return c.Failed(err.Error(), err)
 	}
-
-	reason := ""
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		reason = "no answer in time"
-	case errors.As(err, &dnsErr):
-		reason = "host not found"
-	case errors.Is(err, syscall.ENETUNREACH):
-		reason = "network is unreachable"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		reason = "no route to host"
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, gomysql.ErrInvalidConn) || errors.Is(err, sqldriver.ErrBadConn):
-		reason = "the server closed the connection"
-	}
-	if reason != "" {
-		return badinput.New("cannot reach MySQL at %s: %w; check host and port and that the server is running",
-			addr, &driver.Scrubbed{Msg: reason, Err: err})
+	if u := c.Unreachable(err, ""); u != nil {
+		return u
 	}
 	if isTLSError(err) {
-		return badinput.New("cannot open a TLS connection to MySQL at %s: %w; check tls= in the URL and the server's certificate (tls=false for a server without TLS; off loopback that also needs --allow-insecure-tls)",
-			addr, &driver.Scrubbed{Msg: target.Scrub(lastPart(err.Error())), Err: err})
+		return c.TLS(driver.LastPart(err.Error()), "check tls= in the URL and the server's certificate (tls=false for a server without TLS; off loopback that also needs --allow-insecure-tls)", err)
 	}
-	return &driver.Scrubbed{Msg: "open MySQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
+	return c.Failed(err.Error(), err)
 }
 
 // isTLSError reports a failed TLS handshake or a server without TLS.
@@ -217,15 +198,6 @@ func ddlError(what string, err error) error {
 			&driver.Scrubbed{Msg: myErr.Message, Err: classify(err), Unchecked: true})
 	}
 	return fmt.Errorf("%s: %w", what, classify(err))
-}
-
-// lastPart returns the text after the last ": ", the innermost complaint of
-// a chain of wrapped messages.
-func lastPart(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
 }
 
 // slogLogger sends go-sql-driver's own complaints (a connection closed

@@ -87,9 +87,10 @@ type monitor struct {
 	id   int64 // the monitor's own connection id, left out of Waits
 
 	statusQuery string
-	psWaits     bool // performance_schema's wait summaries are read
-	noWaits     bool // PROCESSLIST may not be read
-	noLockWaits bool // INNODB_TRX may not be read
+	pageSize    float64 // innodb_page_size; 0 when it could not be read
+	psWaits     bool    // performance_schema's wait summaries are read
+	noWaits     bool    // PROCESSLIST may not be read
+	noLockWaits bool    // INNODB_TRX may not be read
 
 	// lockWaits are the threads whose transaction waited for a row lock
 	// when INNODB_TRX was last read, at lockWaitsRead.
@@ -102,7 +103,7 @@ type monitor struct {
 // probe reads the monitor's connection id and tries each query once, so
 // that Unavailable is complete before the first sample.
 func (m *monitor) probe(ctx context.Context) error {
-	if err := m.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&m.id); err != nil {
+	if err := m.conn.QueryRowContext(ctx, "SELECT CONNECTION_ID(), @@innodb_page_size").Scan(&m.id, &m.pageSize); err != nil {
 		return err
 	}
 	status, err := m.readStatus(ctx)
@@ -227,7 +228,28 @@ func (m *monitor) Sample(ctx context.Context) (driver.Sample, error) {
 			m.unavailable = append(m.unavailable, "performance_schema.events_waits_summary_global_by_event_name: "+serverMessage(err))
 		}
 	}
+	standardize(counters, gauges, m.pageSize)
 	return driver.Sample{Time: now, Counters: counters, Gauges: gauges}, nil
+}
+
+// standardize adds the standard counters (driver.CounterLogBytes, …) from
+// InnoDB's status variables: the redo log's bytes written, the buffer
+// pool's read requests and the reads it had to make from disk (pages), and
+// the bytes InnoDB read from and wrote to its files.
+func standardize(counters, gauges map[string]float64, pageSize float64) {
+	driver.CopyCounter(counters, driver.CounterLogBytes, "Innodb_os_log_written")
+	driver.CopyCounter(counters, driver.CounterLogicalReads, "Innodb_buffer_pool_read_requests")
+	driver.CopyCounter(counters, driver.CounterPhysicalReads, "Innodb_buffer_pool_reads")
+	if requests, ok := counters["Innodb_buffer_pool_read_requests"]; ok {
+		if reads, ok := counters["Innodb_buffer_pool_reads"]; ok {
+			counters[driver.CounterCacheHits] = requests - reads
+		}
+	}
+	driver.CopyCounter(counters, driver.CounterDeviceReadBytes, "Innodb_data_read")
+	driver.CopyCounter(counters, driver.CounterDeviceWriteBytes, "Innodb_data_written")
+	if pageSize > 0 {
+		gauges[driver.GaugePageBytes] = pageSize
+	}
 }
 
 // readStatus reads the status variables of statusQuery by name.

@@ -444,3 +444,58 @@ func TestConnIDsRecordsPoolConnections(t *testing.T) {
 		t.Error("a nil set has an id")
 	}
 }
+
+// The standard counters are InnoDB's own under the names every experiment
+// reads: log_bytes follows the redo log's position (Innodb_lsn_current,
+// within 10% and some blocks: the log is written in 512-byte blocks, a
+// partly filled one again at each flush) while rows are written, and the
+// cache figures add up.
+func TestMonitorStandardCounters(t *testing.T) {
+	_, admin, db, tbl := monitored(t, 1)
+	m := openMonitor(t, db)
+	s := openSession(t, db, tbl)
+	ctx := context.Background()
+	lsn := func() float64 {
+		var name string
+		var v float64
+		if err := admin.QueryRowContext(ctx, "SHOW GLOBAL STATUS LIKE 'Innodb_lsn_current'").Scan(&name, &v); err != nil {
+			t.Skipf("no Innodb_lsn_current on this server: %v", err)
+		}
+		return v
+	}
+	before, start := mustSample(t, m), lsn()
+	keys := make([][]byte, 2000)
+	values := make([][][]byte, len(keys))
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key%05d", i))
+		values[i] = [][]byte{[]byte(strings.Repeat("v", 100))}
+	}
+	if err := s.InsertBatch(ctx, keys, values); err != nil {
+		t.Fatal(err)
+	}
+	after, moved := mustSample(t, m), lsn()-start
+	logged := after.Counters[driver.CounterLogBytes] - before.Counters[driver.CounterLogBytes]
+	if moved < float64(len(keys)*100) || logged < 0.9*moved || logged > 1.1*moved+64<<10 {
+		t.Errorf("log_bytes grew %v while the redo log's position moved %v, for %d rows of 100 bytes", logged, moved, len(keys))
+	}
+	c := after.Counters
+	for name, want := range map[string]float64{
+		driver.CounterLogBytes:         c["Innodb_os_log_written"],
+		driver.CounterLogicalReads:     c["Innodb_buffer_pool_read_requests"],
+		driver.CounterPhysicalReads:    c["Innodb_buffer_pool_reads"],
+		driver.CounterCacheHits:        c["Innodb_buffer_pool_read_requests"] - c["Innodb_buffer_pool_reads"],
+		driver.CounterDeviceReadBytes:  c["Innodb_data_read"],
+		driver.CounterDeviceWriteBytes: c["Innodb_data_written"],
+	} {
+		if got, ok := c[name]; !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	var page float64
+	if err := admin.QueryRowContext(ctx, "SELECT @@innodb_page_size").Scan(&page); err != nil {
+		t.Fatal(err)
+	}
+	if after.Gauges[driver.GaugePageBytes] != page {
+		t.Errorf("page_bytes = %v, innodb_page_size = %v", after.Gauges[driver.GaugePageBytes], page)
+	}
+}

@@ -630,12 +630,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 	}
 	name := db.storedName(t)
 	return db.withLock(ctx, func(c *sql.Conn) error {
-		if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+quote(markerTable)+
-			" (table_name VARBINARY(64) NOT NULL PRIMARY KEY, created_at DATETIME(6) NOT NULL, dbprobe_version VARCHAR(100) NOT NULL, "+
-			quote(identityColumn)+" TEXT NULL) ENGINE=InnoDB"); err != nil {
-			return ddlError("create the marker table "+markerTable, err)
-		}
-		if err := addIdentityColumn(ctx, c); err != nil {
+		if err := ensureMarker(ctx, c); err != nil {
 			return err
 		}
 		id, err := driver.NewTableID()
@@ -656,25 +651,10 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			defer c.ExecContext(context.WithoutCancel(ctx), "SET SESSION max_heap_table_size = DEFAULT")
 		}
 		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, id)); err != nil {
-			if number(err) == erTableExists {
-				return badinput.New("%w; drop it or choose another table name",
-					&driver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
-			}
-			return ddlError("create table "+d.table, err)
+			return createError(err, d.table)
 		}
-		var identity sql.NullString
-		err = c.QueryRowContext(ctx, tableIdentity, name).Scan(&identity)
-		if err == nil && !identity.Valid {
-			err = errors.New("information_schema.TABLES does not list it")
-		}
-		if err == nil {
-			_, err = c.ExecContext(ctx, "INSERT INTO "+quote(markerTable)+" (table_name, created_at, dbprobe_version, "+quote(identityColumn)+") VALUES (?, NOW(6), ?, ?)"+
-				" ON DUPLICATE KEY UPDATE created_at = VALUES(created_at), dbprobe_version = VALUES(dbprobe_version), "+
-				quote(identityColumn)+" = VALUES("+quote(identityColumn)+")", name, version(), identity.String)
-		}
-		if err != nil {
-			_, _ = c.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+d.table)
-			return ddlError("record table "+d.table+" in "+markerTable, err)
+		if err := recordCreated(ctx, c, name, d.table); err != nil {
+			return err
 		}
 		if db.opts.OpPath == driver.PathProcedure {
 			// The table is new: procedures under its names are left over
@@ -688,6 +668,50 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 		}
 		return nil
 	})
+}
+
+// ensureMarker creates the marker table when it is missing, and gives one
+// an earlier dbprobe created the column for identities.
+func ensureMarker(ctx context.Context, c *sql.Conn) error {
+	if _, err := c.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+quote(markerTable)+
+		" (table_name VARBINARY(64) NOT NULL PRIMARY KEY, created_at DATETIME(6) NOT NULL, dbprobe_version VARCHAR(100) NOT NULL, "+
+		quote(identityColumn)+" TEXT NULL) ENGINE=InnoDB"); err != nil {
+		return ddlError("create the marker table "+markerTable, err)
+	}
+	return addIdentityColumn(ctx, c)
+}
+
+// createError is the error of a CREATE TABLE: bad input when the table
+// exists.
+func createError(err error, table string) error {
+	if number(err) == erTableExists {
+		return badinput.New("%w; drop it or choose another table name",
+			&driver.Scrubbed{Msg: "table " + table + " already exists", Err: classify(err)})
+	}
+	return ddlError("create table "+table, err)
+}
+
+// recordCreated records table name (as the catalog holds it; quoted, the
+// table) in the marker table with its identity, the table having just
+// been created on c. MySQL commits DDL at once: when the table cannot be
+// recorded, it is dropped again, so that no table of dbprobe's goes
+// unrecorded. A row left by a table someone else dropped is replaced.
+func recordCreated(ctx context.Context, c *sql.Conn, name, table string) error {
+	var identity sql.NullString
+	err := c.QueryRowContext(ctx, tableIdentity, name).Scan(&identity)
+	if err == nil && !identity.Valid {
+		err = errors.New("information_schema.TABLES does not list it")
+	}
+	if err == nil {
+		_, err = c.ExecContext(ctx, "INSERT INTO "+quote(markerTable)+" (table_name, created_at, dbprobe_version, "+quote(identityColumn)+") VALUES (?, NOW(6), ?, ?)"+
+			" ON DUPLICATE KEY UPDATE created_at = VALUES(created_at), dbprobe_version = VALUES(dbprobe_version), "+
+			quote(identityColumn)+" = VALUES("+quote(identityColumn)+")", name, version(), identity.String)
+	}
+	if err != nil {
+		_, _ = c.ExecContext(context.WithoutCancel(ctx), "DROP TABLE "+table)
+		return ddlError("record table "+table+" in "+markerTable, err)
+	}
+	return nil
 }
 
 // createProcedures creates the table's procedures: all of them after

@@ -43,6 +43,12 @@ const (
 // procedure path it first creates the table's procedures if some are
 // missing.
 func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	return db.session(ctx, t, db.opts.OpPath == driver.PathProcedure)
+}
+
+// session opens a session on the procedure path when proc is set, on the
+// statement path otherwise.
+func (db *DB) session(ctx context.Context, t driver.Table, proc bool) (*session, error) {
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("mysql: table %s has no fields", t.Name)
 	}
@@ -50,7 +56,6 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 	if err != nil {
 		return nil, err
 	}
-	proc := db.opts.OpPath == driver.PathProcedure
 	if proc {
 		if err := db.ensureProcedures(ctx, t, d); err != nil {
 			return nil, err

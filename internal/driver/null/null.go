@@ -97,3 +97,16 @@ func (session) Delete(context.Context, []byte) error { return nil }
 
 // Close does nothing.
 func (session) Close() error { return nil }
+
+var _ driver.Describer = db{}
+
+// Capabilities says the null driver has none beyond key-value: it runs no
+// statement and keeps no table, so there is nothing to fill, copy, scan,
+// load, place or count.
+func (db) Capabilities() driver.Capabilities {
+	c := driver.NewCapabilities("the null driver")
+	for _, cap := range driver.AllCapabilities() {
+		c.Lacks(cap, "it keeps nothing and runs no statement, so it measures only dbprobe itself; use --db with a database")
+	}
+	return c
+}

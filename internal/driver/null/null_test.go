@@ -164,3 +164,17 @@ func TestInspectIsStateless(t *testing.T) {
 		t.Errorf("Inspect = %+v, %v; want a stateless table", st, err)
 	}
 }
+
+func TestCapabilitiesSayWhyNot(t *testing.T) {
+	d, err := Driver{}.Open(context.Background(), driver.Target{}, driver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := driver.CheckDescription(d); err != nil {
+		t.Fatal(err)
+	}
+	err = driver.Describe(d).Need(driver.CapScan)
+	if !badinput.Is(err) || err.Error() != "the null driver has no server-side table scan: it keeps nothing and runs no statement, so it measures only dbprobe itself; use --db with a database" {
+		t.Errorf("Need(scan) = %v", err)
+	}
+}

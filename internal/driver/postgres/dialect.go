@@ -4,9 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/sqlgen"
 )
 
 // markerTable records the tables dbprobe created, so that it never drops or
@@ -34,21 +33,18 @@ func foldName(s string) string {
 }
 
 // quote folds and quotes one identifier.
-func quote(name string) string { return pgx.Identifier{foldName(name)}.Sanitize() }
+func quote(name string) string { return sqlgen.Postgres.Quote(foldName(name)) }
 
 // qualify quotes name inside schema; an empty schema leaves the name to the
 // search path.
-func qualify(schema, name string) string {
-	if schema == "" {
-		return pgx.Identifier{name}.Sanitize()
-	}
-	return pgx.Identifier{schema, name}.Sanitize()
-}
+func qualify(schema, name string) string { return sqlgen.Postgres.Qualify(schema, name) }
 
 // dialect holds the quoted names of one table and returns the SQL text of
 // every statement dbprobe runs on it. It has no connection: it is plain text
-// in, text out, and tested as such.
+// in, text out, and tested as such. The key-value statements are
+// sqlgen's; the COPY and the procedure path are PostgreSQL's own.
 type dialect struct {
+	gen    *sqlgen.Table
 	table  string   // schema-qualified, quoted table name
 	key    string   // quoted key column
 	fields []string // quoted field columns
@@ -62,14 +58,12 @@ type procs struct {
 }
 
 func newDialect(schema string, t driver.Table) *dialect {
-	d := &dialect{
-		table:  qualify(schema, foldName(t.Name)),
-		key:    quote(t.KeyColumn),
-		fields: make([]string, len(t.Fields)),
-	}
+	fields := make([]string, len(t.Fields))
 	for i, f := range t.Fields {
-		d.fields[i] = quote(f)
+		fields[i] = foldName(f)
 	}
+	g := sqlgen.Postgres.Table(schema, foldName(t.Name), foldName(t.KeyColumn), fields)
+	d := &dialect{gen: g, table: g.Name, key: g.Key, fields: g.Fields}
 	p := driver.Procedures(t)
 	d.proc = procs{
 		read:   qualify(schema, foldName(p.Read)),
@@ -111,119 +105,25 @@ func (d *dialect) createTable(keyLength, fieldLength int, unlogged bool) string 
 }
 
 // columnList writes the listed fields, or all of them when idx is nil.
-func (d *dialect) columnList(b *strings.Builder, idx []int) {
-	if idx == nil {
-		for i, f := range d.fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f)
-		}
-		return
-	}
-	for i, f := range idx {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.fields[f])
-	}
-}
+func (d *dialect) columnList(b *strings.Builder, idx []int) { d.gen.Columns(b, idx) }
 
 // read returns the SELECT of the listed fields (nil: all) of one key ($1).
-func (d *dialect) read(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = $1")
-	return b.String()
-}
+func (d *dialect) read(idx []int) string { return d.gen.Read(idx) }
 
 // scan returns the range read: the key then the listed fields, from $1
 // inclusive, at most $2 rows, in key order.
-func (d *dialect) scan(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" >= $1 ORDER BY ")
-	b.WriteString(d.key)
-	b.WriteString(" LIMIT $2")
-	return b.String()
-}
+func (d *dialect) scan(idx []int) string { return d.gen.Scan(idx) }
 
 // update returns the UPDATE of the listed fields (nil: all): the new values
 // are $1…$n, the key is $n+1.
-func (d *dialect) update(idx []int) string {
-	var b strings.Builder
-	b.WriteString("UPDATE ")
-	b.WriteString(d.table)
-	b.WriteString(" SET ")
-	n := len(idx)
-	if idx == nil {
-		n = len(d.fields)
-	}
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if idx == nil {
-			b.WriteString(d.fields[i])
-		} else {
-			b.WriteString(d.fields[idx[i]])
-		}
-		b.WriteString(" = $")
-		b.WriteString(strconv.Itoa(i + 1))
-	}
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = $")
-	b.WriteString(strconv.Itoa(n + 1))
-	return b.String()
-}
+func (d *dialect) update(idx []int) string { return d.gen.Update(idx) }
 
 // insert returns a multi-row INSERT of rows records: each row's parameters
 // are the key then every field.
-func (d *dialect) insert(rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(d.table)
-	b.WriteString(" (")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, nil)
-	b.WriteString(") VALUES ")
-	p := 1
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(")
-		for c := 0; c <= len(d.fields); c++ {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("$")
-			b.WriteString(strconv.Itoa(p))
-			p++
-		}
-		b.WriteString(")")
-	}
-	return b.String()
-}
+func (d *dialect) insert(rows int) string { return d.gen.Insert(rows) }
 
 // delete returns the DELETE of one key ($1).
-func (d *dialect) delete() string {
-	return "DELETE FROM " + d.table + " WHERE " + d.key + " = $1"
-}
+func (d *dialect) delete() string { return d.gen.Delete() }
 
 // copyFrom returns the COPY … FROM STDIN statement, in the text format.
 func (d *dialect) copyFrom() string {
@@ -239,9 +139,7 @@ func (d *dialect) copyFrom() string {
 }
 
 // hasRows returns a query that yields one row when the table has any.
-func (d *dialect) hasRows() string {
-	return "SELECT 1 FROM " + d.table + " LIMIT 1"
-}
+func (d *dialect) hasRows() string { return d.gen.HasRows() }
 
 // maxParams is the most parameters one extended-protocol statement can bind.
 const maxParams = 65535

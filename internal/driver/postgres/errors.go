@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strings"
-	"syscall"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -79,18 +76,18 @@ func isConnLost(err error) bool {
 
 // openError turns a failure to connect into a one-line message that says what
 // to do, never holding the password. Errors the user can fix are badinput.
+// PostgreSQL's own SQLSTATEs are mapped here; the rest is driver.Connecting's.
 func openError(err error, target driver.Target, user, database, addr string) error {
 	if badinput.Is(err) {
 		return err // dbprobe's own words already
 	}
+	c := driver.Connecting{Database: "PostgreSQL", Addr: addr, Target: target, Timeout: pgconn.Timeout}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		msg := target.Scrub(pgErr.Message)
-		cause := &driver.Scrubbed{Msg: msg, Err: err}
+		cause := c.Cause(pgErr.Message, err)
 		switch {
 		case pgErr.Code == "28P01":
-			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				addr, user, &driver.Scrubbed{Msg: "password authentication failed", Err: err})
+			return c.Refused(fmt.Sprintf("user %q", user), "password authentication failed", err)
 		case pgErr.Code == "28000":
 			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and password (URL, DBPROBE_PASSWORD) and the server's pg_hba.conf", addr, user, cause)
 		case pgErr.Code == "3D000":
@@ -104,44 +101,13 @@ func openError(err error, target driver.Target, user, database, addr string) err
 		case strings.HasPrefix(pgErr.Code, "28"):
 			return badinput.New("PostgreSQL at %s refused user %q: %w; check the user and its rights", addr, user, cause)
 		}
-		return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
+		return c.Failed(err.Error(), err)
 	}
-
-	reason := ""
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
-	case errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err) || (errors.As(err, &netErr) && netErr.Timeout()):
-		reason = "no answer in time"
-	case errors.As(err, &dnsErr):
-		reason = "host not found"
-	case errors.Is(err, syscall.ENETUNREACH):
-		reason = "network is unreachable"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		reason = "no route to host"
-	case errors.Is(err, syscall.ENOENT):
-		reason = "no socket there"
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		reason = "the server closed the connection"
-	}
-	if reason != "" {
-		return badinput.New("cannot reach PostgreSQL at %s: %w; check host and port and that the server is running",
-			addr, &driver.Scrubbed{Msg: reason, Err: err})
+	if u := c.Unreachable(err, ""); u != nil {
+		return u
 	}
 	if strings.Contains(err.Error(), "tls") || strings.Contains(err.Error(), "SSL") {
-		return badinput.New("cannot open a TLS connection to PostgreSQL at %s: %w; check sslmode in the URL and the server's certificate (sslmode=disable for a server without TLS; off loopback that also needs --allow-insecure-tls)",
-			addr, &driver.Scrubbed{Msg: target.Scrub(lastPart(err.Error())), Err: err})
+		return c.TLS(driver.LastPart(err.Error()), "check sslmode in the URL and the server's certificate (sslmode=disable for a server without TLS; off loopback that also needs --allow-insecure-tls)", err)
 	}
-	return &driver.Scrubbed{Msg: "open PostgreSQL at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
-}
-
-// lastPart returns the text after the last ": ", the innermost complaint of
-// a chain of wrapped messages.
-func lastPart(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
+	return c.Failed(err.Error(), err)
 }

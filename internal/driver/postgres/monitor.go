@@ -34,6 +34,7 @@ type statQuery struct {
 type pgMonitor struct {
 	db      *DB
 	conn    *pgx.Conn
+	facts   serverFacts
 	queries []statQuery
 	// waitsOff is set when pg_stat_activity could not be read: Waits then
 	// answers nil, as for a database without such a view.
@@ -64,6 +65,7 @@ type serverFacts struct {
 	versionNum int    // server_version_num, e.g. 150004
 	walTiming  string // track_wal_io_timing, "" where it does not exist
 	allStats   bool   // may read every role's sessions in pg_stat_activity
+	blockSize  int    // block_size, the bytes of a page
 }
 
 // plan reads the server's facts and chooses the queries.
@@ -73,11 +75,13 @@ func (m *pgMonitor) plan(ctx context.Context) error {
 	// of every role.
 	err := m.conn.QueryRow(ctx, `SELECT current_setting('server_version_num')::int,
 		coalesce(current_setting('track_wal_io_timing', true), ''),
-		coalesce((SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = 'pg_read_all_stats'), false)`).
-		Scan(&f.versionNum, &f.walTiming, &f.allStats)
+		coalesce((SELECT pg_has_role(current_user, oid, 'MEMBER') FROM pg_roles WHERE rolname = 'pg_read_all_stats'), false),
+		current_setting('block_size')::int`).
+		Scan(&f.versionNum, &f.walTiming, &f.allStats, &f.blockSize)
 	if err != nil {
 		return err
 	}
+	m.facts = f
 	m.queries, m.unavailable = planQueries(f)
 	return nil
 }
@@ -151,7 +155,36 @@ func planQueries(f serverFacts) ([]statQuery, []string) {
 	if !f.allStats {
 		unavailable = append(unavailable, "pg_stat_activity: the sessions of other roles are hidden from this user (grant it pg_read_all_stats to see them)")
 	}
+	if f.versionNum >= 170000 {
+		unavailable = append(unavailable, driver.CounterDeviceWriteBytes+": the backends' own writes are in pg_stat_io from PostgreSQL 17, which this monitor does not read")
+	}
 	return queries, unavailable
+}
+
+// standardize adds the standard counters (driver.CounterLogBytes, …) to
+// a sample, from the counters PostgreSQL keeps under its own names: the
+// WAL's bytes, the current database's block hits and reads (a read is a
+// block asked of the operating system, whose page cache may answer it),
+// and the blocks written to the data files by the checkpointer, the
+// background writer and the backends (up to PostgreSQL 16, where
+// pg_stat_bgwriter holds all three).
+func standardize(s driver.Sample, f serverFacts) {
+	c, block := s.Counters, float64(f.blockSize)
+	driver.CopyCounter(c, driver.CounterLogBytes, "wal_bytes")
+	driver.CopyCounter(c, driver.CounterCacheHits, "blks_hit")
+	driver.CopyCounter(c, driver.CounterPhysicalReads, "blks_read")
+	if v, ok := driver.SumCounters(c, "blks_hit", "blks_read"); ok {
+		c[driver.CounterLogicalReads] = v
+	}
+	if v, ok := c["blks_read"]; ok && block > 0 {
+		c[driver.CounterDeviceReadBytes] = v * block
+	}
+	if v, ok := driver.SumCounters(c, "buffers_checkpoint", "buffers_clean", "buffers_backend"); ok && block > 0 && f.versionNum < 170000 {
+		c[driver.CounterDeviceWriteBytes] = v * block
+	}
+	if block > 0 {
+		s.Gauges[driver.GaugePageBytes] = block
+	}
 }
 
 // selectFloats selects columns as float8 under their own names.
@@ -190,6 +223,7 @@ func (m *pgMonitor) Sample(ctx context.Context) (driver.Sample, error) {
 	}
 	m.queries = kept
 	m.unavailable = append(m.unavailable, refused...)
+	standardize(s, m.facts)
 	return s, nil
 }
 

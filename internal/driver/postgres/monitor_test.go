@@ -360,3 +360,93 @@ func TestMonitorApplicationNames(t *testing.T) {
 		}
 	}
 }
+
+// The standard counters are PostgreSQL's own under the names every
+// experiment reads, and are left out rather than made up when what they
+// come from is missing.
+func TestStandardize(t *testing.T) {
+	s := driver.Sample{Counters: map[string]float64{
+		"wal_bytes": 1000, "blks_hit": 90, "blks_read": 10,
+		"buffers_checkpoint": 3, "buffers_clean": 2, "buffers_backend": 1,
+	}, Gauges: map[string]float64{}}
+	standardize(s, serverFacts{versionNum: 150004, blockSize: 8192})
+	for name, want := range map[string]float64{
+		driver.CounterLogBytes:         1000,
+		driver.CounterCacheHits:        90,
+		driver.CounterPhysicalReads:    10,
+		driver.CounterLogicalReads:     100,
+		driver.CounterDeviceReadBytes:  10 * 8192,
+		driver.CounterDeviceWriteBytes: 6 * 8192,
+	} {
+		if got, ok := s.Counters[name]; !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	if s.Gauges[driver.GaugePageBytes] != 8192 {
+		t.Errorf("page_bytes = %v", s.Gauges[driver.GaugePageBytes])
+	}
+
+	// 17 keeps the backends' writes elsewhere; 13 has no pg_stat_wal.
+	s = driver.Sample{Counters: map[string]float64{"blks_hit": 1, "buffers_clean": 2}, Gauges: map[string]float64{}}
+	standardize(s, serverFacts{versionNum: 170002, blockSize: 8192})
+	for _, name := range []string{driver.CounterLogBytes, driver.CounterLogicalReads, driver.CounterDeviceWriteBytes} {
+		if v, ok := s.Counters[name]; ok {
+			t.Errorf("%s = %v from counters that are not there", name, v)
+		}
+	}
+}
+
+// log_bytes is the WAL the server wrote: the WAL position moves by as
+// much (within 10%: the position counts page headers too) while dbprobe
+// inserts rows, and logical reads are hits and reads together.
+func TestMonitorLogBytesFollowTheWALPosition(t *testing.T) {
+	u, db, tbl, m := monitorSetup(t)
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close(context.Background()) })
+	lsn := func() float64 {
+		var v float64
+		if err := c.QueryRow(ctx, "SELECT pg_current_wal_lsn() - '0/0'::pg_lsn").Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before, start := mustSample(t, m), lsn()
+	s, err := db.Session(ctx, tbl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := make([][]byte, 2000)
+	values := make([][][]byte, len(keys))
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprintf("key%05d", i))
+		values[i] = [][]byte{[]byte(strings.Repeat("v", 100))}
+	}
+	if err := s.InsertBatch(ctx, keys, values); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	end := lsn()
+	moved := end - start
+	if moved < float64(len(keys)*100) {
+		t.Fatalf("the WAL position moved %v bytes for %d rows of 100 bytes", moved, len(keys))
+	}
+	var logged float64
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		after := mustSample(t, m)
+		logged = after.Counters[driver.CounterLogBytes] - before.Counters[driver.CounterLogBytes]
+		if after.Counters[driver.CounterLogBytes] != after.Counters["wal_bytes"] {
+			t.Fatalf("log_bytes %v is not wal_bytes %v", after.Counters[driver.CounterLogBytes], after.Counters["wal_bytes"])
+		}
+		if got, want := after.Counters[driver.CounterLogicalReads], after.Counters["blks_hit"]+after.Counters["blks_read"]; got != want {
+			t.Fatalf("logical_reads %v, want blks_hit + blks_read = %v", got, want)
+		}
+		if logged >= 0.9*moved && logged <= 1.1*(lsn()-start) {
+			return
+		}
+	}
+	t.Fatalf("log_bytes grew %v while the WAL position moved %v", logged, moved)
+}

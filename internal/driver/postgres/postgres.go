@@ -371,6 +371,12 @@ func (db *DB) CheckPrivileges(ctx context.Context, t driver.Table, need driver.A
 	return nil
 }
 
+// execQuerier is a connection or a transaction.
+type execQuerier interface {
+	rowQuerier
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
 // rowQuerier is the pool or a transaction.
 type rowQuerier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
@@ -412,7 +418,7 @@ func (db *DB) ownership(ctx context.Context, q rowQuerier, name string) (driver.
 // addIdentityColumn gives a marker table an earlier dbprobe created the
 // column for identities. It asks first: ALTER TABLE wants the table's
 // owner even when the column is there.
-func (db *DB) addIdentityColumn(ctx context.Context, tx pgx.Tx) error {
+func (db *DB) addIdentityColumn(ctx context.Context, tx execQuerier) error {
 	var present bool
 	err := tx.QueryRow(ctx,
 		"SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)",
@@ -446,37 +452,14 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 			return err
 		}
 	}
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
-			return classify(err)
-		}
-		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+db.marker()+
-			" (table_name text PRIMARY KEY, created_at timestamptz, dbprobe_version text, "+identityColumn+" text)"); err != nil {
-			return classify(err)
-		}
-		if err := db.addIdentityColumn(ctx, tx); err != nil {
-			return err
-		}
+	err := db.createRecorded(ctx, t.Name, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, d.createTable(t.KeyLength, t.FieldLength, db.opts.TableType == driver.TableNondurable)); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "42P07" {
-				return badinput.New("%w; drop it or choose another table name",
-					&driver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
-			}
-			return classify(err)
+			return db.createError(err, d.table)
 		}
 		if proc {
-			if err := createProcedures(ctx, tx, d, t); err != nil {
-				return err
-			}
+			return createProcedures(ctx, tx, d, t)
 		}
-		// A row left by a table someone else dropped is replaced.
-		_, err := tx.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version, "+identityColumn+")"+
-			" VALUES ($1, now(), $2, to_regclass($3)::oid::text)"+
-			" ON CONFLICT (table_name) DO UPDATE SET created_at = excluded.created_at, dbprobe_version = excluded.dbprobe_version, "+
-			identityColumn+" = excluded."+identityColumn,
-			foldName(t.Name), version(), d.table)
-		return classify(err)
+		return nil
 	})
 	if err == nil && proc {
 		db.procMu.Lock()
@@ -484,6 +467,52 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 		db.procMu.Unlock()
 	}
 	return err
+}
+
+// createRecorded runs create, which creates the table name (as given, not
+// yet folded) in the current schema, in one transaction with the row that
+// records it in the marker table, under the marker table's lock: either
+// both happen or neither. A row left by a table someone else dropped is
+// replaced.
+func (db *DB) createRecorded(ctx context.Context, name string, create func(tx pgx.Tx) error) error {
+	return pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if err := db.lockMarker(ctx, tx); err != nil {
+			return err
+		}
+		if err := create(tx); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version, "+identityColumn+")"+
+			" VALUES ($1, now(), $2, to_regclass($3)::oid::text)"+
+			" ON CONFLICT (table_name) DO UPDATE SET created_at = excluded.created_at, dbprobe_version = excluded.dbprobe_version, "+
+			identityColumn+" = excluded."+identityColumn,
+			foldName(name), version(), qualify(db.schema, foldName(name)))
+		return classify(err)
+	})
+}
+
+// lockMarker takes the marker table's lock for the transaction and makes
+// sure the marker table exists, with its identity column.
+func (db *DB) lockMarker(ctx context.Context, tx pgx.Tx) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(markerLock)); err != nil {
+		return classify(err)
+	}
+	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+db.marker()+
+		" (table_name text PRIMARY KEY, created_at timestamptz, dbprobe_version text, "+identityColumn+" text)"); err != nil {
+		return classify(err)
+	}
+	return db.addIdentityColumn(ctx, tx)
+}
+
+// createError is the error of a CREATE TABLE: bad input when the table
+// exists.
+func (db *DB) createError(err error, table string) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42P07" {
+		return badinput.New("%w; drop it or choose another table name",
+			&driver.Scrubbed{Msg: "table " + table + " already exists", Err: classify(err)})
+	}
+	return classify(err)
 }
 
 // checkProcedureNames refuses a table whose function names PostgreSQL

@@ -24,13 +24,18 @@ const maxBatchStatements = 8
 // buffer, so a read or an update costs no reflection, no type encoding, no
 // allocation and no per-statement timer.
 func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	return db.session(ctx, t, db.opts.OpPath == driver.PathProcedure)
+}
+
+// session opens a session on the procedure path when proc is set, on
+// the statement path otherwise.
+func (db *DB) session(ctx context.Context, t driver.Table, proc bool) (*session, error) {
 	if err := driver.CheckTable(t); err != nil {
 		return nil, err
 	}
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("postgres: table %s has no fields", t.Name)
 	}
-	proc := db.opts.OpPath == driver.PathProcedure
 	if proc {
 		if err := db.ensureProcedures(ctx, t); err != nil {
 			return nil, err

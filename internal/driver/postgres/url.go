@@ -156,5 +156,5 @@ func parseReason(err error) string {
 			return msg[i+3:]
 		}
 	}
-	return lastPart(err.Error())
+	return driver.LastPart(err.Error())
 }

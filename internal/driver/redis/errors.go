@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strings"
 	"syscall"
@@ -127,12 +126,12 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 	if user != "" {
 		who = fmt.Sprintf("user %q", user)
 	}
+	c := driver.Connecting{Database: "Redis", Addr: addr, Target: target}
 	if code, ok := serverCode(err); ok {
-		cause := &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err}
+		cause := c.Cause(err.Error(), err)
 		switch {
 		case code == "WRONGPASS":
-			return badinput.New("Redis at %s refused %s: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				addr, who, &driver.Scrubbed{Msg: "WRONGPASS: wrong password or user disabled", Err: err})
+			return c.Refused(who, "WRONGPASS: wrong password or user disabled", err)
 		case code == "NOAUTH":
 			return badinput.New("Redis at %s wants a password: %w; give it in the URL (redis://:PASSWORD@%s/%d) or DBPROBE_PASSWORD",
 				addr, &driver.Scrubbed{Msg: "NOAUTH", Err: err}, addr, db)
@@ -149,46 +148,32 @@ func openError(err error, target driver.Target, addr, user string, db int, overT
 		case code == "ERR" && strings.Contains(strings.ToLower(err.Error()), "max number of clients"):
 			return badinput.New("Redis at %s refused the connection: %w; raise maxclients or use fewer threads", addr, cause)
 		}
-		return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
+		return c.Failed(err.Error(), err)
 	}
 
-	reason := ""
-	var dnsErr *net.DNSError
-	var netErr net.Error
+	// A closed connection is told apart from a TLS failure after the TLS
+	// checks: a TLS client at a plain port sees the server hang up.
+	reason := c.NetReason(err)
 	var certErr *tls.CertificateVerificationError
 	var unknownAuthority x509.UnknownAuthorityError
 	var hostnameErr x509.HostnameError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		reason = "no answer in time"
-	case errors.As(err, &dnsErr):
-		reason = "host not found"
-	case errors.Is(err, syscall.ENETUNREACH):
-		reason = "network is unreachable"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		reason = "no route to host"
+	case reason != "" && reason != driver.ReasonServerClose:
 	case errors.As(err, &certErr) || errors.As(err, &unknownAuthority) || errors.As(err, &hostnameErr):
-		return badinput.New("cannot open a TLS connection to Redis at %s: %w; rediss:// needs a certificate this machine trusts (?skip_verify=true accepts any, unverified)",
-			addr, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
+		return c.TLS(err.Error(), "rediss:// needs a certificate this machine trusts (?skip_verify=true accepts any, unverified)", err)
 	case strings.Contains(err.Error(), "tls:") || strings.Contains(err.Error(), "first record does not look like a TLS handshake"):
-		return badinput.New("cannot open a TLS connection to Redis at %s: %w; use redis:// for a server without TLS",
-			addr, &driver.Scrubbed{Msg: target.Scrub(err.Error()), Err: err})
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		reason = "the server closed the connection"
+		return c.TLS(err.Error(), "use redis:// for a server without TLS", err)
 	}
 	switch {
 	case reason == "":
 	case overTLS:
-		return badinput.New("cannot reach Redis at %s over TLS: %w; check host and port, that the server is running and that the port speaks TLS (redis:// for one without)",
-			addr, &driver.Scrubbed{Msg: reason, Err: err})
-	case reason == "the server closed the connection":
-		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running (a TLS port needs rediss://)",
-			addr, &driver.Scrubbed{Msg: reason, Err: err})
+		over := c
+		over.Addr += " over TLS"
+		return over.Unreachable(err, "check host and port, that the server is running and that the port speaks TLS (redis:// for one without)")
+	case reason == driver.ReasonServerClose:
+		return c.Unreachable(err, "check host and port and that the server is running (a TLS port needs rediss://)")
 	default:
-		return badinput.New("cannot reach Redis at %s: %w; check host and port and that the server is running",
-			addr, &driver.Scrubbed{Msg: reason, Err: err})
+		return c.Unreachable(err, "")
 	}
-	return &driver.Scrubbed{Msg: "open Redis at " + addr + ": " + target.ScrubConnect(err.Error()), Err: err}
+	return c.Failed(err.Error(), err)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/sqlgen"
 )
 
 // The functions in this file only build SQL text: no connection, no state,
@@ -61,9 +62,7 @@ const (
 // quoteIdent quotes an identifier for SQLite. Names arrive validated as
 // plain identifiers; quoting anyway keeps reserved words (a table called
 // "order") and the exact case working.
-func quoteIdent(name string) string {
-	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
-}
+func quoteIdent(name string) string { return sqlgen.SQLite.Quote(name) }
 
 // varchar declares a text column; SQLite does not enforce the length, but
 // declaring it keeps the schema the same as on every other database.
@@ -104,107 +103,30 @@ func dropTableSQL(t driver.Table) string {
 	return "DROP TABLE IF EXISTS " + quoteIdent(t.Name)
 }
 
-func hasRowsSQL(t driver.Table) string {
-	return "SELECT 1 FROM " + quoteIdent(t.Name) + " LIMIT 1"
-}
+func hasRowsSQL(t driver.Table) string { return gen(t).HasRows() }
 
-// columnList writes the quoted names of the listed fields, or of all of
-// them when fields is nil.
-func columnList(b *strings.Builder, t driver.Table, fields []int) {
-	if fields == nil {
-		for i, f := range t.Fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(quoteIdent(f))
-		}
-		return
-	}
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteIdent(t.Fields[f]))
-	}
+// gen returns sqlgen's statements of t. They are built when a statement is
+// first prepared, never per operation.
+func gen(t driver.Table) *sqlgen.Table {
+	return sqlgen.SQLite.Table("", t.Name, t.KeyColumn, t.Fields)
 }
 
 // selectSQL reads the listed fields (all when nil) of one record.
-func selectSQL(t driver.Table, fields []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	columnList(&b, t, fields)
-	b.WriteString(" FROM ")
-	b.WriteString(quoteIdent(t.Name))
-	b.WriteString(" WHERE ")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	b.WriteString(" = ?")
-	return b.String()
-}
+func selectSQL(t driver.Table, fields []int) string { return gen(t).Read(fields) }
 
 // scanSQL reads the key and the listed fields of up to ? records from a
 // start key on, in key order: the primary key index serves both the range
 // and the order, so no sort step runs.
-func scanSQL(t driver.Table, fields []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	b.WriteString(", ")
-	columnList(&b, t, fields)
-	b.WriteString(" FROM ")
-	b.WriteString(quoteIdent(t.Name))
-	b.WriteString(" WHERE ")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	b.WriteString(" >= ? ORDER BY ")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	b.WriteString(" LIMIT ?")
-	return b.String()
-}
+func scanSQL(t driver.Table, fields []int) string { return gen(t).Scan(fields) }
 
 // updateSQL sets the listed fields of one record; the key is the last
 // parameter.
-func updateSQL(t driver.Table, fields []int) string {
-	var b strings.Builder
-	b.WriteString("UPDATE ")
-	b.WriteString(quoteIdent(t.Name))
-	b.WriteString(" SET ")
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteIdent(t.Fields[f]))
-		b.WriteString(" = ?")
-	}
-	b.WriteString(" WHERE ")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	b.WriteString(" = ?")
-	return b.String()
-}
+func updateSQL(t driver.Table, fields []int) string { return gen(t).Update(fields) }
 
 // insertSQL inserts rows records of the key and every field, in that order.
-func insertSQL(t driver.Table, rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(quoteIdent(t.Name))
-	b.WriteString(" (")
-	b.WriteString(quoteIdent(t.KeyColumn))
-	for _, f := range t.Fields {
-		b.WriteString(", ")
-		b.WriteString(quoteIdent(f))
-	}
-	b.WriteString(") VALUES ")
-	row := "(?" + strings.Repeat(", ?", len(t.Fields)) + ")"
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(row)
-	}
-	return b.String()
-}
+func insertSQL(t driver.Table, rows int) string { return gen(t).Insert(rows) }
 
-func deleteSQL(t driver.Table) string {
-	return "DELETE FROM " + quoteIdent(t.Name) + " WHERE " + quoteIdent(t.KeyColumn) + " = ?"
-}
+func deleteSQL(t driver.Table) string { return gen(t).Delete() }
 
 // multiRowCount is how many records one multi-row INSERT carries when
 // Options.BulkLoad is off. SQLite allows 32766 parameters per statement;

@@ -32,6 +32,8 @@ type sqliteMonitor struct {
 	// in unavailable and then left out.
 	failed      map[string]bool
 	unavailable []string
+	// noProcessIO is set once /proc/self/io could not be read.
+	noProcessIO bool
 }
 
 // Monitor holds a connection of the DB's pool for the monitor and reads
@@ -71,7 +73,10 @@ func monitorUnavailable(file, journal string, checkpointer bool) []string {
 	}
 	// modernc.org/sqlite has sqlite3_db_status, mattn/go-sqlite3 does not:
 	// both builds report the same things.
-	lines = append(lines, "page cache hits, misses and writes (sqlite3_db_status): not exposed by github.com/mattn/go-sqlite3, so read by neither build")
+	lines = append(lines, "page cache hits, misses and writes (sqlite3_db_status): not exposed by github.com/mattn/go-sqlite3, so read by neither build; "+
+		"no "+driver.CounterLogicalReads+", "+driver.CounterPhysicalReads+" or "+driver.CounterCacheHits)
+	lines = append(lines, driver.CounterLogBytes+": SQLite keeps no count of the bytes it appends to its journal or WAL; "+
+		driver.CounterDeviceWriteBytes+" counts them with the database file's")
 	return lines
 }
 
@@ -94,13 +99,70 @@ func (m *sqliteMonitor) Sample(ctx context.Context) (driver.Sample, error) {
 		s.Counters["checkpoints"] = float64(m.d.ckpt.done.Load())
 	}
 	s.Counters["writer_busy_seconds"] = time.Duration(m.d.w.busy.Load()).Seconds()
+	s.Gauges[driver.GaugePageBytes] = float64(pageSize)
 	if m.file != "" {
 		m.fileSize(s, "database_file_bytes", m.file, false)
 		if m.wal {
 			m.fileSize(s, "wal_file_bytes", m.file+"-wal", true)
 		}
+		m.processIO(s)
 	}
 	return s, nil
+}
+
+// processIO reads the bytes this process read from and wrote to the
+// storage layer (/proc/self/io read_bytes and write_bytes, Linux) into
+// the standard device counters: SQLite runs inside dbprobe, so its I/O is
+// the process's, with the little dbprobe writes itself (its result file)
+// besides. A write is counted when it dirties the page cache, before the
+// device has it; a read only when the device, not the page cache,
+// answered it.
+func (m *sqliteMonitor) processIO(s driver.Sample) {
+	if m.noProcessIO {
+		return
+	}
+	read, written, err := readProcessIO("/proc/self/io")
+	if err != nil {
+		m.noProcessIO = true
+		m.unavailable = append(m.unavailable, driver.CounterDeviceReadBytes+" and "+driver.CounterDeviceWriteBytes+": "+err.Error())
+		return
+	}
+	s.Counters[driver.CounterDeviceReadBytes] = read
+	s.Counters[driver.CounterDeviceWriteBytes] = written
+}
+
+// readProcessIO reads read_bytes and write_bytes from a /proc/PID/io file.
+func readProcessIO(path string) (read, written float64, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	found := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		var dest *float64
+		switch name {
+		case "read_bytes":
+			dest = &read
+		case "write_bytes":
+			dest = &written
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("%s: %s: %w", path, name, err)
+		}
+		*dest = v
+		found++
+	}
+	if found != 2 {
+		return 0, 0, fmt.Errorf("%s has no read_bytes and write_bytes (the kernel does not account I/O per task)", path)
+	}
+	return read, written, nil
 }
 
 // fileSize puts a file's size in a gauge. A file that may be missing is 0;

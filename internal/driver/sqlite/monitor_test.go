@@ -209,3 +209,64 @@ func TestMonitorClose(t *testing.T) {
 		t.Fatal("Sample after Close succeeded")
 	}
 }
+
+// The device counters are the process's own I/O: the bytes the WAL grew
+// by were written (counted as they dirty the page cache), and an
+// in-memory database has none; the page size is the database's.
+func TestMonitorStandardCounters(t *testing.T) {
+	if _, _, err := readProcessIO("/proc/self/io"); err != nil {
+		t.Skipf("no per-process I/O accounting here: %v", err)
+	}
+	ctx := context.Background()
+	d := openURL(t, "sqlite://"+filepath.Join(t.TempDir(), "std.db"), driver.Options{Sessions: 1})
+	defer d.Close()
+	if err := d.CreateTable(ctx, monitorTable); err != nil {
+		t.Fatal(err)
+	}
+	m := openMonitor(t, d)
+	before := sampleOf(t, m)
+	insertRows(t, d, monitorTable, 0, checkpointEvery/2)
+	after := sampleOf(t, m)
+	grew := after.Gauges["wal_file_bytes"] - before.Gauges["wal_file_bytes"]
+	wrote := after.Counters[driver.CounterDeviceWriteBytes] - before.Counters[driver.CounterDeviceWriteBytes]
+	if grew < float64(checkpointEvery/2*100) || wrote < 0.9*grew {
+		t.Errorf("the WAL grew %v bytes and device_write_bytes %v", grew, wrote)
+	}
+	if _, ok := after.Counters[driver.CounterDeviceReadBytes]; !ok {
+		t.Errorf("no %s in %v", driver.CounterDeviceReadBytes, after.Counters)
+	}
+	var page float64
+	if err := d.(*db).pool.QueryRowContext(ctx, "PRAGMA page_size").Scan(&page); err != nil {
+		t.Fatal(err)
+	}
+	if after.Gauges[driver.GaugePageBytes] != page {
+		t.Errorf("page_bytes = %v, page_size = %v", after.Gauges[driver.GaugePageBytes], page)
+	}
+	if !slices.ContainsFunc(m.Unavailable(), func(l string) bool { return strings.HasPrefix(l, driver.CounterLogBytes+": ") }) {
+		t.Errorf("Unavailable %q does not say there is no %s", m.Unavailable(), driver.CounterLogBytes)
+	}
+
+	mem := openURL(t, "sqlite://:memory:", driver.Options{Sessions: 1})
+	defer mem.Close()
+	if s := sampleOf(t, openMonitor(t, mem)); len(s.Counters) > 0 {
+		for _, name := range driver.StandardCounters {
+			if _, ok := s.Counters[name]; ok {
+				t.Errorf("an in-memory database has %s", name)
+			}
+		}
+	}
+}
+
+func TestReadProcessIO(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "io")
+	os.WriteFile(good, []byte("rchar: 1\nread_bytes: 4096\nwrite_bytes: 8192\ncancelled_write_bytes: 0\n"), 0o644)
+	if r, w, err := readProcessIO(good); err != nil || r != 4096 || w != 8192 {
+		t.Errorf("readProcessIO = %v, %v, %v", r, w, err)
+	}
+	bare := filepath.Join(dir, "bare")
+	os.WriteFile(bare, []byte("rchar: 1\n"), 0o644)
+	if _, _, err := readProcessIO(bare); err == nil || !strings.Contains(err.Error(), "does not account I/O") {
+		t.Errorf("readProcessIO of a file without the fields: %v", err)
+	}
+}

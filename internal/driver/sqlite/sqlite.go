@@ -525,27 +525,36 @@ func (d *db) CreateTable(ctx context.Context, t driver.Table) error {
 	if err != nil {
 		return err
 	}
-	err = d.w.transaction(ctx, func(c *sql.Conn) error {
+	if err := d.createRecorded(ctx, t.Name, func(c *sql.Conn) error {
+		_, err := c.ExecContext(ctx, createTableSQL(t, id))
+		return err
+	}); err != nil {
+		return fmt.Errorf("sqlite: create table %s: %w", t.Name, classify(err))
+	}
+	return nil
+}
+
+// createRecorded runs create, which creates table name, on the writer in
+// one transaction with the row that records it in the marker table, so
+// that a table is never left unrecorded.
+func (d *db) createRecorded(ctx context.Context, name string, create func(c *sql.Conn) error) error {
+	return d.w.transaction(ctx, func(c *sql.Conn) error {
 		if _, err := c.ExecContext(ctx, createMarkerSQL); err != nil {
 			return err
 		}
 		if err := addIdentityColumn(ctx, c); err != nil {
 			return err
 		}
-		if _, err := c.ExecContext(ctx, createTableSQL(t, id)); err != nil {
+		if err := create(c); err != nil {
 			return err
 		}
 		var identity string
-		if err := c.QueryRowContext(ctx, tableIdentitySQL, t.Name).Scan(&identity); err != nil {
+		if err := c.QueryRowContext(ctx, tableIdentitySQL, name).Scan(&identity); err != nil {
 			return err
 		}
-		_, err := c.ExecContext(ctx, insertMarkerSQL, t.Name, time.Now().UTC().Format(time.RFC3339), dbprobeVersion(), identity)
+		_, err := c.ExecContext(ctx, insertMarkerSQL, name, time.Now().UTC().Format(time.RFC3339), dbprobeVersion(), identity)
 		return err
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: create table %s: %w", t.Name, classify(err))
-	}
-	return nil
 }
 
 // DropTable drops a table the marker table lists, and its row there. Any

@@ -7,6 +7,7 @@ import (
 	mssql "github.com/microsoft/go-mssqldb"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/sqlgen"
 )
 
 // markerTable records the tables dbprobe created, so that it never drops or
@@ -56,9 +57,7 @@ const rangeIndexName = "dbprobe_key_order"
 // quoteName delimits one identifier with brackets, doubling any closing
 // bracket inside it, so that any name (a reserved word, a name with spaces)
 // is valid T-SQL.
-func quoteName(s string) string {
-	return "[" + strings.ReplaceAll(s, "]", "]]") + "]"
-}
+func quoteName(s string) string { return sqlgen.SQLServer.Quote(s) }
 
 // qualify returns schema.name, each part delimited. Natively compiled
 // procedures are schema-bound and must name tables with two parts, so every
@@ -74,8 +73,11 @@ func literal(s string) string {
 
 // dialect holds the quoted names of one table and returns the text of every
 // statement dbprobe runs on it. It has no connection: plain text in, text
-// out, and tested as such (golden files under testdata/).
+// out, and tested as such (golden files under testdata/). The key-value
+// statements are sqlgen's; the parameter declarations, bulk copy, delayed
+// durability and procedures are SQL Server's own.
 type dialect struct {
+	gen       *sqlgen.Table
 	schema    string   // raw schema name
 	table     string   // schema-qualified, delimited table name
 	key       string   // delimited key column
@@ -89,21 +91,19 @@ type dialect struct {
 
 // newDialect returns the statements of table t in schema.
 func newDialect(schema string, t driver.Table) *dialect {
-	d := &dialect{
+	g := sqlgen.SQLServer.Table(schema, t.Name, t.KeyColumn, t.Fields)
+	return &dialect{
+		gen:       g,
 		schema:    schema,
-		table:     qualify(schema, t.Name),
-		key:       quoteName(t.KeyColumn),
+		table:     g.Name,
+		key:       g.Key,
 		keyName:   t.KeyColumn,
-		fields:    make([]string, len(t.Fields)),
+		fields:    g.Fields,
 		fieldRaw:  append([]string(nil), t.Fields...),
 		keyLength: t.KeyLength,
 		fieldLen:  t.FieldLength,
 		procs:     driver.Procedures(t),
 	}
-	for i, f := range t.Fields {
-		d.fields[i] = quoteName(f)
-	}
-	return d
 }
 
 // proc returns a procedure's schema-qualified, delimited name.
@@ -307,129 +307,32 @@ func (d *dialect) dropTable() string {
 }
 
 // columnList writes the listed fields, or all of them when idx is nil.
-func (d *dialect) columnList(b *strings.Builder, idx []int) {
-	if idx == nil {
-		for i, f := range d.fields {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString(f)
-		}
-		return
-	}
-	for i, f := range idx {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(d.fields[f])
-	}
-}
+func (d *dialect) columnList(b *strings.Builder, idx []int) { d.gen.Columns(b, idx) }
 
 // param writes the n-th parameter marker, @p1 for n = 1: go-mssqldb binds
 // positional arguments to @p1, @p2, ….
-func param(b *strings.Builder, n int) {
-	b.WriteString("@p")
-	b.WriteString(strconv.Itoa(n))
-}
+func param(b *strings.Builder, n int) { sqlgen.SQLServer.Param(b, n) }
 
 // read returns the SELECT of the listed fields (nil: all) of one key (@p1).
-func (d *dialect) read(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = @p1")
-	return b.String()
-}
+func (d *dialect) read(idx []int) string { return d.gen.Read(idx) }
 
 // scan returns the range read: the key then the listed fields, from @p1
-// inclusive, at most @p2 rows, in key order.
-func (d *dialect) scan(idx []int) string {
-	var b strings.Builder
-	b.WriteString("SELECT TOP (@p2) ")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, idx)
-	b.WriteString(" FROM ")
-	b.WriteString(d.table)
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" >= @p1 ORDER BY ")
-	b.WriteString(d.key)
-	return b.String()
-}
+// inclusive, at most @p2 rows (TOP), in key order.
+func (d *dialect) scan(idx []int) string { return d.gen.Scan(idx) }
 
 // update returns the UPDATE of the listed fields (nil: all): the new values
 // are @p1…@pn, the key is @pn+1.
-func (d *dialect) update(idx []int) string {
-	var b strings.Builder
-	b.WriteString("UPDATE ")
-	b.WriteString(d.table)
-	b.WriteString(" SET ")
-	n := len(idx)
-	if idx == nil {
-		n = len(d.fields)
-	}
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		if idx == nil {
-			b.WriteString(d.fields[i])
-		} else {
-			b.WriteString(d.fields[idx[i]])
-		}
-		b.WriteString(" = ")
-		param(&b, i+1)
-	}
-	b.WriteString(" WHERE ")
-	b.WriteString(d.key)
-	b.WriteString(" = ")
-	param(&b, n+1)
-	return b.String()
-}
+func (d *dialect) update(idx []int) string { return d.gen.Update(idx) }
 
 // insert returns a multi-row INSERT of rows records: each row's parameters
 // are the key then every field. rows must not exceed rowsPerInsert.
-func (d *dialect) insert(rows int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(d.table)
-	b.WriteString(" (")
-	b.WriteString(d.key)
-	b.WriteString(", ")
-	d.columnList(&b, nil)
-	b.WriteString(") VALUES ")
-	p := 1
-	for r := 0; r < rows; r++ {
-		if r > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(")
-		for c := 0; c <= len(d.fields); c++ {
-			if c > 0 {
-				b.WriteString(", ")
-			}
-			param(&b, p)
-			p++
-		}
-		b.WriteString(")")
-	}
-	return b.String()
-}
+func (d *dialect) insert(rows int) string { return d.gen.Insert(rows) }
 
 // delete returns the DELETE of one key (@p1).
-func (d *dialect) delete() string {
-	return "DELETE FROM " + d.table + " WHERE " + d.key + " = @p1"
-}
+func (d *dialect) delete() string { return d.gen.Delete() }
 
 // hasRows returns a query that yields one row when the table has any.
-func (d *dialect) hasRows() string {
-	return "SELECT TOP (1) 1 FROM " + d.table
-}
+func (d *dialect) hasRows() string { return d.gen.HasRows() }
 
 // copyIn returns go-mssqldb's bulk copy statement for every column. The
 // library delimits the table name itself (the parts may already be

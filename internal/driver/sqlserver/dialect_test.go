@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"dbprobe/internal/driver"
+	"dbprobe/internal/driver/sqlgen"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -147,6 +148,7 @@ func TestGolden(t *testing.T) {
 			{"forget", newMarkers("dbo").forget()},
 		},
 		"drop_procedures.sql": namedList(procs.All(), d.dropProcedures()),
+		"datatable.sql":       dataTableStatements(),
 		"settings.sql":        settingStatements(t),
 	}
 	for _, tt := range tableTypes {
@@ -179,6 +181,39 @@ func TestGolden(t *testing.T) {
 		if _, ok := files[e.Name()]; strings.HasSuffix(e.Name(), ".sql") && !ok {
 			t.Errorf("testdata/%s is not written by TestGolden: remove it", e.Name())
 		}
+	}
+}
+
+// dataTableStatements are the statements of the storage and stress
+// experiments' tables (driver.DataTable), placed and not, with a SQL text
+// bound as the stress experiment sends it.
+func dataTableStatements() []statement {
+	src := newDataSQL("dbo", driver.DataTable{Name: "storage_src", PayloadBytes: 2000})
+	dst := newDataSQL("dbo", driver.DataTable{Name: "storage_dst", PayloadBytes: 2000,
+		Where: &driver.Location{Dir: `D:\data`, Name: "dbprobe_fg_0123456789abcdef"}})
+	bound, err := sqlgen.Bind(sqlgen.SQLServer, "SELECT TOP (:n) * FROM [t:x] WHERE k = :k OR j = :k -- :no")
+	if err != nil {
+		panic(err)
+	}
+	return []statement{
+		{"create", src.create(2000)},
+		{"create, on a filegroup", dst.create(2000)},
+		{"fill", src.fill(2000)},
+		{"size", src.size()},
+		{"copy, MAXDOP 1", copyInto(src, dst, 1)},
+		{"copy, MAXDOP 8", copyInto(src, newDataSQL("dbo", driver.DataTable{Name: "storage_dst", PayloadBytes: 2000}), 8)},
+		{"insert select", insertSelect(src, dst)},
+		{"scan, whole", src.scan(false)},
+		{"scan, slice", src.scan(true)},
+		{"id range", src.idRange()},
+		{"insert rows, not bulk", src.insertRows(2)},
+		{"bulk copy", src.bulkCopy()},
+		{"add filegroup", addFilegroup("dbprobe_fg_0123456789abcdef", "/var/opt/mssql/data/")},
+		{"add filegroup, Windows path", addFilegroup("dbprobe_fg_0123456789abcdef", `D:\data`)},
+		{"filegroup identity", filegroupIdentity},
+		{"remove filegroup", removeFilegroup("dbprobe_fg_0123456789abcdef")},
+		{"SQL text bound", bound.Text},
+		{"transaction begin, commit, rollback", beginTransaction + "\n" + commitTransaction + "\n" + rollbackIfOpen},
 	}
 }
 

@@ -7,11 +7,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"strings"
-	"syscall"
 
 	mssql "github.com/microsoft/go-mssqldb"
 
@@ -194,19 +191,20 @@ func isPermissionError(n int32) bool {
 
 // openError turns a failure to connect into a one-line message that says
 // what to do, never holding the password. Errors the user can fix are
-// badinput.
+// badinput. The server's error numbers are mapped here; the rest is
+// driver.Connecting's.
 func openError(err error, target dbdriver.Target, c connConfig) error {
+	conn := dbdriver.Connecting{Database: "SQL Server", Addr: c.addr, Target: target}
 	var msErr mssql.Error
 	if errors.As(err, &msErr) {
-		cause := &dbdriver.Scrubbed{Msg: target.Scrub(strings.TrimPrefix(msErr.Message, "login error: ")), Err: err}
+		cause := conn.Cause(strings.TrimPrefix(msErr.Message, "login error: "), err)
 		switch msErr.Number {
 		case errLoginFailed:
 			if c.fedAuth != "" {
 				return badinput.New("SQL Server at %s refused the Entra ID identity (fedauth=%s): %w; check that it is a user of database %q",
 					c.addr, c.fedAuth, cause, c.database)
 			}
-			return badinput.New("SQL Server at %s refused login %q: %w; check the user and password (URL, DBPROBE_PASSWORD)",
-				c.addr, c.user, &dbdriver.Scrubbed{Msg: "login failed", Err: err})
+			return conn.Refused(fmt.Sprintf("login %q", c.user), "login failed", err)
 		case errCannotOpenDatabase:
 			return badinput.New("SQL Server at %s: %w; create it (CREATE DATABASE %s) or name another with ?database=",
 				c.addr, &dbdriver.Scrubbed{Msg: fmt.Sprintf("cannot open database %q (it does not exist, or login %q may not use it)", c.database, c.user), Err: err},
@@ -221,29 +219,10 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 		if anyNumber(err, isPermissionError) {
 			return badinput.New("SQL Server at %s: %w; grant the login what it needs (VIEW DEFINITION on the database at least)", c.addr, cause)
 		}
-		return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.ScrubConnect(firstLine(err.Error())), Err: err}
+		return conn.Failed(firstLine(err.Error()), err)
 	}
-
-	reason := ""
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		reason = "connection refused"
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		reason = "no answer in time"
-	case errors.As(err, &dnsErr):
-		reason = "host not found"
-	case errors.Is(err, syscall.ENETUNREACH):
-		reason = "network is unreachable"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		reason = "no route to host"
-	case errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		reason = "the server closed the connection"
-	}
-	if reason != "" {
-		return badinput.New("cannot reach SQL Server at %s: %w; check host and port and that the server is running",
-			c.addr, &dbdriver.Scrubbed{Msg: reason, Err: err})
+	if u := conn.Unreachable(err, ""); u != nil {
+		return u
 	}
 	// The message is told apart by its words as the library wrote them,
 	// and shown, or withheld, as the part of it that is shown.
@@ -252,15 +231,14 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 	var hostErr x509.HostnameError
 	lower := strings.ToLower(msg)
 	if errors.As(err, &certErr) || errors.As(err, &hostErr) || strings.Contains(lower, "tls") || strings.Contains(lower, "certificate") {
-		return badinput.New("cannot open a TLS connection to SQL Server at %s: %w; trust the server's certificate (TrustServerCertificate=true for a test server with a self-signed one) or set encrypt= in the URL",
-			c.addr, &dbdriver.Scrubbed{Msg: target.Scrub(lastPart(msg)), Err: err})
+		return conn.TLS(dbdriver.LastPart(msg), "trust the server's certificate (TrustServerCertificate=true for a test server with a self-signed one) or set encrypt= in the URL", err)
 	}
 	if c.fedAuth != "" {
 		// Anything else before the server answered is the token request.
 		return badinput.New("cannot sign in to SQL Server at %s with Entra ID (fedauth=%s): %w; check the identity's credentials (az login, managed identity, environment, user and password)",
-			c.addr, c.fedAuth, &dbdriver.Scrubbed{Msg: target.Scrub(msg), Err: err})
+			c.addr, c.fedAuth, conn.Cause(msg, err))
 	}
-	return &dbdriver.Scrubbed{Msg: "open SQL Server at " + c.addr + ": " + target.ScrubConnect(msg), Err: err}
+	return conn.Failed(msg, err)
 }
 
 // firstLine returns the first line of a message: go-mssqldb joins every
@@ -268,13 +246,4 @@ func openError(err error, target dbdriver.Target, c connConfig) error {
 func firstLine(msg string) string {
 	first, _, _ := strings.Cut(msg, "\n")
 	return strings.TrimSpace(first)
-}
-
-// lastPart returns the text after the last ": ", the innermost complaint of
-// a chain of wrapped messages.
-func lastPart(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
 }

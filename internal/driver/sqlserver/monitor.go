@@ -81,6 +81,12 @@ var fileStatColumns = []string{
 // running totals (cntr_type 272696576): the caller's deltas are the rates.
 var perfCounters = []string{"Batch Requests/sec", "Transactions/sec", "Transactions/sec:_Total"}
 
+// bufferCounters are the Buffer Manager's counters of the pages asked of
+// the buffer pool and of those it had to read from disk: the instance's,
+// as SQL Server keeps no such count per database. They give the standard
+// logical and physical reads (standardize).
+var bufferCounters = []string{"Page lookups/sec", "Page reads/sec"}
+
 // azureGauges are the columns of sys.dm_db_resource_stats' latest row:
 // the share of the service tier's limits the database used in its last
 // 15 seconds, memory included (buffer pool and In-Memory OLTP), and the
@@ -158,16 +164,17 @@ func waitStatsQuery(azure bool) string {
 		"  AND wait_type NOT IN (" + sqlList(idleWaits) + ")"
 }
 
-// perfCountersQuery reads every row of Batch Requests/sec and
-// Transactions/sec; matchPerfCounters picks the server's, the database's
-// and the _Total ones. The match is made here rather than in SQL: the
+// perfCountersQuery reads every row of Batch Requests/sec,
+// Transactions/sec and the Buffer Manager's page lookups and reads;
+// matchPerfCounters picks the server's, the database's and the _Total
+// ones. The match is made here rather than in SQL: the
 // database's instance name is DB_NAME() on a box product but its physical
 // name on Azure (perfIdentityQuery), and kept in Go it is tested on
 // recorded answers of both.
 func perfCountersQuery() string {
 	return "SELECT RTRIM(object_name), RTRIM(counter_name), RTRIM(instance_name), CAST(cntr_value AS float)\n" +
 		"FROM sys.dm_os_performance_counters\n" +
-		"WHERE counter_name IN (N'Batch Requests/sec', N'Transactions/sec')"
+		"WHERE counter_name IN (N'Batch Requests/sec', N'Transactions/sec', N'Page lookups/sec', N'Page reads/sec')"
 }
 
 // perfIdentity is what names the database in the per-database counters.
@@ -195,7 +202,8 @@ type perfRow struct {
 }
 
 // matchPerfCounters names the rows a sample keeps: Batch Requests/sec of
-// SQL Statistics, Transactions/sec of the database, and of _Total. The
+// SQL Statistics, Page lookups/sec and Page reads/sec of the Buffer
+// Manager, Transactions/sec of the database, and of _Total. The
 // database's row is the one its name matches exactly, or failing that the
 // one its physical name begins.
 func matchPerfCounters(rows []perfRow, id perfIdentity) map[string]float64 {
@@ -205,6 +213,8 @@ func matchPerfCounters(rows []perfRow, id perfIdentity) map[string]float64 {
 		object, counter, instance := strings.TrimSpace(r.object), strings.TrimSpace(r.counter), strings.TrimSpace(r.instance)
 		switch {
 		case counter == "Batch Requests/sec" && strings.HasSuffix(object, ":SQL Statistics"):
+			out[counter] = r.value
+		case (counter == "Page lookups/sec" || counter == "Page reads/sec") && strings.HasSuffix(object, ":Buffer Manager"):
 			out[counter] = r.value
 		case counter != "Transactions/sec" || !strings.HasSuffix(object, ":Databases"):
 		case instance == "_Total":
@@ -382,7 +392,7 @@ func (m *monitor) probe(ctx context.Context) error {
 		}
 	}
 	if m.has("sys.dm_os_performance_counters") {
-		for _, c := range perfCounters {
+		for _, c := range append(append([]string(nil), perfCounters...), bufferCounters...) {
 			if _, ok := first.Counters[c]; !ok {
 				m.unavailable = append(m.unavailable, "sys.dm_os_performance_counters: no "+c+" here")
 			}
@@ -450,7 +460,32 @@ func (m *monitor) Sample(ctx context.Context) (dbdriver.Sample, error) {
 		}
 	}
 	m.parts = kept
+	standardize(s)
 	return s, nil
+}
+
+// pageBytes is SQL Server's page size, fixed at 8 KB.
+const pageBytes = 8192
+
+// standardize adds the standard counters (driver.CounterLogBytes, …) from
+// the database's file statistics (the log files' bytes written; the bytes
+// read from all its files, written to its data files) and the Buffer
+// Manager's page lookups and reads, which are the instance's.
+func standardize(s dbdriver.Sample) {
+	c := s.Counters
+	dbdriver.CopyCounter(c, dbdriver.CounterLogBytes, fileStatName("log", "num_of_bytes_written"))
+	if v, ok := dbdriver.SumCounters(c, fileStatName("data", "num_of_bytes_read"), fileStatName("log", "num_of_bytes_read")); ok {
+		c[dbdriver.CounterDeviceReadBytes] = v
+	}
+	dbdriver.CopyCounter(c, dbdriver.CounterDeviceWriteBytes, fileStatName("data", "num_of_bytes_written"))
+	dbdriver.CopyCounter(c, dbdriver.CounterLogicalReads, "Page lookups/sec")
+	dbdriver.CopyCounter(c, dbdriver.CounterPhysicalReads, "Page reads/sec")
+	if lookups, ok := c["Page lookups/sec"]; ok {
+		if reads, ok := c["Page reads/sec"]; ok {
+			c[dbdriver.CounterCacheHits] = lookups - reads
+		}
+	}
+	s.Gauges[dbdriver.GaugePageBytes] = pageBytes
 }
 
 // readWaitStats takes waitStatsQuery's rows.

@@ -142,6 +142,48 @@ func TestMatchPerfCounters(t *testing.T) {
 	}
 }
 
+// The Buffer Manager's page counters are picked out whatever the
+// instance's object prefix (these rows are made up for the test: the
+// recorded answers above were taken before the monitor asked for them),
+// and become the standard counters with the file statistics.
+func TestStandardize(t *testing.T) {
+	rows := []perfRow{
+		{object: "SQLServer:Buffer Manager", counter: "Page lookups/sec", value: 1000},
+		{object: "MSSQL$X:Buffer Manager", counter: "Page reads/sec", value: 40},
+		{object: "SQLServer:Buffer Node", counter: "Page lookups/sec", instance: "000", value: 7},
+	}
+	s := newSample()
+	for name, v := range matchPerfCounters(rows, perfIdentity{name: "bench"}) {
+		s.Counters[name] = v
+	}
+	addFileStats(s.Counters, "data", []float64{5, 500, 1, 6, 600, 1})
+	addFileStats(s.Counters, "log", []float64{2, 200, 1, 9, 900, 1})
+	standardize(s)
+	for name, want := range map[string]float64{
+		driver.CounterLogBytes:         900,
+		driver.CounterDeviceReadBytes:  700,
+		driver.CounterDeviceWriteBytes: 600,
+		driver.CounterLogicalReads:     1000,
+		driver.CounterPhysicalReads:    40,
+		driver.CounterCacheHits:        960,
+	} {
+		if got, ok := s.Counters[name]; !ok || got != want {
+			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
+		}
+	}
+	if s.Gauges[driver.GaugePageBytes] != 8192 {
+		t.Errorf("page_bytes = %v", s.Gauges[driver.GaugePageBytes])
+	}
+	// Without the views, nothing is made up.
+	s = newSample()
+	standardize(s)
+	for _, name := range driver.StandardCounters {
+		if v, ok := s.Counters[name]; ok {
+			t.Errorf("%s = %v from nothing", name, v)
+		}
+	}
+}
+
 func TestWaitStatsQueryFilters(t *testing.T) {
 	box, azure := waitStatsQuery(false), waitStatsQuery(true)
 	for _, w := range []string{"SOS_WORK_DISPATCHER", "XE_LIVE_TARGET_TVF"} {
@@ -362,6 +404,12 @@ func TestMonitorAgainstServer(t *testing.T) {
 	}
 	if mon.has("sys.dm_io_virtual_file_stats") && after.Counters["log.bytes_written"] <= before.Counters["log.bytes_written"] {
 		t.Errorf("log.bytes_written did not grow over 20 updates: %v then %v", before.Counters["log.bytes_written"], after.Counters["log.bytes_written"])
+	}
+	if mon.has("sys.dm_io_virtual_file_stats") && after.Counters[driver.CounterLogBytes] != after.Counters["log.bytes_written"] {
+		t.Errorf("log_bytes %v is not log.bytes_written %v", after.Counters[driver.CounterLogBytes], after.Counters["log.bytes_written"])
+	}
+	if mon.has("sys.dm_os_performance_counters") && after.Counters[driver.CounterLogicalReads] <= before.Counters[driver.CounterLogicalReads] {
+		t.Errorf("logical_reads did not grow over 20 updates: %v then %v", before.Counters[driver.CounterLogicalReads], after.Counters[driver.CounterLogicalReads])
 	}
 	if mon.has(waitStatsView(mon.azure)) {
 		if _, ok := after.Counters["wait_ms:WRITELOG"]; !ok {

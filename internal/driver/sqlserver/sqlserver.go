@@ -463,53 +463,20 @@ func (db *DB) CreateTable(ctx context.Context, t dbdriver.Table) error {
 		return err
 	}
 	d := newDialect(db.schema, t)
-	m := db.markers()
 	return db.lifecycle(ctx, func(c *sql.Conn) error {
-		if _, err := c.ExecContext(ctx, m.ensure()); err != nil {
-			return classify(err)
-		}
-		if _, err := c.ExecContext(ctx, m.addIdentity()); err != nil {
-			return fmt.Errorf("sqlserver: add column %s to the marker table %s: %w", identityColumn, markerTable, classify(err))
-		}
-		var exists int
-		if err := c.QueryRowContext(ctx, d.exists()).Scan(&exists); err != nil {
-			return classify(err)
-		}
-		if exists == 1 {
-			return badinput.New("table %s already exists; drop it or choose another table name", d.table)
-		}
-		if _, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, bucketCount(db.opts))); err != nil {
-			if anyNumber(err, func(n int32) bool { return n == 2714 }) { // an object of that name exists
-				return badinput.New("%w; drop it or choose another table name",
-					&dbdriver.Scrubbed{Msg: "table " + d.table + " already exists", Err: classify(err)})
-			}
-			return classify(err)
-		}
-		err := func() error {
-			var identity string
-			if err := c.QueryRowContext(ctx, d.identity()).Scan(&identity); err != nil {
-				return classify(err)
-			}
-			if _, err := c.ExecContext(ctx, m.record(), t.Name, version(), identity); err != nil {
-				return classify(err)
-			}
+		err := db.createRecorded(ctx, c, t, func() error {
+			_, err := c.ExecContext(ctx, d.createTable(db.opts.TableType, bucketCount(db.opts)))
+			return err
+		}, func() error {
 			if db.opts.OpPath == dbdriver.PathProcedure {
 				return createProcedures(ctx, c, d, db.opts.TableType != dbdriver.TableDisk)
 			}
 			return nil
-		}()
+		})
 		if err == nil {
 			db.mu.Lock()
 			db.created[t.Name] = true
 			db.mu.Unlock()
-		}
-		if err != nil {
-			undo := context.WithoutCancel(ctx)
-			for _, q := range d.dropProcedures() {
-				_, _ = c.ExecContext(undo, q)
-			}
-			_, _ = c.ExecContext(undo, d.dropTable())
-			_, _ = c.ExecContext(undo, m.forget(), t.Name)
 		}
 		return err
 	})

@@ -34,7 +34,7 @@ WHERE wait_type NOT LIKE N'SLEEP[_]%'
 -- performance counters
 SELECT RTRIM(object_name), RTRIM(counter_name), RTRIM(instance_name), CAST(cntr_value AS float)
 FROM sys.dm_os_performance_counters
-WHERE counter_name IN (N'Batch Requests/sec', N'Transactions/sec')
+WHERE counter_name IN (N'Batch Requests/sec', N'Transactions/sec', N'Page lookups/sec', N'Page reads/sec')
 
 -- file statistics
 SELECT CASE WHEN f.type = 1 THEN N'log' ELSE N'data' END,

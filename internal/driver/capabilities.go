@@ -1,0 +1,466 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"dbprobe/internal/badinput"
+)
+
+// Capabilities beyond key-value. A DB may implement any of the interfaces
+// below beside the key-value Session, which stays as small as it is; an
+// experiment finds them by type assertion, as the monitor finds
+// Monitorable, and asks Describe first so that it can refuse with one line
+// naming the database and what it lacks (Capabilities.Need).
+//
+// What every capability below promises:
+//
+//   - Cancellation. Every method that runs a statement stops it on the
+//     server when its ctx ends — PostgreSQL a cancel request, MySQL KILL
+//     QUERY from another connection, SQL Server an attention, SQLite
+//     sqlite3_interrupt — waits for it to end, and returns an error for
+//     which errors.Is(err, ctx.Err()) holds or that is classified
+//     ClassTimeout (the server's own "canceled" answer). It never just
+//     closes the socket and leaves the statement running.
+//   - Ownership. Tables, tablespaces and filegroups these methods create
+//     are recorded in the driver's marker table as dbprobe's, as
+//     CreateTable records the key-value table, so that DropTable,
+//     DropDataTable and DropLocation drop them and nothing else. A method
+//     that writes into a table (FillTable, InsertSelect, a BulkWriter)
+//     refuses one dbprobe did not create.
+//   - Units. Sizes and counts are bytes and rows; identifiers are plain
+//     (CheckIdentifier).
+
+// DataTable is the table of the storage and stress experiments: a BIGINT
+// key "id" and one column "payload" of PayloadBytes bytes per row, stored
+// inline and uncompressed where the database lets dbprobe choose
+// (PostgreSQL SET STORAGE PLAIN), so that a row's size on disk is what the
+// experiment says it is.
+type DataTable struct {
+	// Name is the table's name, a plain identifier.
+	Name string
+	// PayloadBytes is the payload column's width, 1 to MaxPayloadBytes.
+	PayloadBytes int
+	// Where is the Location to create the table in; nil for the
+	// database's default.
+	Where *Location
+}
+
+// The DataTable's columns.
+const (
+	DataKeyColumn     = "id"
+	DataPayloadColumn = "payload"
+)
+
+// MaxPayloadBytes is the widest payload a DataTable may have: 8000 bytes,
+// SQL Server's widest CHAR and what fits in a PostgreSQL page without
+// TOAST, so that a row is stored inline on every database.
+const MaxPayloadBytes = 8000
+
+// Check reports, as bad input, a DataTable whose name is not a plain
+// identifier or whose payload is outside 1…MaxPayloadBytes.
+func (t DataTable) Check() error {
+	if err := CheckIdentifier("table", t.Name); err != nil {
+		return err
+	}
+	if t.PayloadBytes < 1 || t.PayloadBytes > MaxPayloadBytes {
+		return badinput.New("a row payload of %d bytes is outside 1…%d; rows wider than that leave the page (TOAST, row overflow) on some databases, and the experiment would not measure what it says",
+			t.PayloadBytes, MaxPayloadBytes)
+	}
+	return nil
+}
+
+// Table returns the DataTable as the key-value lifecycle sees it (Inspect,
+// DropTable): its key column and its one field.
+func (t DataTable) Table() Table {
+	return Table{Name: t.Name, KeyColumn: DataKeyColumn, KeyLength: 8, Fields: []string{DataPayloadColumn}, FieldLength: t.PayloadBytes}
+}
+
+// Location is a directory a database was given for tables (Placer): a
+// PostgreSQL tablespace, a SQL Server filegroup with a file there, a MySQL
+// DATA DIRECTORY, each recorded as dbprobe's.
+type Location struct {
+	// Dir is the directory as asked for, on the database server's host.
+	Dir string
+	// Name is the database's own object for it (the tablespace, the
+	// filegroup); "" where the directory is named on each table (MySQL).
+	Name string
+	// Description says what was made, in the database's words, for the
+	// run header.
+	Description string
+}
+
+// SQLRunner runs SQL text a user wrote — the stress experiment's
+// statements, its --setup and --teardown — on connections of its own.
+type SQLRunner interface {
+	// SQLConn opens a connection for one worker. It is not safe for
+	// concurrent use.
+	SQLConn(ctx context.Context) (SQLConn, error)
+}
+
+// SQLConn is one connection running SQL text.
+type SQLConn interface {
+	// Prepare has the database check text and keep it ready to run. Its
+	// parameters are written :name (sqlgen.Bind: not inside strings,
+	// quoted names or comments, not PostgreSQL's ::cast) and are bound as
+	// parameters, never spliced into the text. A syntax error is the
+	// database's own error; SQL Server checks the text only when it runs.
+	Prepare(ctx context.Context, text string) (Stmt, error)
+	// Run executes st with args, one per name of st.Params() in that
+	// order (nil, int64, float64, string, []byte, bool, time.Time), and
+	// calls visit for each row it returns, when visit is not nil; the
+	// row's values are valid only during the call. It runs in the
+	// transaction Begin opened, or on its own (autocommit).
+	Run(ctx context.Context, st Stmt, args []any, visit func(row []any) error) (Outcome, error)
+	// Begin, Commit and Rollback delimit a transaction on the
+	// connection; Rollback without one does nothing.
+	Begin(ctx context.Context) error
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+	// Close releases the connection and its statements.
+	Close() error
+}
+
+// Stmt is SQL text a SQLConn prepared.
+type Stmt interface {
+	// Params names the parameters, each once, in the order Run takes
+	// their values.
+	Params() []string
+	// Close releases the statement.
+	Close() error
+}
+
+// Outcome is what running a statement did.
+type Outcome struct {
+	// Rows is how many rows it returned.
+	Rows int64
+	// Affected is how many rows it inserted, updated or deleted, or -1
+	// when the database did not say (a statement that returned rows).
+	Affected int64
+}
+
+// TableFiller creates and fills DataTables on the server, so that no row
+// crosses the network: the storage experiments' tables (scan, write,
+// logcopy) and the stress experiment's OLTP mix.
+type TableFiller interface {
+	// CreateDataTable creates t, empty, in t.Where, and records it as
+	// dbprobe's. A table of that name is bad input.
+	CreateDataTable(ctx context.Context, t DataTable) error
+	// FillTable inserts the rows whose id runs from first to last,
+	// inclusive, each with a payload of t.PayloadBytes bytes made on the
+	// server (generate_series, a recursive CTE, a cross join). It commits
+	// in chunks of tens of megabytes, so that a large fill does not hold
+	// one huge transaction; when ctx ends, the chunk in flight is stopped
+	// and rolled back and the earlier ones stay. It returns the rows
+	// inserted.
+	FillTable(ctx context.Context, t DataTable, first, last int64) (int64, error)
+	// DropDataTable drops t when dbprobe created it, and refuses
+	// otherwise, as DropTable does.
+	DropDataTable(ctx context.Context, t DataTable) error
+}
+
+// TableSizer reports a table's size on disk as the database reports it:
+// what the storage experiments' rates are counted in.
+type TableSizer interface {
+	TableSize(ctx context.Context, t DataTable) (TableSize, error)
+}
+
+// TableSize is a table's size on disk.
+type TableSize struct {
+	// Bytes is the table's size on disk: its rows, its indexes and
+	// whatever else the database keeps for it.
+	Bytes int64
+	// How names where Bytes came from, in the database's words
+	// ("pg_total_relation_size", "FILE_SIZE of its .ibd file").
+	How string
+}
+
+// TableCopier copies a table on the server (CREATE TABLE AS, SELECT INTO):
+// the logcopy experiment's measure of the transaction log's write rate.
+type TableCopier interface {
+	// CopyTable creates dst (in dst.Where), records it as dbprobe's and
+	// fills it with src's rows in one statement and one transaction. The
+	// copy has src's rows, not its primary key: what is measured is the
+	// writing of the rows, as SELECT INTO does. degree is how many
+	// processes or threads may read src at once, the leader included:
+	// PostgreSQL's parallel workers plus one, SQL Server's MAXDOP; 0 or 1
+	// copies serially, and more on a database that copies only serially
+	// is Unsupported.
+	CopyTable(ctx context.Context, src, dst DataTable, degree int) (CopyResult, error)
+}
+
+// CopyResult is what a table copy did.
+type CopyResult struct {
+	// Rows is how many rows were copied.
+	Rows int64
+	// Degree is the degree the database planned (PostgreSQL: its workers
+	// planned, plus the leader), or the degree asked for where the plan
+	// is not read back (SQL Server's MAXDOP is a ceiling).
+	Degree int
+	// How says what ran, in the database's words.
+	How string
+}
+
+// ChunkWriter copies rows from one table into another by INSERT … SELECT
+// on the server: the write experiment's chunks.
+type ChunkWriter interface {
+	// InsertSelect inserts into dst the rows of src whose id runs from
+	// first to last, inclusive, each with shift added to its id, in one
+	// statement and one transaction, and returns how many it inserted.
+	InsertSelect(ctx context.Context, src, dst DataTable, first, last, shift int64) (int64, error)
+}
+
+// TableScanner reads a table on the server without sending its rows: the
+// scan experiment's cold read.
+type TableScanner interface {
+	// ScanTable reads the part-th of parts equal slices of t (by its
+	// pages where the database can name them, PostgreSQL's ctid; by id
+	// range elsewhere, which is the order the rows are stored in), every
+	// row's payload included, and returns what it saw.
+	ScanTable(ctx context.Context, t DataTable, part, parts int) (ScanResult, error)
+}
+
+// ScanResult is what a scan read.
+type ScanResult struct {
+	// Rows is how many rows the scan read.
+	Rows int64
+	// PayloadBytes is the sum of their payloads' lengths: the data, not
+	// the pages it sits in (TableSize has those).
+	PayloadBytes int64
+}
+
+// BulkLoader loads rows through the database's bulk API: the bulk
+// experiment's writers, one BulkWriter per writer goroutine.
+type BulkLoader interface {
+	// BulkWriter opens a writer of its own connection into t, which
+	// dbprobe must have created.
+	BulkWriter(ctx context.Context, t DataTable) (BulkWriter, error)
+}
+
+// BulkWriter loads batches of rows into one table. It is not safe for
+// concurrent use; N writers load at once.
+type BulkWriter interface {
+	// Write loads one batch, row i being ids[i] and payloads[i], in one
+	// transaction: every row or none.
+	Write(ctx context.Context, ids []int64, payloads [][]byte) error
+	// How names the path the rows take ("COPY FROM STDIN", "LOAD DATA
+	// LOCAL INFILE", "multi-row INSERT: …"), which may change at the
+	// first Write (a server that refuses LOAD DATA LOCAL).
+	How() string
+	// Close releases the writer's connection.
+	Close() error
+}
+
+// Placer puts tables on a given directory: the stress experiment's
+// --placement, where a DBA compares one disk with another.
+type Placer interface {
+	// CreateLocation makes dir, a directory on the database server's
+	// host, ready to hold tables (a tablespace, a filegroup and its
+	// file), recorded as dbprobe's. DataTables given the Location are
+	// created there.
+	CreateLocation(ctx context.Context, dir string) (Location, error)
+	// DropLocation removes what CreateLocation made; its tables must be
+	// dropped first (nothing is dropped with it).
+	DropLocation(ctx context.Context, l Location) error
+}
+
+// Capability is one thing a database can do beyond the key-value Session.
+type Capability int
+
+// The capabilities, each with the interface that provides it.
+const (
+	// CapSQL runs SQL text with :name parameters (SQLRunner).
+	CapSQL Capability = iota
+	// CapCancel stops a running statement on the server when its context
+	// ends, from another connection or by the protocol's own signal.
+	CapCancel
+	// CapFill creates DataTables and fills them on the server
+	// (TableFiller).
+	CapFill
+	// CapSize reports a table's size on disk (TableSizer).
+	CapSize
+	// CapCopy copies a table on the server (TableCopier).
+	CapCopy
+	// CapParallelCopy copies it at a chosen degree of parallelism.
+	CapParallelCopy
+	// CapInsertSelect copies rows by INSERT … SELECT (ChunkWriter).
+	CapInsertSelect
+	// CapScan reads a table on the server (TableScanner).
+	CapScan
+	// CapBulkLoad loads rows through the bulk API with N writers
+	// (BulkLoader).
+	CapBulkLoad
+	// CapPlace puts tables on a given directory (Placer).
+	CapPlace
+	// CapCounters is a monitor whose samples carry the standard counters
+	// (CounterLogBytes, …; Monitorable).
+	CapCounters
+	numCapabilities
+)
+
+var capabilityNames = [...]string{
+	"SQL text", "server-side cancel", "server-side table fill", "table size on disk",
+	"server-side table copy", "parallel table copy", "INSERT … SELECT in chunks", "server-side table scan",
+	"bulk load", "table placement on a directory", "standard monitor counters",
+}
+
+// String names the capability in messages.
+func (c Capability) String() string { return nameOf(capabilityNames[:], int(c), "capability") }
+
+// AllCapabilities lists every capability in order.
+func AllCapabilities() []Capability {
+	out := make([]Capability, numCapabilities)
+	for i := range out {
+		out[i] = Capability(i)
+	}
+	return out
+}
+
+// Support is whether a database has one capability, and how or why not.
+type Support struct {
+	Capability Capability
+	// OK says the database has it.
+	OK bool
+	// Note says how, in the database's words, when it has it ("CREATE
+	// TABLE AS with max_parallel_workers_per_gather"), and why not, and
+	// what to do instead, when it does not ("SQLite has one writer and
+	// copies serially").
+	Note string
+}
+
+// Capabilities says which capabilities a database has.
+type Capabilities struct {
+	// Database names it as its users do: "PostgreSQL", "SQLite".
+	Database string
+	list     [numCapabilities]Support
+}
+
+// NewCapabilities returns the description of a database that has none of
+// the capabilities yet.
+func NewCapabilities(database string) Capabilities {
+	c := Capabilities{Database: database}
+	for i := range c.list {
+		c.list[i] = Support{Capability: Capability(i)}
+	}
+	return c
+}
+
+// Has records that the database has capability c, and how.
+func (c *Capabilities) Has(cap Capability, how string) {
+	c.list[cap] = Support{Capability: cap, OK: true, Note: how}
+}
+
+// Lacks records that the database lacks capability c, and why.
+func (c *Capabilities) Lacks(cap Capability, why string) {
+	c.list[cap] = Support{Capability: cap, Note: why}
+}
+
+// Support returns what the description says of capability c.
+func (c Capabilities) Support(cap Capability) Support {
+	if cap < 0 || cap >= numCapabilities {
+		return Support{Capability: cap}
+	}
+	return c.list[cap]
+}
+
+// OK reports whether the database has capability c.
+func (c Capabilities) OK(cap Capability) bool { return c.Support(cap).OK }
+
+// List returns every capability's support, in order.
+func (c Capabilities) List() []Support { return append([]Support(nil), c.list[:]...) }
+
+// Need returns nil when the database has every capability listed, and
+// otherwise one line of bad input naming the database and the first it
+// lacks: "SQLite has no parallel table copy: it has one writer and copies
+// serially; use --dop 1".
+func (c Capabilities) Need(caps ...Capability) error {
+	for _, cap := range caps {
+		s := c.Support(cap)
+		if s.OK {
+			continue
+		}
+		why := s.Note
+		if why == "" {
+			why = "dbprobe does not do it there"
+		}
+		return badinput.New("%s has no %s: %s", c.Database, cap, why)
+	}
+	return nil
+}
+
+// Describer is the capability of a DB to say which capabilities it has.
+type Describer interface {
+	Capabilities() Capabilities
+}
+
+// Describe returns db's capabilities: what it says of itself, or none,
+// under its driver's name, for a DB that does not describe itself.
+func Describe(db DB) Capabilities {
+	if d, ok := db.(Describer); ok {
+		return d.Capabilities()
+	}
+	c := NewCapabilities(db.Info().Driver)
+	for i := range c.list {
+		c.list[i].Note = "the " + db.Info().Driver + " driver does only key-value operations"
+	}
+	return c
+}
+
+// Provides reports whether db implements the interface that gives
+// capability c (CapCancel and CapParallelCopy need none of their own).
+func Provides(db DB, c Capability) bool {
+	var ok bool
+	switch c {
+	case CapSQL:
+		_, ok = db.(SQLRunner)
+	case CapCancel:
+		ok = true
+	case CapFill:
+		_, ok = db.(TableFiller)
+	case CapSize:
+		_, ok = db.(TableSizer)
+	case CapCopy, CapParallelCopy:
+		_, ok = db.(TableCopier)
+	case CapInsertSelect:
+		_, ok = db.(ChunkWriter)
+	case CapScan:
+		_, ok = db.(TableScanner)
+	case CapBulkLoad:
+		_, ok = db.(BulkLoader)
+	case CapPlace:
+		_, ok = db.(Placer)
+	case CapCounters:
+		_, ok = db.(Monitorable)
+	}
+	return ok
+}
+
+// CheckDescription reports where db's description and its interfaces
+// disagree: a capability it claims without the interface, or an interface
+// it has without claiming the capability (not for CapCancel and
+// CapParallelCopy, which have none of their own, nor CapCounters: a
+// monitor may sample without the standard names). Every lacking
+// capability must say why.
+func CheckDescription(db DB) error {
+	c := Describe(db)
+	var bad []string
+	for _, s := range c.List() {
+		has := Provides(db, s.Capability)
+		switch {
+		case s.OK && !has:
+			bad = append(bad, fmt.Sprintf("claims %s without the interface", s.Capability))
+		case !s.OK && has && s.Capability != CapCancel && s.Capability != CapParallelCopy && s.Capability != CapCounters:
+			bad = append(bad, fmt.Sprintf("has the interface of %s without claiming it", s.Capability))
+		case !s.OK && strings.TrimSpace(s.Note) == "":
+			bad = append(bad, fmt.Sprintf("lacks %s without saying why", s.Capability))
+		}
+	}
+	if c.OK(CapParallelCopy) && !c.OK(CapCopy) {
+		bad = append(bad, "claims a parallel copy without a copy")
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%s: %s", c.Database, strings.Join(bad, "; "))
+	}
+	return nil
+}

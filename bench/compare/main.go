@@ -13,6 +13,11 @@
 // client process's user+system time (from wait4's rusage, the figures
 // /proc/PID/stat holds) divided by its operations. It also measures the
 // harness ceiling (--db null) and SQLite workload A.
+//
+// With --base REV it also builds dbprobe from that git revision and runs
+// it beside the current build in the PostgreSQL and --db null parts, the
+// two back to back in each repetition and taking turns going first, with
+// the ratios of current to base: whether a change kept the speed.
 package main
 
 import (
@@ -59,6 +64,7 @@ func main() {
 	monitorSamples := flag.String("monitor-wait-samples", "10,1", "the --monitor-wait-samples values the monitoring-cost part compares with --no-monitor")
 	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor")
 	only := flag.String("only", "", "comma-separated parts to run (default: all)")
+	baseRev := flag.String("base", "", "a git revision to build as a second dbprobe and run beside the current one in the pg and null parts (rows \"dbprobe (base REV)\", ratios current/base)")
 	flag.Parse()
 	want := func(part string) bool {
 		if *only != "" {
@@ -72,17 +78,23 @@ func main() {
 	defer os.RemoveAll(work)
 	bin := filepath.Join(work, "dbprobe")
 	run("go", "build", "-o", bin, "./cmd/dbprobe")
+	var base *build
+	if *baseRev != "" {
+		b := buildBase(work, *baseRev)
+		base = &b
+	}
 
-	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s.\n\n", time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	fmt.Printf("Measured %s on %s/%s, %d CPUs, %s, load average %s at the start.\n\n",
+		time.Now().UTC().Format("2006-01-02"), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), loadAverage())
 	if want("pg") {
 		if *pg == "" {
 			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the PostgreSQL comparison (run through scripts/with-databases)")
 		} else {
-			comparePostgres(bin, work, *pg, *records, *ops, *threadList, *reps)
+			comparePostgres(bin, base, work, *pg, *records, *ops, *threadList, *reps)
 		}
 	}
 	if want("null") {
-		ceiling(bin, *nullOps, *reps)
+		ceiling(bin, base, *nullOps, *reps)
 	}
 	if want("sqlite") {
 		sqliteRun(bin, work, *records, *sqliteOps, *reps)
@@ -119,7 +131,10 @@ func main() {
 	}
 }
 
-func comparePostgres(bin, work, pg string, records, ops int, threadList string, reps int) {
+// comparePostgres runs pgbench, dbprobe, dbprobe --no-monitor and, with
+// base, the base build, rotating which goes first; the base build runs
+// right before or after the current one, the two taking turns.
+func comparePostgres(bin string, base *build, work, pg string, records, ops int, threadList string, reps int) {
 	common := []string{"--db", pg, "-P", "workloads/workloada", "-p", "recordcount=" + strconv.Itoa(records),
 		"-p", "insertorder=ordered", "-p", "requestdistribution=uniform"}
 	run(bin, append([]string{"load", "--drop-existing", "--threads", "4"}, common...)...)
@@ -132,29 +147,78 @@ func comparePostgres(bin, work, pg string, records, ops int, threadList string, 
 	for _, ts := range strings.Split(threadList, ",") {
 		threads, err := strconv.Atoi(ts)
 		check(err)
-		var pgb, dbp, quiet []measurement
+		var pgb, dbp, quiet, old []measurement
+		var orders []string
 		runArgs := append([]string{"run", "--threads", ts, "-p", "operationcount=" + strconv.Itoa(ops)}, common...)
+		type tool struct {
+			name string
+			run  func(rep int)
+		}
 		// dbprobe runs as users run it (its monitor on) and with --no-monitor,
-		// the load path alone, as pgbench is.
-		tools := []func(rep int){
-			func(rep int) { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) },
-			func(int) { dbp = append(dbp, dbprobe(bin, runArgs, ops)) },
-			func(int) {
+		// the load path alone, as pgbench is. The base build shares the
+		// current one's slot in the rotation, so each pair runs back to back.
+		current := []tool{{"dbprobe", func(int) { dbp = append(dbp, dbprobe(bin, runArgs, ops)) }}}
+		if base != nil {
+			current = append(current, tool{"base", func(int) { old = append(old, dbprobe(base.bin, runArgs, ops)) }})
+		}
+		slots := [][]tool{
+			{{"pgbench", func(rep int) { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) }}},
+			current,
+			{{"--no-monitor", func(int) {
 				quiet = append(quiet, dbprobe(bin, append(runArgs[:len(runArgs):len(runArgs)], "--no-monitor"), ops))
-			},
+			}}},
 		}
 		for rep := range reps {
-			// Rotate which tool goes first, so drift over time is shared.
-			for i := range tools {
-				tools[(rep+i)%len(tools)](rep)
+			var order []string
+			// Rotate which tool goes first, so drift over time is shared;
+			// within a slot, the builds take turns.
+			for i := range slots {
+				slot := slots[(rep+i)%len(slots)]
+				for j := range slot {
+					t := slot[j]
+					if rep%2 == 1 {
+						t = slot[len(slot)-1-j]
+					}
+					order = append(order, t.name)
+					t.run(rep)
+				}
 			}
+			orders = append(orders, strings.Join(order, ", "))
 		}
 		mp, md, mq := median(pgb), median(dbp), median(quiet)
 		row(threads, "pgbench -M prepared", mp)
 		row(threads, "dbprobe", md)
 		row(threads, "dbprobe --no-monitor", mq)
-		fmt.Printf("| %d | dbprobe / pgbench | %.2f× | | | %.2f× |\n", threads, md.opsPerSec/mp.opsPerSec, md.cpuPerOp/mp.cpuPerOp)
-		fmt.Printf("| %d | dbprobe --no-monitor / pgbench | %.2f× | | | %.2f× |\n", threads, mq.opsPerSec/mp.opsPerSec, mq.cpuPerOp/mp.cpuPerOp)
+		if base != nil {
+			row(threads, base.name, median(old))
+		}
+		ratio := func(name string, num, den []measurement) {
+			fmt.Printf("| %d | %s | %s | | | %s |\n", threads, name, pairRatios(num, den, opsPerSec), pairRatios(num, den, cpuPerOp))
+		}
+		ratio("dbprobe / pgbench", dbp, pgb)
+		ratio("dbprobe --no-monitor / pgbench", quiet, pgb)
+		if base != nil {
+			ratio("base / pgbench", old, pgb)
+			ratio("dbprobe / base", dbp, old)
+		}
+		fmt.Printf("\nRatios are the median (and range) over the %d repetitions of the ratio of two runs in the same repetition.\n\n", reps)
+		cols := "pgbench, dbprobe, --no-monitor"
+		if base != nil {
+			cols += ", base"
+		}
+		fmt.Printf("| rep | order | ops/s: %s | CPU µs/op: %s |\n", cols, cols)
+		fmt.Println("|---|---|---|---|")
+		for r := range reps {
+			var o, c []string
+			for _, ms := range [][]measurement{pgb, dbp, quiet, old} {
+				if r < len(ms) {
+					o = append(o, fmt.Sprintf("%.0f", ms[r].opsPerSec))
+					c = append(c, fmt.Sprintf("%.1f", ms[r].cpuPerOp))
+				}
+			}
+			fmt.Printf("| %d | %s | %s | %s |\n", r+1, orders[r], strings.Join(o, ", "), strings.Join(c, ", "))
+		}
+		fmt.Println()
 	}
 	fmt.Println()
 }
@@ -336,15 +400,36 @@ func dbprobe(bin string, args []string, ops int) measurement {
 	return m
 }
 
-func ceiling(bin string, ops, reps int) {
-	var ms []measurement
-	for range reps {
-		ms = append(ms, dbprobe(bin, []string{"run", "--db", "null", "--workload", "a", "--threads", "4",
-			"-p", "recordcount=100000", "-p", "operationcount=" + strconv.Itoa(ops)}, ops))
+// ceiling measures the harness alone (--db null); with base, the two builds
+// take turns going first.
+func ceiling(bin string, base *build, ops, reps int) {
+	args := []string{"run", "--db", "null", "--workload", "a", "--threads", "4",
+		"-p", "recordcount=100000", "-p", "operationcount=" + strconv.Itoa(ops)}
+	var cur, old []measurement
+	for rep := range reps {
+		if base != nil && rep%2 == 1 {
+			old = append(old, dbprobe(base.bin, args, ops))
+		}
+		cur = append(cur, dbprobe(bin, args, ops))
+		if base != nil && rep%2 == 0 {
+			old = append(old, dbprobe(base.bin, args, ops))
+		}
 	}
-	m := median(ms)
 	fmt.Printf("## Harness ceiling: --db null, workload A, 4 threads, histograms on, %d operations, median of %d\n\n", ops, reps)
-	fmt.Printf("| ops/s | client CPU µs/op |\n|---|---|\n| %.0f | %.3f |\n\n", m.opsPerSec, m.cpuPerOp)
+	fmt.Println("| build | ops/s | client CPU µs/op |\n|---|---|---|")
+	m := median(cur)
+	fmt.Printf("| dbprobe | %.0f | %.3f |\n", m.opsPerSec, m.cpuPerOp)
+	if base != nil {
+		b := median(old)
+		fmt.Printf("| %s | %.0f | %.3f |\n", base.name, b.opsPerSec, b.cpuPerOp)
+		fmt.Printf("| dbprobe / base (median of %d pairs, range) | %s | %s |\n", reps, pairRatios(cur, old, opsPerSec), pairRatios(cur, old, cpuPerOp))
+		fmt.Println("\nPer pair (current, base): ops/s and client CPU µs/op:")
+		fmt.Println()
+		for r := range reps {
+			fmt.Printf("- %d: %.0f, %.0f; %.3f, %.3f\n", r+1, cur[r].opsPerSec, old[r].opsPerSec, cur[r].cpuPerOp, old[r].cpuPerOp)
+		}
+	}
+	fmt.Println()
 }
 
 // median takes the median of each figure separately.

@@ -215,3 +215,35 @@ func TestRedactURL(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelPutsTheCodeFirst(t *testing.T) {
+	base := errors.New("could not extend file")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{ClassifyNamed(base, "53100", "disk_full", ClassFatal), "53100 disk_full"},
+		{Classify(base, "40001", ClassConflict), "40001"},
+		{base, ""},
+		{ClassifyNamed(base, "", "disk_full", ClassFatal), ""},
+	} {
+		if got := Label(c.err); got != c.want {
+			t.Errorf("Label(%v) = %q, want %q", c.err, got, c.want)
+		}
+	}
+	if !IsFatal(ClassifyNamed(base, "13", "SQLITE_FULL", ClassFatal)) || IsRetryable(ClassifyNamed(base, "13", "SQLITE_FULL", ClassFatal)) {
+		t.Error("a fatal error must be fatal and not retryable")
+	}
+	if ClassFatal.String() != "fatal" {
+		t.Errorf("ClassFatal.String() = %q", ClassFatal.String())
+	}
+}
+
+func TestConnectionRoomFree(t *testing.T) {
+	if got := (ConnectionRoom{Max: 97, InUse: 3}).Free(); got != 94 {
+		t.Errorf("Free = %d, want 94", got)
+	}
+	if got := (ConnectionRoom{Max: 10, InUse: 12}).Free(); got != 0 {
+		t.Errorf("Free over the limit = %d, want 0", got)
+	}
+}

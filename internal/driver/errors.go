@@ -27,9 +27,14 @@ const (
 	// driver has let go of the connection it happened on, so a repeat
 	// runs on a new one; retried like a conflict.
 	ClassTransient
+	// ClassFatal is a failure that more attempts cannot fix until someone
+	// acts: a disk or log full, a database that is read-only, a quota
+	// spent, a permission revoked. Never retried; by default it stops the
+	// phase at once (the runner's OnError).
+	ClassFatal
 )
 
-var classNames = [...]string{"other", "conflict", "timeout", "connection-lost", "busy", "transient"}
+var classNames = [...]string{"other", "conflict", "timeout", "connection-lost", "busy", "transient", "fatal"}
 
 // String returns the class name used in results.
 func (c Class) String() string {
@@ -45,7 +50,11 @@ var ErrNotFound = errors.New("record not found")
 // Error is a classified database error with the database's own code.
 type Error struct {
 	// Code is the database's error code as text: a SQLSTATE, an errno.
-	Code  string
+	Code string
+	// Name is the code's meaning in the database's own words, one token:
+	// "disk_full" (PostgreSQL's condition name), "SQLITE_FULL",
+	// "ER_RECORD_FILE_FULL"; "" when the driver knows none.
+	Name  string
 	Class Class
 	Err   error
 }
@@ -62,6 +71,14 @@ func Classify(err error, code string, class Class) error {
 		return nil
 	}
 	return &Error{Code: code, Class: class, Err: err}
+}
+
+// ClassifyNamed is Classify with the code's name (Error.Name).
+func ClassifyNamed(err error, code, name string, class Class) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: code, Name: name, Class: class, Err: err}
 }
 
 // ClassOf returns the class of err: ClassOther when it is not classified.
@@ -81,6 +98,24 @@ func Code(err error) string {
 	}
 	return ""
 }
+
+// Label returns the code and its name as results show them, the code
+// first so that parsers matching the code still match: "53100 disk_full",
+// "13 SQLITE_FULL", or the code alone when it has no name; "" when err
+// carries no code.
+func Label(err error) string {
+	var e *Error
+	if !errors.As(err, &e) || e.Code == "" {
+		return ""
+	}
+	if e.Name == "" {
+		return e.Code
+	}
+	return e.Code + " " + e.Name
+}
+
+// IsFatal reports whether err is a failure more attempts cannot fix.
+func IsFatal(err error) bool { return ClassOf(err) == ClassFatal }
 
 // IsRetryable reports whether repeating the whole transaction may succeed:
 // a conflict, a busy lock or a transient failure of the service. Unique

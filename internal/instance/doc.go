@@ -9,6 +9,14 @@
 // with a random password, and waits until the server accepts logins. URL
 // returns a dbprobe URL for it, password included.
 //
+// For fault tests the server can be placed elsewhere: its data directory
+// on a file system of the caller's (Options.DataDir, e.g. a small one to
+// fill), with extra initdb or mariadb-install-db arguments
+// (Options.InitArgs), and listening on another address (Options.Addr)
+// inside a network namespace (Options.Netns, as root), so that the link
+// to it can be cut or degraded. The server then accepts password logins
+// from its subnet.
+//
 // Kill (SIGKILL), Pause (SIGSTOP) and Resume (SIGCONT) reach every process
 // of the server: the main one and every process descended from it, found
 // in /proc (PostgreSQL's backends each start a session of their own, so a

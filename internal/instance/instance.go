@@ -66,6 +66,21 @@ type Options struct {
 	// ReadyTimeout bounds each wait for the server to accept logins, crash
 	// recovery included; 0 means 60 s.
 	ReadyTimeout time.Duration
+	// DataDir is where the server's data directory goes, e.g. on a small
+	// file system a test filled on purpose; "" puts it in the temporary
+	// directory. It must be absent or empty; Start makes it (for
+	// PostgreSQL as root, owned by the postgres user) and Close removes it.
+	DataDir string
+	// InitArgs are extra arguments to initdb or mariadb-install-db, e.g.
+	// --wal-segsize=1 for a PostgreSQL WAL that fits a small disk.
+	InitArgs []string
+	// Addr is the IP address the server listens on; "" is 127.0.0.1.
+	Addr string
+	// Netns names a network namespace (one of `ip netns list`, as root) to
+	// run the server in, so that a test can cut or degrade the link to it;
+	// Addr must then be an address of that namespace. "" runs it in this
+	// process's namespace.
+	Netns string
 }
 
 // Server is one running (or stopped) throwaway server.
@@ -79,6 +94,9 @@ type Server struct {
 	args     []string
 	cred     *syscall.Credential
 	ready    time.Duration
+	addr     string // the address the server listens on
+	dataDir  string // the data directory
+	netns    string // the network namespace it runs in, "" for this one
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -97,9 +115,15 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Server, error) {
 	if err := checkSettings(opts.Settings); err != nil {
 		return nil, err
 	}
-	s := &Server{kind: kind, password: randomHex(16), ready: opts.ReadyTimeout}
+	if err := checkPlacement(opts); err != nil {
+		return nil, err
+	}
+	s := &Server{kind: kind, password: randomHex(16), ready: opts.ReadyTimeout, addr: opts.Addr, netns: opts.Netns}
 	if s.ready <= 0 {
 		s.ready = 60 * time.Second
+	}
+	if s.addr == "" {
+		s.addr = "127.0.0.1"
 	}
 	removeOrphans()
 	var err error
@@ -114,9 +138,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("instance: unknown kind %d", int(kind))
 	}
 	if err != nil {
-		if s.dir != "" {
-			os.RemoveAll(s.dir)
-		}
+		s.removeFiles()
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -126,7 +148,7 @@ func Start(ctx context.Context, kind Kind, opts Options) (*Server, error) {
 		}
 		s.Kill()
 		if attempt == startAttempts || ctx.Err() != nil {
-			os.RemoveAll(s.dir)
+			s.removeFiles()
 			return nil, err
 		}
 	}
@@ -162,10 +184,62 @@ func (s *Server) firstStart(ctx context.Context, opts Options) error {
 	return s.waitReady(ctx, s.kind == Postgres)
 }
 
+// checkPlacement refuses a data directory in use and an address that is
+// not an IP address.
+func checkPlacement(opts Options) error {
+	if opts.Addr != "" && net.ParseIP(opts.Addr) == nil {
+		return badinput.New("server address %q is not an IP address", opts.Addr)
+	}
+	if opts.Netns != "" && opts.Addr == "" {
+		return badinput.New("a server in network namespace %s needs an address of that namespace to listen on", opts.Netns)
+	}
+	if opts.DataDir == "" {
+		return nil
+	}
+	if !filepath.IsAbs(opts.DataDir) {
+		return badinput.New("data directory %s is not an absolute path", opts.DataDir)
+	}
+	entries, err := os.ReadDir(opts.DataDir)
+	if err == nil && len(entries) > 0 {
+		return badinput.New("data directory %s is not empty", opts.DataDir)
+	}
+	return nil
+}
+
+// makeDataDir makes the data directory: Options.DataDir, or data in the
+// temporary directory.
+func (s *Server) makeDataDir(opts Options) error {
+	s.dataDir = opts.DataDir
+	if s.dataDir == "" {
+		s.dataDir = filepath.Join(s.dir, "data")
+	}
+	if err := os.MkdirAll(s.dataDir, 0o700); err != nil {
+		return fmt.Errorf("instance: data directory: %w", err)
+	}
+	if s.cred != nil {
+		return os.Chown(s.dataDir, int(s.cred.Uid), int(s.cred.Gid))
+	}
+	return nil
+}
+
+// removeFiles removes the temporary directory and the data directory.
+func (s *Server) removeFiles() error {
+	var err error
+	if s.dataDir != "" {
+		err = os.RemoveAll(s.dataDir)
+	}
+	if s.dir != "" {
+		if rerr := os.RemoveAll(s.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
 // URL returns a dbprobe URL for the server, password included: never
 // print it.
 func (s *Server) URL() string {
-	host := net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+	host := net.JoinHostPort(s.addr, strconv.Itoa(s.port))
 	u := url.URL{User: url.UserPassword("dbprobe", s.password), Host: host, Path: "/dbprobe"}
 	switch s.kind {
 	case Postgres:
@@ -194,8 +268,15 @@ func (s *Server) Version() string { return s.version }
 // including its log (server.log).
 func (s *Server) Dir() string { return s.dir }
 
-// Port returns the TCP port on 127.0.0.1.
+// Port returns the TCP port the server listens on.
 func (s *Server) Port() int { return s.port }
+
+// Addr returns the IP address the server listens on: Options.Addr, or
+// 127.0.0.1.
+func (s *Server) Addr() string { return s.addr }
+
+// DataDir returns the server's data directory.
+func (s *Server) DataDir() string { return s.dataDir }
 
 // launch starts the server process in a process group of its own.
 func (s *Server) launch(args []string) error {
@@ -220,7 +301,7 @@ func (s *Server) launch(args []string) error {
 	// signal goes when the thread that started the server ends; Go ends a
 	// thread only under a goroutine that locked it, which dbprobe has not.)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: s.cred, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startIn(s.netns, cmd); err != nil {
 		logFile.Close()
 		return fmt.Errorf("instance: start %s: %w", s.server, err)
 	}
@@ -414,7 +495,7 @@ func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
-	if err := os.RemoveAll(s.dir); err != nil {
+	if err := s.removeFiles(); err != nil {
 		return err
 	}
 	return stopErr

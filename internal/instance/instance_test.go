@@ -214,6 +214,63 @@ func TestBadSettings(t *testing.T) {
 	}
 }
 
+func TestBadPlacement(t *testing.T) {
+	full := t.TempDir()
+	if err := os.WriteFile(filepath.Join(full, "kept"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, opts := range map[string]Options{
+		"data directory not empty": {DataDir: full},
+		"relative data directory":  {DataDir: "data"},
+		"address not an IP":        {Addr: "localhost"},
+		"namespace, no address":    {Netns: "elsewhere"},
+	} {
+		if _, err := Start(context.Background(), Postgres, opts); !badinput.Is(err) {
+			t.Errorf("%s: Start: %v, want bad input", name, err)
+		}
+	}
+	// The data directory refused was left as it was.
+	if _, err := os.Stat(filepath.Join(full, "kept")); err != nil {
+		t.Errorf("a refused data directory lost its file: %v", err)
+	}
+}
+
+// TestDataDirElsewhere puts the data directory outside the temporary
+// directory, as a test does on a small file system: the server runs from
+// it, says where it is, and Close removes it.
+func TestDataDirElsewhere(t *testing.T) {
+	// Not t.TempDir, which others may not enter: PostgreSQL runs as the
+	// postgres user when the test runs as root.
+	parent, err := os.MkdirTemp("", "dbprobe-datadir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(parent) })
+	if os.Geteuid() == 0 {
+		if _, uid, gid, err := lookupCredential("postgres"); err == nil {
+			os.Chown(parent, uid, gid)
+		}
+	}
+	data := filepath.Join(parent, "pgdata")
+	s := startServer(t, Postgres, Options{DataDir: data, InitArgs: []string{"--wal-segsize=1"}})
+	if s.DataDir() != data {
+		t.Errorf("DataDir() = %s, want %s", s.DataDir(), data)
+	}
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		t.Errorf("no cluster in %s: %v", data, err)
+	}
+	var segsize string
+	if err := openSQL(t, s).QueryRow("SHOW wal_segment_size").Scan(&segsize); err != nil || segsize != "1MB" {
+		t.Errorf("wal_segment_size %q (%v): initdb's extra arguments were not used", segsize, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(data); !os.IsNotExist(err) {
+		t.Errorf("Close left the data directory %s: %v", data, err)
+	}
+}
+
 func TestMariaDBVersion(t *testing.T) {
 	for in, want := range map[string]string{
 		"/usr/sbin/mariadbd  Ver 10.11.19-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)": "MariaDB 10.11.19",

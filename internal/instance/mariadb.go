@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -61,7 +62,7 @@ func (s *Server) initMariaDB(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	if err := os.Mkdir(filepath.Join(s.dir, "data"), 0o755); err != nil {
+	if err := s.makeDataDir(opts); err != nil {
 		return err
 	}
 	// The configuration is written before the port is known: the installer
@@ -69,8 +70,9 @@ func (s *Server) initMariaDB(ctx context.Context, opts Options) error {
 	if err := s.configureMariaDB(opts.Settings); err != nil {
 		return err
 	}
-	if err := s.runSetup(ctx, "install.log", installDB, "--defaults-file="+s.myCnf(), "--user="+currentUser(),
-		"--auth-root-authentication-method=socket", "--skip-test-db"); err != nil {
+	args := append([]string{"--defaults-file=" + s.myCnf(), "--user=" + currentUser(),
+		"--auth-root-authentication-method=socket", "--skip-test-db"}, opts.InitArgs...)
+	if err := s.runSetup(ctx, "install.log", installDB, args...); err != nil {
 		return err
 	}
 	// The password is made of hex digits: nothing to escape.
@@ -80,6 +82,11 @@ CREATE USER IF NOT EXISTS 'dbprobe'@'localhost' IDENTIFIED BY '%[1]s';
 GRANT ALL PRIVILEGES ON *.* TO 'dbprobe'@'127.0.0.1' WITH GRANT OPTION;
 GRANT ALL PRIVILEGES ON *.* TO 'dbprobe'@'localhost' WITH GRANT OPTION;
 `, s.password)
+	if s.addr != "127.0.0.1" {
+		// Clients of a server on another address (in a network namespace)
+		// come from elsewhere than loopback.
+		init += fmt.Sprintf("CREATE USER IF NOT EXISTS 'dbprobe'@'%%' IDENTIFIED BY '%s';\nGRANT ALL PRIVILEGES ON *.* TO 'dbprobe'@'%%' WITH GRANT OPTION;\n", s.password)
+	}
 	if err := os.WriteFile(filepath.Join(s.dir, "init.sql"), []byte(init), 0o600); err != nil {
 		return err
 	}
@@ -124,7 +131,7 @@ func (s *Server) configureMariaDB(settings map[string]string) error {
 	var b strings.Builder
 	b.WriteString("[mysqld]\n")
 	fmt.Fprintf(&b, "user = %s\ndatadir = %s\nsocket = %s\npid-file = %s\nlog-error = %s\n",
-		currentUser(), filepath.Join(s.dir, "data"), filepath.Join(s.dir, "mysqld.sock"),
+		currentUser(), s.dataDir, filepath.Join(s.dir, "mysqld.sock"),
 		filepath.Join(s.dir, "mysqld.pid"), filepath.Join(s.dir, "server.log"))
 	if s.port != 0 {
 		fmt.Fprintf(&b, "port = %d\n", s.port)
@@ -133,7 +140,8 @@ func (s *Server) configureMariaDB(settings map[string]string) error {
 	}
 	// Durability stays full unless a setting says otherwise (later lines
 	// win); the buffer pool is small because the machine may be shared.
-	b.WriteString("bind-address = 127.0.0.1\nskip-name-resolve\nmax_connections = 100\n" +
+	fmt.Fprintf(&b, "bind-address = %s\n", s.addr)
+	b.WriteString("skip-name-resolve\nmax_connections = 100\n" +
 		"innodb_buffer_pool_size = 64M\ninnodb_flush_log_at_trx_commit = 1\n")
 	for _, k := range sortedSettings(settings) {
 		fmt.Fprintf(&b, "%s = %s\n", k, settings[k])
@@ -147,7 +155,7 @@ func (s *Server) pingMariaDB(ctx context.Context) error {
 	cfg.User = "dbprobe"
 	cfg.Passwd = s.password
 	cfg.Net = "tcp"
-	cfg.Addr = fmt.Sprintf("127.0.0.1:%d", s.port)
+	cfg.Addr = net.JoinHostPort(s.addr, strconv.Itoa(s.port))
 	cfg.DBName = "dbprobe"
 	cfg.Timeout = 2 * time.Second
 	// A server still starting drops connections; the driver would log each.

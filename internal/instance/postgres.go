@@ -89,15 +89,35 @@ func (s *Server) initPostgres(ctx context.Context, opts Options) error {
 			return err
 		}
 	}
-	data := filepath.Join(s.dir, "data")
+	if err := s.makeDataDir(opts); err != nil {
+		return err
+	}
+	data := s.dataDir
 	// C locale: keys sort byte by byte, as in every database dbprobe drives.
 	// --no-sync: initdb's own files are thrown away with the directory; the
 	// server keeps fsync on, which a durability check depends on.
-	err = s.runSetup(ctx, "initdb.log", filepath.Join(bindir, "initdb"), "-D", data, "-U", "dbprobe",
-		"--pwfile="+pwfile, "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync")
+	args := append([]string{"-D", data, "-U", "dbprobe",
+		"--pwfile=" + pwfile, "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--locale=C", "--no-sync"},
+		opts.InitArgs...)
+	err = s.runSetup(ctx, "initdb.log", filepath.Join(bindir, "initdb"), args...)
 	os.Remove(pwfile)
 	if err != nil {
 		return err
+	}
+	if s.addr != "127.0.0.1" {
+		// initdb lets password logins in from loopback only; a server on
+		// another address takes them from its own subnets (a veth pair's).
+		f, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.WriteString("host all all samenet scram-sha-256\n")
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
 	}
 	s.args = []string{"-D", data}
 	return nil
@@ -107,7 +127,7 @@ func (s *Server) initPostgres(ctx context.Context, opts Options) error {
 // server's postgresql.conf includes.
 func (s *Server) configurePostgres(settings map[string]string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "listen_addresses = '127.0.0.1'\nport = %d\nunix_socket_directories = '%s'\n", s.port, quotePG(s.dir))
+	fmt.Fprintf(&b, "listen_addresses = '%s'\nport = %d\nunix_socket_directories = '%s'\n", quotePG(s.addr), s.port, quotePG(s.dir))
 	// fsync stays on: without it no crash check means anything.
 	b.WriteString("fsync = on\nmax_connections = 100\nlogging_collector = off\n")
 	for _, k := range sortedSettings(settings) {
@@ -117,7 +137,7 @@ func (s *Server) configurePostgres(settings map[string]string) error {
 	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
 		return err
 	}
-	main := filepath.Join(s.dir, "data", "postgresql.conf")
+	main := filepath.Join(s.dataDir, "postgresql.conf")
 	text, err := os.ReadFile(main)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package instance
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,11 @@ func (s *Server) initRedis(ctx context.Context, opts Options) error {
 		return fmt.Errorf("instance: %w", err)
 	}
 	s.args = []string{filepath.Join(s.dir, "redis.conf")}
-	return nil
+	if opts.DataDir == "" {
+		s.dataDir = s.dir
+		return nil
+	}
+	return s.makeDataDir(opts)
 }
 
 var redisVersionPattern = regexp.MustCompile(`v=(\d+\.\d+\.\d+)`)
@@ -55,10 +60,10 @@ func redisVersion(out string) string {
 // extra settings, one directive each.
 func (s *Server) configureRedis(settings map[string]string) error {
 	lines := []string{
-		"bind 127.0.0.1",
+		"bind " + s.addr,
 		"protected-mode yes",
 		"port " + strconv.Itoa(s.port),
-		"dir " + s.dir,
+		"dir " + s.dataDir,
 		"requirepass " + s.password,
 		"appendonly yes",
 		"appendfsync everysec",
@@ -73,7 +78,7 @@ func (s *Server) configureRedis(settings map[string]string) error {
 
 // pingRedis succeeds once the server answers PING with the password.
 func (s *Server) pingRedis(ctx context.Context) error {
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(s.port), Password: s.password, MaxRetries: -1, DialTimeout: 0})
+	c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort(s.addr, strconv.Itoa(s.port)), Password: s.password, MaxRetries: -1, DialTimeout: 0})
 	defer c.Close()
 	return c.Ping(ctx).Err()
 }

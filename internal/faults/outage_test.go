@@ -1,0 +1,76 @@
+package faults
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"dbprobe/internal/instance"
+)
+
+// TestServerDoesNotComeBack kills the server in the middle of a phase
+// without a duration — a load, a run by operation count — and never
+// starts it again: dbprobe waits --reconnect-timeout (5 s) for it, then
+// stops with one line that says so, exit status 1, and a result file
+// complete up to that moment, whose verdict names the outage.
+func TestServerDoesNotComeBack(t *testing.T) {
+	for _, tc := range []struct {
+		kind  instance.Kind
+		phase string
+	}{
+		{instance.Postgres, "load"},
+		{instance.MariaDB, "run"},
+	} {
+		t.Run(tc.kind.String()+"/"+tc.phase, func(t *testing.T) {
+			srv := startServer(t, tc.kind, instance.Options{})
+			out := filepath.Join(t.TempDir(), tc.phase+".jsonl")
+			args := []string{tc.phase, "--db", srv.URL(), "--threads", "2", "--reconnect-timeout", "5s", "--out", out}
+			if tc.phase == "load" {
+				args = append(args, "-p", "recordcount=1000000")
+			} else {
+				if o := dbprobe(t, time.Minute, "load", "--db", srv.URL(), "-p", "recordcount=500"); o.code != 0 {
+					t.Fatalf("load: status %d\n%s", o.code, o.all())
+				}
+				args = append(args, "-p", "recordcount=500", "--operations", "100000000")
+			}
+			wait := dbprobeAsync(t, time.Minute, args...)
+			time.Sleep(2 * time.Second)
+			if err := srv.Kill(); err != nil {
+				t.Fatalf("killing the server: %v", err)
+			}
+			killed := time.Now()
+			o := wait()
+			after := time.Since(killed)
+			t.Logf("%s ended with status %d %v after the server was killed", tc.phase, o.code, after.Round(time.Millisecond))
+			if strings.Contains(o.stdout+o.stderr, srv.Password()) {
+				t.Errorf("the password appears in dbprobe's output")
+			}
+			if o.code != 1 {
+				t.Errorf("exit status %d, want 1\n%s", o.code, o.all())
+			}
+			// 5 s of waiting, and the time to stop and write the summary.
+			if after < 5*time.Second || after > 9*time.Second {
+				t.Errorf("dbprobe ended %v after the server was killed, want 5 s (--reconnect-timeout) and a little", after)
+			}
+			line := stopLine(o, "has not answered")
+			switch {
+			case line == "":
+				t.Errorf("no line says the server has not answered\n%s", o.all())
+			case !strings.Contains(line, "incomplete") && tc.phase == "load":
+				t.Errorf("the stop line does not say the table is incomplete: %s", line)
+			default:
+				t.Logf("stopped: %s", line)
+			}
+			sum := summaryOf(t, readResult(t, out), tc.phase)
+			a := sum.Availability
+			if a == nil || len(a.Outages) == 0 || !a.Outages[len(a.Outages)-1].Ongoing {
+				t.Fatalf("availability %+v: want an outage still going on at the end", a)
+			}
+			if d := a.Outages[len(a.Outages)-1].Duration(); d < 4*time.Second || d > 8*time.Second {
+				t.Errorf("the outage lasted %v in the result, want about 5 s", d)
+			}
+			checkVerdict(t, o, sum, "unavailable", "not answered", "outage", "server down")
+		})
+	}
+}

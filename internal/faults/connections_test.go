@@ -37,7 +37,7 @@ func TestTooFewConnections(t *testing.T) {
 			}
 			before := tableState(t, srv)
 			out := filepath.Join(t.TempDir(), "run.jsonl")
-			o := dbprobe(t, time.Minute, append([]string{"run", "--threads", "20", "--operations", "2000", "--out", out}, common...)...)
+			o := dbprobe(t, 30*time.Second, append([]string{"run", "--threads", "20", "--operations", "2000", "--out", out}, common...)...)
 			t.Logf("run ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
 			if o.code != 2 {
 				t.Errorf("exit status %d, want 2 (refused before the phase)\n%s", o.code, o.all())

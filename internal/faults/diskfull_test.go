@@ -98,7 +98,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	dbFile := filepath.Join(mnt, "t.db")
 	out := filepath.Join(t.TempDir(), "load.jsonl")
 
-	o := dbprobe(t, 2*time.Minute, "load", "--db", "sqlite://"+dbFile, "-p", "recordcount=100000", "--out", out)
+	o := dbprobe(t, 45*time.Second, "load", "--db", "sqlite://"+dbFile, "-p", "recordcount=100000", "--out", out)
 	t.Logf("load ended with status %d after %v; %s free", o.code, o.elapsed.Round(time.Millisecond), mib(freeBytes(t, mnt)))
 	if o.code != 1 {
 		t.Errorf("exit status %d, want 1\n%s", o.code, o.all())
@@ -165,27 +165,52 @@ func postgresOwner(t *testing.T) *[2]int {
 }
 
 // TestPostgresDiskFull loads PostgreSQL until its 80 MB file system is
-// full. Either the server refuses with 53100 disk_full, which stops the
-// load at once, or it crashes and cannot start again, and the load waits
-// --reconnect-timeout (5 s) for it before it stops. Either way the exit
-// status is 1, the result file is complete, the verdict names the fault,
-// and once space is freed the server starts cleanly with every
-// acknowledged row.
+// full, in the two ways it fills:
+//
+//   - table: with a small WAL (16 MB, checkpoints recycle it) the table's
+//     file cannot grow; PostgreSQL refuses with 53100 disk_full and goes
+//     on serving, and the load must stop at once on that fatal error.
+//   - wal: with the default WAL (up to 1 GB) the WAL fills the disk;
+//     PostgreSQL PANICs, and its crash recovery fails for want of space,
+//     so it stays down — what issue 25 met. The load must stop either on
+//     the 53100 the PANIC sent, or after --reconnect-timeout (5 s) with
+//     the has-not-answered line and an outage open at the end.
+//
+// Either way the exit status is 1, the result file is complete, the
+// verdict names the fault, and once space is freed the server starts
+// cleanly (crash recovery included) with every acknowledged row.
 func TestPostgresDiskFull(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings map[string]string
+		// crash: the server may crash and stay down rather than refuse.
+		crash bool
+	}{
+		{"table", map[string]string{"min_wal_size": "4MB", "max_wal_size": "16MB"}, false},
+		{"wal", map[string]string{"min_wal_size": "4MB"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testPostgresDiskFull(t, tc.settings, tc.crash)
+		})
+	}
+}
+
+func testPostgresDiskFull(t *testing.T, settings map[string]string, crash bool) {
 	mnt := loopFS(t, 80, postgresOwner(t))
 	filler := filepath.Join(mnt, "filler")
 	fill(t, filler, 8<<20)
 	srv := startServer(t, instance.Postgres, instance.Options{
 		DataDir: filepath.Join(mnt, "pgdata"),
-		// 1 MB WAL segments and a small WAL: 16 MB segments would not
-		// leave the table room to fill the disk.
+		// 1 MB WAL segments: 16 MB ones would not leave the table room
+		// to fill the disk.
 		InitArgs: []string{"--wal-segsize=1"},
-		Settings: map[string]string{"min_wal_size": "4MB", "max_wal_size": "16MB"},
+		Settings: settings,
 	})
 	t.Logf("PostgreSQL started: %s free", mib(freeBytes(t, mnt)))
 	out := filepath.Join(t.TempDir(), "load.jsonl")
 
-	o := dbprobe(t, 2*time.Minute, "load", "--db", srv.URL(), "-p", "recordcount=100000", "--threads", "2",
+	// Filling 40 MB takes seconds; then at most 5 s of waiting.
+	o := dbprobe(t, 45*time.Second, "load", "--db", srv.URL(), "-p", "recordcount=100000", "--threads", "2",
 		"--reconnect-timeout", "5s", "--out", out)
 	t.Logf("load ended with status %d after %v; %s free", o.code, o.elapsed.Round(time.Millisecond), mib(freeBytes(t, mnt)))
 	if strings.Contains(o.stdout+o.stderr, srv.Password()) {
@@ -211,8 +236,8 @@ func TestPostgresDiskFull(t *testing.T) {
 		if !hasCount(fatal, loaded) {
 			t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, fatal)
 		}
-	case lost != "":
-		// Crashed: the load waited 5 s for it, then stopped.
+	case lost != "" && crash:
+		// Crashed and stayed down: the load waited 5 s for it, then stopped.
 		t.Logf("stopped by the outage: %s", lost)
 		a := sum.Availability
 		if a == nil || len(a.Outages) == 0 || !a.Outages[len(a.Outages)-1].Ongoing {
@@ -225,8 +250,10 @@ func TestPostgresDiskFull(t *testing.T) {
 		if !strings.Contains(lost, "incomplete") {
 			t.Errorf("the stop line does not say the table is incomplete: %s", lost)
 		}
-	default:
+	case crash:
 		t.Errorf("neither a 53100 disk_full stop nor a server that has not answered (%d rows loaded, errors %s)\n%s", loaded, errorKeys(sum), o.all())
+	default:
+		t.Errorf("no 53100 disk_full stop (%d rows loaded, errors %s)\n%s", loaded, errorKeys(sum), o.all())
 	}
 	checkNamedErrors(t, o, sum)
 	checkVerdict(t, o, sum, "disk full", "disk_full", "unavailable", "not answered")
@@ -284,7 +311,7 @@ func TestMariaDBDiskFull(t *testing.T) {
 	t.Logf("MariaDB started: %s free", mib(freeBytes(t, mnt)))
 	out := filepath.Join(t.TempDir(), "load.jsonl")
 
-	o := dbprobe(t, 2*time.Minute, "load", "--db", srv.URL(), "-p", "recordcount=100000", "--threads", "2",
+	o := dbprobe(t, 45*time.Second, "load", "--db", srv.URL(), "-p", "recordcount=100000", "--threads", "2",
 		"--reconnect-timeout", "5s", "--out", out)
 	t.Logf("load ended with status %d after %v; %s free", o.code, o.elapsed.Round(time.Millisecond), mib(freeBytes(t, mnt)))
 	if strings.Contains(o.stdout+o.stderr, srv.Password()) {

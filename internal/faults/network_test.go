@@ -49,7 +49,7 @@ func TestNetworkCut(t *testing.T) {
 		t.Fatalf("load: status %d\n%s", o.code, o.all())
 	}
 	out := filepath.Join(t.TempDir(), "run.jsonl")
-	wait := dbprobeAsync(t, time.Minute, append([]string{"run", "--operations", "0", "--threads", "4",
+	wait := dbprobeAsync(t, 40*time.Second, append([]string{"run", "--operations", "0", "--threads", "4",
 		"--duration", "15s", "--op-timeout", "1s", "--out", out}, common...)...)
 
 	time.Sleep(4 * time.Second)
@@ -111,7 +111,7 @@ func TestLossySlowNetwork(t *testing.T) {
 
 	const records, operations = 2000, 400
 	loadOut := filepath.Join(t.TempDir(), "load.jsonl")
-	o := dbprobe(t, 2*time.Minute, "load", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records), "--threads", "2", "--out", loadOut)
+	o := dbprobe(t, time.Minute, "load", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records), "--threads", "2", "--out", loadOut)
 	t.Logf("load ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
 	if o.code != 0 {
 		t.Fatalf("load: status %d\n%s", o.code, o.all())
@@ -138,7 +138,7 @@ func TestLossySlowNetwork(t *testing.T) {
 	updatesBefore := tupUpdated(ctx, t, conn)
 
 	runOut := filepath.Join(t.TempDir(), "run.jsonl")
-	o = dbprobe(t, 2*time.Minute, "run", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records),
+	o = dbprobe(t, time.Minute, "run", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records),
 		"--operations", strconv.Itoa(operations), "--threads", "10", "--out", runOut)
 	t.Logf("run ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
 	if o.code != 0 {

@@ -34,7 +34,7 @@ func TestServerDoesNotComeBack(t *testing.T) {
 				}
 				args = append(args, "-p", "recordcount=500", "--operations", "100000000")
 			}
-			wait := dbprobeAsync(t, time.Minute, args...)
+			wait := dbprobeAsync(t, 30*time.Second, args...)
 			time.Sleep(2 * time.Second)
 			if err := srv.Kill(); err != nil {
 				t.Fatalf("killing the server: %v", err)

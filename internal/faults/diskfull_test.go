@@ -151,6 +151,28 @@ func TestSQLiteDiskFull(t *testing.T) {
 	}
 }
 
+// TestSQLiteDiskFullContinue loads SQLite onto a full disk with
+// --on-error continue, for a user who measures the failure itself: every
+// row is tried, each refused one counted under its named code.
+func TestSQLiteDiskFullContinue(t *testing.T) {
+	mnt := loopFS(t, 24, nil)
+	fill(t, filepath.Join(mnt, "filler"), 4<<20)
+	out := filepath.Join(t.TempDir(), "load.jsonl")
+	const records = 30000
+	o := dbprobe(t, 45*time.Second, "load", "--db", "sqlite://"+filepath.Join(mnt, "t.db"),
+		"-p", "recordcount="+strconv.Itoa(records), "--on-error", "continue", "--out", out)
+	t.Logf("load ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
+	if o.code == 0 || o.code == 2 {
+		t.Errorf("exit status %d, want 1: rows failed\n%s", o.code, o.all())
+	}
+	sum := summaryOf(t, readResult(t, out), "load")
+	loaded, full := statusCount(sum, "INSERT", "OK"), sum.Errors["ERROR(13 SQLITE_FULL)"]
+	if loaded == 0 || full == 0 || loaded+full != records || totalErrors(sum) != full {
+		t.Errorf("%d rows loaded, errors %s: want every one of the %d rows tried, the refused ones as ERROR(13 SQLITE_FULL)", loaded, errorKeys(sum), records)
+	}
+	checkNamedErrors(t, o, sum)
+}
+
 // postgresOwner returns the uid and gid PostgreSQL's files belong to: the
 // postgres OS user's, as root.
 func postgresOwner(t *testing.T) *[2]int {

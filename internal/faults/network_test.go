@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"dbprobe/internal/instance"
+	"dbprobe/internal/result"
 )
 
 // postgresInNetns starts PostgreSQL in a network namespace of its own,
@@ -109,7 +110,7 @@ func TestLossySlowNetwork(t *testing.T) {
 	dbURL := viaRelay(t, srv, r)
 	ns.drop(t, 5)
 
-	const records, operations = 2000, 400
+	const records, operations = 2000, 300
 	loadOut := filepath.Join(t.TempDir(), "load.jsonl")
 	o := dbprobe(t, time.Minute, "load", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records), "--threads", "2", "--out", loadOut)
 	t.Logf("load ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
@@ -120,6 +121,7 @@ func TestLossySlowNetwork(t *testing.T) {
 	if n := statusCount(load, "INSERT", "OK"); n != records || seriesCount(load, "INSERT") != records || len(load.Errors) != 0 {
 		t.Errorf("the load counted %d rows OK of %d (errors %s), want %d", n, seriesCount(load, "INSERT"), errorKeys(load), records)
 	}
+	checkIntervalsAddUp(t, readResult(t, loadOut), "load", "INSERT")
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -139,12 +141,13 @@ func TestLossySlowNetwork(t *testing.T) {
 
 	runOut := filepath.Join(t.TempDir(), "run.jsonl")
 	o = dbprobe(t, time.Minute, "run", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records),
-		"--operations", strconv.Itoa(operations), "--threads", "10", "--out", runOut)
+		"--operations", strconv.Itoa(operations), "--threads", "12", "--out", runOut)
 	t.Logf("run ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
 	if o.code != 0 {
 		t.Fatalf("run: status %d\n%s", o.code, o.all())
 	}
 	run := summaryOf(t, readResult(t, runOut), "run")
+	checkIntervalsAddUp(t, readResult(t, runOut), "run", "READ", "UPDATE")
 	reads, updates := statusCount(run, "READ", "OK"), statusCount(run, "UPDATE", "OK")
 	if reads+updates != operations || seriesCount(run, "READ")+seriesCount(run, "UPDATE") != operations || len(run.Errors) != 0 {
 		t.Errorf("the run counted %d reads and %d updates OK (errors %s), want %d operations", reads, updates, errorKeys(run), operations)
@@ -173,6 +176,32 @@ func TestLossySlowNetwork(t *testing.T) {
 	}
 	if made != updates {
 		t.Errorf("PostgreSQL updated %d rows, dbprobe counted %d updates", made, updates)
+	}
+}
+
+// checkIntervalsAddUp fails the test when the per-second series of the
+// phase do not add up to its summary, series by series: an operation
+// counted in two intervals, or in none.
+func checkIntervalsAddUp(t *testing.T, f *result.File, phase string, series ...string) {
+	t.Helper()
+	sum := summaryOf(t, f, phase)
+	for _, name := range series {
+		var n int64
+		for _, p := range f.Phases {
+			if p.Header.Phase != phase {
+				continue
+			}
+			for _, iv := range p.Intervals {
+				for _, m := range iv.Series {
+					if m.Name == name {
+						n += m.Count
+					}
+				}
+			}
+		}
+		if want := seriesCount(sum, name); n != want {
+			t.Errorf("%s: the intervals count %d %s operations, the summary %d", phase, n, name, want)
+		}
 	}
 }
 

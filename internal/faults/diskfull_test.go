@@ -23,24 +23,44 @@ import (
 // batchSize is db.batchsize's default: the rows of one load transaction.
 const batchSize = 1000
 
-// stopLine returns the first line dbprobe wrote, stderr first, that holds
-// one of phrases (compared without case), leaving out the header lines
-// that repeat the command, the target and the settings; "" when none does.
+// stopLine returns the first line dbprobe wrote that holds one of
+// phrases (compared without case): stderr first, then stdout, leaving out
+// the header lines that repeat the command, the target and the settings;
+// log lines (time=…) only when no other line has it. "" when none does.
 func stopLine(o outcome, phrases ...string) string {
+	var logged []string
 	for _, text := range []string{o.stderr, o.stdout} {
 		for _, line := range strings.Split(text, "\n") {
 			if strings.HasPrefix(line, "# command:") || strings.HasPrefix(line, "# target:") || strings.HasPrefix(line, "#   ") {
 				continue
 			}
-			lower := strings.ToLower(line)
-			for _, p := range phrases {
-				if strings.Contains(lower, strings.ToLower(p)) {
-					return line
-				}
+			if strings.HasPrefix(line, "time=") {
+				logged = append(logged, line)
+				continue
+			}
+			if holdsAny(line, phrases) {
+				return line
 			}
 		}
 	}
+	for _, line := range logged {
+		if holdsAny(line, phrases) {
+			return line
+		}
+	}
 	return ""
+}
+
+// holdsAny reports whether line holds one of phrases, compared without
+// case.
+func holdsAny(line string, phrases []string) bool {
+	lower := strings.ToLower(line)
+	for _, p := range phrases {
+		if strings.Contains(lower, strings.ToLower(p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasCount reports whether text holds n as a number, plain (9000) or with

@@ -11,6 +11,11 @@ import (
 	"time"
 )
 
+// fsDirPrefix starts the name of the directory that holds a test's file
+// system image and mount point; the test process's PID follows, so that
+// removeStale can tell those of dead processes.
+const fsDirPrefix = "dbprobe-faults-fs-"
+
 // loopFS makes an ext4 file system of sizeMB in a file, mounts it through
 // a loop device of its own and returns the mount point; it is unmounted
 // and its loop device detached when the test ends, failed or not. The
@@ -20,7 +25,7 @@ func loopFS(t *testing.T, sizeMB int, owner *[2]int) string {
 	needRoot(t, "losetup", "mkfs.ext4", "mount", "umount")
 	// Not t.TempDir, which others may not enter: PostgreSQL runs as the
 	// postgres user.
-	dir, err := os.MkdirTemp("", "dbprobe-faults-fs-")
+	dir, err := os.MkdirTemp("", fsDirPrefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	removeStale()
 	dir, err := os.MkdirTemp("", "dbprobe-faults-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -9,6 +9,11 @@ import (
 	"testing"
 )
 
+// netnsPrefix starts the name of a test's network namespace; the test
+// process's PID follows, so that removeStale can tell those of dead
+// processes.
+const netnsPrefix = "dbprobe-faults-"
+
 // netnsSeq numbers the namespaces this test process makes.
 var netnsSeq atomic.Int32
 
@@ -30,7 +35,7 @@ func newNetNS(t *testing.T) *netNS {
 	pid := os.Getpid()
 	n := int(netnsSeq.Add(1))
 	ns := &netNS{
-		Name: fmt.Sprintf("dbprobe-faults-%d-%d", pid, n),
+		Name: fmt.Sprintf("%s%d-%d", netnsPrefix, pid, n),
 		link: fmt.Sprintf("vfn%d.%d", pid%1000000, n%100),
 	}
 	host := fmt.Sprintf("vfh%d.%d", pid%1000000, n%100) // 15 bytes at most

@@ -107,11 +107,12 @@ func (s *Step) RecordIntended(op *Op, err error, intended, end int64) {
 	}
 }
 
-// retryCode names what caused a retry: the database's error code, as
-// Return=ERROR(CODE) names a failure, or the error's class ("busy") when
-// the driver gave no code.
+// retryCode names what caused a retry: the database's error code and its
+// name (driver.Label: "40001 serialization_failure"), as
+// Return=ERROR(CODE NAME) names a failure, or the error's class ("busy")
+// when the driver gave no code.
 func retryCode(err error) string {
-	if c := driver.Code(err); c != "" {
+	if c := driver.Label(err); c != "" {
 		return c
 	}
 	return driver.ClassOf(err).String()
@@ -169,12 +170,16 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 	}
 }
 
-// classify names a failure's status (YCSB's) and its code for counting.
+// classify names a failure's status (YCSB's) and its code for counting:
+// ERROR(CODE NAME) with the database's code first, so that a parser
+// matching "ERROR(53100" still matches, and its name in the database's own
+// words after it ("ERROR(53100 disk_full)"); ERROR(CODE) when the driver
+// knows no name.
 func classify(err error) (status, code string) {
 	if errors.Is(err, driver.ErrNotFound) {
 		return statusNotFound, statusNotFound
 	}
-	if c := driver.Code(err); c != "" {
+	if c := driver.Label(err); c != "" {
 		return statusError, statusError + "(" + c + ")"
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

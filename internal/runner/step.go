@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
@@ -146,7 +147,8 @@ const (
 
 // record adds n values of one latency to the op's series (or its failed
 // series) and counts a failure by status and code. A failure the user
-// must fix (badinput) stops the phase.
+// must fix (badinput) stops the phase, and so does one that more attempts
+// cannot fix (driver.IsFatal) under OnErrorStop.
 func (w *worker) record(ok, failed int, name string, err error, start, end int64, n int64) {
 	micros := (end - start) / 1000
 	if err == nil {
@@ -165,8 +167,11 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 		w.rec.Error(code)
 	}
 	w.phase.noteError(name, code, err)
-	if badinput.Is(err) {
+	switch {
+	case badinput.Is(err):
 		w.phase.abort(name, err)
+	case driver.IsFatal(err) && w.phase.opts.OnError == OnErrorStop:
+		w.phase.halt(Stop{Cause: StopFatal, Op: name, Err: err, At: time.Now()})
 	}
 }
 

@@ -594,6 +594,10 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
 		{"monitor too often", []string{"run", "--db", loaded, "--monitor-interval", "1ms"}, "--monitor-interval 1ms is too short"},
 		{"metrics beyond loopback", []string{"run", "--db", loaded, "--metrics-addr", "0.0.0.0:9464"}, "loopback"},
+		{"unknown on-error", []string{"run", "--db", loaded, "--on-error", "ignore"}, `onerror="ignore" is not a choice: give stop`},
+		{"unknown onerror property", []string{"run", "--db", loaded, "-p", "onerror=skip"}, "give stop"},
+		{"reconnect timeout not a duration", []string{"run", "--db", loaded, "--reconnect-timeout", "soon"}, "give a duration such as 30s or 2m"},
+		{"negative reconnect timeout", []string{"run", "--db", loaded, "--reconnect-timeout", "-5s"}, "reconnect.timeout=-5s must not be negative"},
 		{"sqlite procedures", []string{"run", "--db", loaded, "--op-path", "procedure"}, "SQLite has no stored procedures"},
 	}
 	for _, tt := range tests {

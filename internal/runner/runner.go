@@ -220,6 +220,12 @@ type Outcome struct {
 	// a fatal failure, or a database that did not come back; nil when it
 	// was not stopped early.
 	Stopped *Stop
+	// Fatal counts the units (operations, load rows) that failed in a way
+	// more attempts cannot fix, warm-up included; FirstFatal is the first
+	// such failure. Under OnErrorContinue they are what the phase went on
+	// past.
+	Fatal      int64
+	FirstFatal error
 }
 
 // retrySeedStream separates the retry jitter's random stream from the
@@ -317,7 +323,7 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	end, warm := p.tickUntil(done, &ended, start)
 	cancelOps()
 	p.errMu.Lock()
-	aborted, stopped := p.aborted, p.stopped
+	aborted, stopped, fatalUnits, firstFatal := p.aborted, p.stopped, p.fatalUnits, p.firstFatal
 	p.errMu.Unlock()
 	if aborted != nil {
 		return nil, aborted
@@ -337,6 +343,8 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 		Warmup:           opts.Warmup,
 		WarmupUnfinished: warm,
 		Stopped:          stopped,
+		Fatal:            fatalUnits,
+		FirstFatal:       firstFatal,
 	}
 	switch {
 	case stopped != nil && stopped.Cause == StopFatal:
@@ -477,6 +485,10 @@ type phase struct {
 	// stopped is why the phase was stopped early (see halt); the outcome
 	// carries it.
 	stopped *Stop
+	// fatalUnits counts the units that failed in a way more attempts
+	// cannot fix, firstFatal is the first such failure (see fatal).
+	fatalUnits int64
+	firstFatal error
 }
 
 // abort stops the phase on an error that no further operation can get

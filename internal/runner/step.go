@@ -170,8 +170,11 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 	switch {
 	case badinput.Is(err):
 		w.phase.abort(name, err)
-	case driver.IsFatal(err) && w.phase.opts.OnError == OnErrorStop:
-		w.phase.halt(Stop{Cause: StopFatal, Op: name, Err: err, At: time.Now()})
+	case driver.IsFatal(err):
+		w.phase.fatal(n, err)
+		if w.phase.opts.OnError == OnErrorStop {
+			w.phase.halt(Stop{Cause: StopFatal, Op: name, Err: err, At: time.Now()})
+		}
 	}
 }
 

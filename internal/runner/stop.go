@@ -120,3 +120,14 @@ func (p *phase) reconnectDeadline(now int64) (deadline, since int64) {
 func (p *phase) unreachable(since int64, err error) {
 	p.halt(Stop{Cause: StopUnreachable, Op: "RECONNECT", Err: err, At: time.Now(), Since: measure.Wall(since), Waited: p.opts.ReconnectTimeout})
 }
+
+// fatal counts n units that failed with err, a failure more attempts
+// cannot fix, and keeps the first such failure.
+func (p *phase) fatal(n int64, err error) {
+	p.errMu.Lock()
+	p.fatalUnits += n
+	if p.firstFatal == nil {
+		p.firstFatal = err
+	}
+	p.errMu.Unlock()
+}

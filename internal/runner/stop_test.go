@@ -73,6 +73,9 @@ func TestOnErrorContinueGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if out.Fatal != 700 || !errors.Is(out.FirstFatal, errDiskFull) {
+		t.Fatalf("fatal %d (%v), want 700 units that failed with the full disk", out.Fatal, out.FirstFatal)
+	}
 	if db.calls.Load() != 10 || out.Ops != 1000 || out.Failed != 700 || out.Stopped != nil || out.EndedBy != EndedByCount {
 		t.Fatalf("calls %d, ops %d, failed %d, stopped %+v, ended by %s; want every batch sent, 700 failed, ended by count",
 			db.calls.Load(), out.Ops, out.Failed, out.Stopped, out.EndedBy)

@@ -64,7 +64,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringArrayVarP(&o.propFiles, "properties", "P", nil, "YCSB properties file; repeatable, later files override earlier ones; workloads/workloada…f are built in")
 	f.StringArrayVarP(&o.props, "property", "p", nil, "YCSB property key=value, overriding files; repeatable (e.g. -p recordcount=100000)")
 	f.StringVar(&o.workload, "workload", "", "core workload a–f (or a properties file), read before any -P file (default a when no -P is given)")
-	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection (property threadcount)")
+	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection; refused before the phase when the server accepts fewer connections than these and the monitor's (property threadcount)")
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
 	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")

@@ -572,7 +572,7 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	case runner.EndedByError:
 		e.Text = fmt.Sprintf("stopped after %d operations by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failureWords(out.Stopped.Err))
 	case runner.EndedByUnreachable:
-		e.Text = fmt.Sprintf("stopped after %d operations: the database did not answer for %s (reconnect.timeout)", out.Ops, j.cfg.ReconnectTimeout)
+		e.Text = fmt.Sprintf("stopped after %d operations: the database did not answer for %s (reconnect.timeout)", out.Ops, experiment.SecondsText(j.cfg.ReconnectTimeout))
 	case runner.EndedByTime:
 		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations", j.cfg.MaxExecutionTime, out.Ops)
 		if ph == runner.Load {

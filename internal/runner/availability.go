@@ -229,6 +229,13 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		}
 		p.avail.fail(t0, measure.Now(), 0)
 		p.noteError("RECONNECT", "reconnect", err)
+		if driver.IsFatal(err) && p.opts.OnError == OnErrorStop {
+			// The server answers, and says no for good (the user may no
+			// longer connect): waiting for it would only end in the
+			// reconnect timeout, under a wrong cause.
+			p.halt(Stop{Cause: StopFatal, Op: "RECONNECT", Err: err, At: time.Now()})
+			return false
+		}
 		wait := backoff.wait(n, w.rng)
 		if deadline != 0 {
 			wait = min(wait, max(time.Duration(deadline-measure.Now()), 0))

@@ -176,3 +176,19 @@ func TestNoReconnectTimeoutWaits(t *testing.T) {
 		t.Fatalf("stopped %+v, ended by %s; want an interruption", out.Stopped, out.EndedBy)
 	}
 }
+
+// A server that answers a reconnection with a failure more attempts
+// cannot fix (the user may no longer connect) stops the phase at once,
+// under that cause, without waiting for the reconnect timeout.
+func TestFatalReconnectionStopsThePhase(t *testing.T) {
+	revoked := driver.ClassifyNamed(errors.New("permission denied for database bench"), "42501", "insufficient_privilege", driver.ClassFatal)
+	db := &fakeDB{openErr: revoked}
+	db.fail = goDown(db, 50)
+	out, err := Execute(context.Background(), db.plan(100000, Sequence), Options{Threads: 2, BatchSize: 10, ReconnectTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := out.Stopped; s == nil || s.Cause != StopFatal || s.Op != "RECONNECT" || !errors.Is(s.Err, revoked) || out.EndedBy != EndedByError {
+		t.Fatalf("stopped %+v, ended by %s; want a fatal stop at reconnection", out.Stopped, out.EndedBy)
+	}
+}

@@ -211,15 +211,16 @@ func (j *job) connect(ctx context.Context) error {
 // phase runs one phase and prints its results. It reports whether the
 // phase was interrupted.
 func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
-	tableNotes, err := j.prepareTable(ctx, ph)
-	if err != nil {
-		return false, err
-	}
-	// Before the monitor opens its connection: the server counts those
+	// Before the table is touched, so that a refusal changes nothing, and
+	// before the monitor opens its connection: the server counts those
 	// dbprobe holds already among those in use.
 	threads := j.cfg.Threads
 	if err := experiment.CheckConnections(ctx, j.db, j.target.Target, fmt.Sprintf("--threads %d", threads), "lower --threads",
 		threads, experiment.MonitorConnections(j.c.Monitor, j.db)); err != nil {
+		return false, err
+	}
+	tableNotes, err := j.prepareTable(ctx, ph)
+	if err != nil {
 		return false, err
 	}
 	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)

@@ -121,8 +121,12 @@ type Faults struct {
 	Stopped, Failing string
 }
 
-// any reports whether there is a fault to judge.
-func (f Faults) any() bool { return len(f.Outages) > 0 || f.Stopped != "" || f.Failing != "" }
+// dominates reports whether a fault is the verdict of start to end
+// whatever the monitor sampled: a stop, failures gone on past, or no
+// service for a tenth of the time (monitor.Diagnose's threshold).
+func (f Faults) dominates(start, end time.Time) bool {
+	return f.Stopped != "" || f.Failing != "" || 10*f.unavailable(start, end) >= end.Sub(start)
+}
 
 // unavailable is how long the outages cover of start to end.
 func (f Faults) unavailable(start, end time.Time) time.Duration {
@@ -163,7 +167,7 @@ func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, p
 			measured = append(measured, iv)
 		}
 	}
-	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan && !faults.any() {
+	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan && !faults.dominates(start, end) {
 		// Long enough to judge, but the monitor did not sample it.
 		return nil
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"strings"
 	"time"
 
@@ -34,15 +35,17 @@ type options struct {
 	// not loopback.
 	allowInsecureTLS bool
 
-	tableType       string
-	durability      string
-	durabilityScope string
-	opPath          string
-	bucketCount     int64
-	retries         int
-	retryBackoff    time.Duration
-	retryMaxBackoff time.Duration
-	opTimeout       time.Duration
+	tableType        string
+	durability       string
+	durabilityScope  string
+	opPath           string
+	bucketCount      int64
+	retries          int
+	retryBackoff     time.Duration
+	retryMaxBackoff  time.Duration
+	opTimeout        time.Duration
+	onError          string
+	reconnectTimeout time.Duration
 
 	monitorInterval time.Duration
 	waitSamples     int
@@ -61,7 +64,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringArrayVarP(&o.propFiles, "properties", "P", nil, "YCSB properties file; repeatable, later files override earlier ones; workloads/workloada…f are built in")
 	f.StringArrayVarP(&o.props, "property", "p", nil, "YCSB property key=value, overriding files; repeatable (e.g. -p recordcount=100000)")
 	f.StringVar(&o.workload, "workload", "", "core workload a–f (or a properties file), read before any -P file (default a when no -P is given)")
-	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection (property threadcount)")
+	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection; refused before the phase when the server accepts fewer connections than these and the monitor's (property threadcount)")
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
 	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
@@ -79,6 +82,9 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.retryBackoff, "retry-backoff", time.Millisecond, "wait before the first retry; each later wait doubles, with jitter (property retry.backoff)")
 	f.DurationVar(&o.retryMaxBackoff, "retry-max-backoff", 100*time.Millisecond, "longest wait between retries (property retry.maxbackoff)")
 	f.DurationVar(&o.opTimeout, "op-timeout", 0, "fail an operation (a load batch counts as one) that takes longer than this, counted as Return=ERROR(timeout); its worker then reconnects; 0 = no limit, as YCSB (property op.timeout)")
+	f.StringVar(&o.onError, "on-error", "stop", "what a phase does at a failure more attempts cannot fix (a full disk or log, a read-only database, a quota spent, a permission revoked): stop (at once, saying why, what was done and, for a database on this machine, the free space of its file system; exit status 1) or continue (count such failures and go on, to measure the failure itself) (property onerror)")
+	o.reconnectTimeout = 60 * time.Second
+	f.Var(&teachingDuration{d: &o.reconnectTimeout, hint: "give a duration such as 30s or 2m, or 0 to wait as long as it takes"}, "reconnect-timeout", "how long a load, or a run bounded by --operations alone, waits for a database that stopped answering before it stops (exit status 1, the result kept up to then); a run with --duration keeps trying until its end; 0 = wait as long as it takes (property reconnect.timeout)")
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result (--out), --influx-out and --metrics-addr, and the bottleneck verdict needs 3 of them")
 	f.IntVar(&o.waitSamples, "monitor-wait-samples", 10, "how many times per monitor interval the database's sessions are looked at for what they wait on (PostgreSQL pg_stat_activity, MySQL processlist, SQL Server requests), 1 to 100")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
@@ -105,7 +111,7 @@ var propertyFlags = map[string]string{
 	"duration": "maxexecutiontime", "table-type": "tabletype", "durability": "durability",
 	"durability-scope": "durability.scope", "op-path": "oppath", "bucket-count": "bucketcount",
 	"retries": "retries", "retry-backoff": "retry.backoff", "retry-max-backoff": "retry.maxbackoff",
-	"op-timeout": "op.timeout",
+	"op-timeout": "op.timeout", "on-error": "onerror", "reconnect-timeout": "reconnect.timeout",
 }
 
 // properties gathers the configuration sources in precedence order:
@@ -149,3 +155,29 @@ func ycsbStyleArgs(args []string) []string {
 	}
 	return out
 }
+
+// teachingDuration is a duration flag whose complaint about a value that
+// does not parse says what to give instead: the parser's own ("time:
+// invalid duration") names no remedy.
+type teachingDuration struct {
+	d    *time.Duration
+	hint string
+}
+
+func (t *teachingDuration) String() string {
+	if t.d == nil {
+		return "0s"
+	}
+	return t.d.String()
+}
+
+func (t *teachingDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New(t.hint)
+	}
+	*t.d = d
+	return nil
+}
+
+func (t *teachingDuration) Type() string { return "duration" }

@@ -13,6 +13,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
 )
 
@@ -50,6 +51,12 @@ type Config struct {
 	// OpTimeout bounds each operation (a load batch counts as one); 0
 	// leaves operations unbounded, as YCSB does.
 	OpTimeout time.Duration
+	// OnError is what a phase does at a failure more attempts cannot fix
+	// (a full disk, a read-only database): stop, the default, or continue.
+	OnError runner.OnError
+	// ReconnectTimeout bounds how long a phase without a duration waits
+	// for a database that stopped answering; 0 waits as long as it takes.
+	ReconnectTimeout time.Duration
 	// Settings lists every effective setting and where it came from.
 	Settings []Setting
 	// Notes are one-line remarks for the header: properties that were
@@ -122,6 +129,11 @@ var known = []property{
 	{key: "retry.backoff", def: "1ms"},
 	{key: "retry.maxbackoff", def: "100ms"},
 	{key: "op.timeout", def: "0s"},
+	{key: "onerror", def: "stop"},
+	// A server restarted by hand or by its supervisor answers again
+	// within seconds (crash recovery included, on the test machines);
+	// one that has not answered in a minute needs someone to act.
+	{key: "reconnect.timeout", def: "60s"},
 
 	{key: "db", ignored: "the database is chosen with --db"},
 	{key: "db.driver", ignored: "JDBC binding setting; the database is chosen with --db"},
@@ -257,6 +269,8 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 	c.RetryBackoff = r.duration("retry.backoff")
 	c.RetryMaxBackoff = r.duration("retry.maxbackoff")
 	c.OpTimeout = r.duration("op.timeout")
+	c.OnError = parseEnum(&r, "onerror", runner.ParseOnError)
+	c.ReconnectTimeout = r.duration("reconnect.timeout")
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -282,6 +296,8 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		return nil, badinput.New("retry.backoff=%s and retry.maxbackoff=%s: the first wait must be positive and at most the longest", c.RetryBackoff, c.RetryMaxBackoff)
 	case c.OpTimeout < 0:
 		return nil, badinput.New("op.timeout=%s must not be negative; give a duration such as 500ms, or 0 for no limit (--op-timeout)", c.OpTimeout)
+	case c.ReconnectTimeout < 0:
+		return nil, badinput.New("reconnect.timeout=%s must not be negative; give how long a load or a run by count waits for a database that stopped answering, such as 60s, or 0 to wait as long as it takes (--reconnect-timeout)", c.ReconnectTimeout)
 	case c.BatchSize < 1:
 		// YCSB's JDBC binding treats a batch size of 0 or less as no
 		// batching, which is a batch of one; the header shows the 1 in force.

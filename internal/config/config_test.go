@@ -10,6 +10,7 @@ import (
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
+	"dbprobe/internal/runner"
 	"dbprobe/internal/workload"
 	"dbprobe/workloads"
 )
@@ -78,6 +79,7 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		"status.interval=2", "hdrhistogram.percentiles=90,99.99",
 		"tabletype=memory", "durability=delayed", "durability.scope=transaction", "oppath=procedure",
 		"bucketcount=1024", "retries=5", "retry.backoff=2ms", "retry.maxbackoff=1s", "op.timeout=750ms",
+		"onerror=continue", "reconnect.timeout=5s",
 	} {
 		if err := p.SetAssignment(kv); err != nil {
 			t.Fatal(err)
@@ -98,7 +100,8 @@ func TestEveryKnownPropertyIsApplied(t *testing.T) {
 		c.StatusInterval.Seconds() != 2 || len(c.Percentiles) != 2 || c.Percentiles[1] != 99.99 ||
 		c.TableType != driver.TableMemory || c.Durability != driver.DurabilityDelayed ||
 		c.DurabilityScope != driver.ScopeTransaction || c.OpPath != driver.PathProcedure || c.BucketCount != 1024 ||
-		c.Retries != 5 || c.RetryBackoff != 2*time.Millisecond || c.RetryMaxBackoff != time.Second || c.OpTimeout != 750*time.Millisecond {
+		c.Retries != 5 || c.RetryBackoff != 2*time.Millisecond || c.RetryMaxBackoff != time.Second || c.OpTimeout != 750*time.Millisecond ||
+		c.OnError != runner.OnErrorContinue || c.ReconnectTimeout != 5*time.Second {
 		t.Fatalf("not every property applied: %+v %+v", c, s)
 	}
 	if len(c.Notes) != 0 {
@@ -113,6 +116,9 @@ func TestDefaultKnobsChangeNothing(t *testing.T) {
 	c, err := Resolve(p, true)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c.OnError != runner.OnErrorStop || c.ReconnectTimeout != time.Minute {
+		t.Errorf("onerror %v, reconnect.timeout %v: want stop, 1m", c.OnError, c.ReconnectTimeout)
 	}
 	if c.TableType != driver.TableDisk || c.Durability != driver.DurabilityServer || c.OpPath != driver.PathStatement || c.Retries != 0 || c.OpTimeout != 0 {
 		t.Errorf("defaults %v %v %v retries %d: want disk, server, statement, 0", c.TableType, c.Durability, c.OpPath, c.Retries)
@@ -171,6 +177,9 @@ func TestBadValuesAreBadInput(t *testing.T) {
 		{"bucketcount=0", "bucketcount=0"},
 		{"op.timeout=-1s", "op.timeout=-1s"},
 		{"op.timeout=fast", "op.timeout=fast"},
+		{"onerror=ignore", `onerror="ignore" is not a choice: give stop`},
+		{"reconnect.timeout=soon", "reconnect.timeout=soon"},
+		{"reconnect.timeout=-1s", "reconnect.timeout=-1s must not be negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.kv, func(t *testing.T) {

@@ -110,18 +110,55 @@ func (m *Monitoring) Stop() {
 // LateNotes are what the monitor lost during the phase, for its summary.
 func (m *Monitoring) LateNotes() []string { return m.late }
 
-// Diagnose names the phase's limit from the intervals the monitor took in
-// its measured part, start to end (after the warm-up); nil when the
-// monitor was off, or did not sample a phase long enough to judge (it
-// could not start).
-func (m *Monitoring) Diagnose(start, end time.Time, threads int) *result.Diagnosis {
-	if m.off {
-		return nil
-	}
-	return diagnose(m.intervals, start, end, threads, m.placement)
+// Faults are what went wrong in a phase, for its verdict: a fault comes
+// before any limit the figures would show (see monitor.Diagnose).
+type Faults struct {
+	// Outages are the spans without service; those parts of them within
+	// the measured part count.
+	Outages []result.Outage
+	// Stopped says in words what stopped the phase early; Failing the
+	// failures more attempts cannot fix that it went on past.
+	Stopped, Failing string
 }
 
-func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, placement driver.Placement) *result.Diagnosis {
+// dominates reports whether a fault is the verdict of start to end
+// whatever the monitor sampled: a stop, failures gone on past, or no
+// service for a tenth of the time (monitor.Diagnose's threshold).
+func (f Faults) dominates(start, end time.Time) bool {
+	return f.Stopped != "" || f.Failing != "" || 10*f.unavailable(start, end) >= end.Sub(start)
+}
+
+// unavailable is how long the outages cover of start to end.
+func (f Faults) unavailable(start, end time.Time) time.Duration {
+	var d time.Duration
+	for _, o := range f.Outages {
+		from, to := o.Start, o.End
+		if from.Before(start) {
+			from = start
+		}
+		if to.After(end) {
+			to = end
+		}
+		if to.After(from) {
+			d += to.Sub(from)
+		}
+	}
+	return d
+}
+
+// Diagnose names the phase's limit from the intervals the monitor took in
+// its measured part, start to end (after the warm-up), or the fault that
+// dominated it; nil when the monitor was off and nothing went wrong, or
+// when it did not sample a phase long enough to judge (it could not
+// start).
+func (m *Monitoring) Diagnose(start, end time.Time, threads int, faults Faults) *result.Diagnosis {
+	if m.off && faults.Stopped == "" && faults.Failing == "" {
+		return nil
+	}
+	return diagnose(m.intervals, start, end, threads, m.placement, faults)
+}
+
+func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, placement driver.Placement, faults Faults) *result.Diagnosis {
 	var measured []monitor.Interval
 	for _, iv := range intervals {
 		// An interval belongs to the measured part when most of it does.
@@ -130,11 +167,12 @@ func diagnose(intervals []monitor.Interval, start, end time.Time, threads int, p
 			measured = append(measured, iv)
 		}
 	}
-	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan {
+	if len(measured) == 0 && end.Sub(start) >= monitor.MinJudgedSpan && !faults.dominates(start, end) {
 		// Long enough to judge, but the monitor did not sample it.
 		return nil
 	}
-	d := monitor.Diagnose(measured, monitor.Phase{Threads: threads, Span: end.Sub(start), Placement: placement})
+	d := monitor.Diagnose(measured, monitor.Phase{Threads: threads, Span: end.Sub(start), Placement: placement,
+		Unavailable: faults.unavailable(start, end), Stopped: faults.Stopped, Failing: faults.Failing})
 	return &result.Diagnosis{Limit: string(d.Limit), Verdict: d.Verdict, Evidence: d.Evidence}
 }
 
@@ -152,7 +190,7 @@ func DiagnoseRecovered(p result.Phase, s *result.Summary) {
 	var placement driver.Placement
 	// A result written before placements were recorded reads as a server.
 	_ = placement.UnmarshalText([]byte(p.Header.Database.Placement))
-	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"), placement)
+	s.Diagnosis = diagnose(intervals, start, end, p.Header.SettingInt("threadcount"), placement, Faults{})
 }
 
 // hostIsTheDatabases reports whether the host's CPU and disks are the

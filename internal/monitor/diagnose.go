@@ -27,6 +27,16 @@ const (
 	LimitNone        Limit = "none saturated"
 	// LimitNotJudged is a phase too short for the rules to mean anything.
 	LimitNotJudged Limit = "not judged"
+	// LimitStopped is a phase stopped early by a failure more attempts
+	// cannot fix or a database that did not come back: that is what
+	// limited it.
+	LimitStopped Limit = "stopped"
+	// LimitFailing is a phase that went on past failures more attempts
+	// cannot fix (--on-error continue): its figures measure the failure.
+	LimitFailing Limit = "failing"
+	// LimitUnavailable is a phase in which the database served nothing
+	// for at least unavailableShare of the time.
+	LimitUnavailable Limit = "unavailable"
 )
 
 // Phase is what a diagnosis needs to know of the phase besides its
@@ -39,6 +49,53 @@ type Phase struct {
 	// Placement says whether a server's CPU, dbprobe's or nobody else's
 	// is behind the host's figures and the database's waits.
 	Placement driver.Placement
+	// Unavailable is how long the database served nothing within Span
+	// (its outages).
+	Unavailable time.Duration
+	// Stopped says in words what stopped the phase early ("ERROR(13
+	// SQLITE_FULL) database or disk is full"); "" when nothing did.
+	Stopped string
+	// Failing says in words the failures more attempts cannot fix that
+	// the phase went on past ("91,000 rows failed with ERROR(13
+	// SQLITE_FULL)"); "" when there were none.
+	Failing string
+}
+
+// unavailableShare is the share of a phase without service from which
+// the outage is the verdict. A phase that served nothing for a tenth of
+// its time lost at least a tenth of its throughput to it: more than the
+// spread between repeated phases on a quiet machine (a few percent), so
+// its figures say more about the outage than about any limit of the
+// database. Below it the rules read the phase as usual, but never
+// conclude that more threads may go faster.
+const unavailableShare = 0.10
+
+// faultVerdict is the verdict of a phase that a fault dominated: stopped
+// early, going on past failures that cannot be fixed by retrying, or
+// without service for unavailableShare of its time; ok is false when no
+// fault did.
+func faultVerdict(ph Phase) (d Diagnosis, ok bool) {
+	share := 0.0
+	if ph.Span > 0 {
+		share = min(ph.Unavailable.Seconds()/ph.Span.Seconds(), 1)
+	}
+	ev := map[string]float64{"unavailable_share": share, "span_s": ph.Span.Seconds()}
+	down := ""
+	if ph.Unavailable > 0 {
+		down = fmt.Sprintf("; server unavailable for %.0f%% of the phase", 100*share)
+	}
+	switch {
+	case ph.Stopped != "":
+		return Diagnosis{Limit: LimitStopped, Evidence: ev,
+			Verdict: "stopped: " + ph.Stopped + down + " — the figures cover the phase up to the stop, and say nothing of the database's limit"}, true
+	case ph.Failing != "":
+		return Diagnosis{Limit: LimitFailing, Evidence: ev,
+			Verdict: "failing: " + ph.Failing + down + " — more attempts cannot fix it (--on-error continue): the figures measure the failure, not the database's limit"}, true
+	case ph.Unavailable > 0 && share >= unavailableShare:
+		return Diagnosis{Limit: LimitUnavailable, Evidence: ev,
+			Verdict: fmt.Sprintf("server unavailable for %.0f%% of the phase (%s without service) — the figures are what it served around the outages, and say nothing of its limit", 100*share, secondsText(ph.Unavailable))}, true
+	}
+	return Diagnosis{}, false
 }
 
 // The least evidence a verdict needs: one monitor interval is a single
@@ -120,7 +177,10 @@ func waitClass(event string) string {
 }
 
 // Diagnose names the limit of a phase from its monitor intervals (the
-// measured part: leave the warm-up out). A phase shorter than
+// measured part: leave the warm-up out). A fault comes first, whatever
+// the figures say: a phase stopped early, one that went on past failures
+// more attempts cannot fix, or one without service for a tenth of its
+// time (unavailableShare) has that for its verdict. A phase shorter than
 // MinJudgedSpan, or with fewer than minJudgedIntervals intervals, is not
 // judged. The rules, in order: the client first (a saturated client makes
 // every database figure a consequence of it), then the class of wait that
@@ -130,6 +190,25 @@ func waitClass(event string) string {
 // round trip's otherwise); otherwise nothing is saturated. Without a
 // database (PlacementNone) only the client can be the limit.
 func Diagnose(intervals []Interval, ph Phase) Diagnosis {
+	if d, ok := faultVerdict(ph); ok {
+		return d
+	}
+	d := diagnose(intervals, ph)
+	if ph.Unavailable > 0 && d.Limit != LimitNotJudged {
+		// Some of the phase went without service: say so, and take back
+		// any advice that more threads would go faster.
+		share := ph.Unavailable.Seconds() / ph.Span.Seconds()
+		d.Evidence["unavailable_share"] = share
+		if d.Limit == LimitNone {
+			d.Verdict = strings.Replace(d.Verdict, ": more threads may go faster", "", 1)
+		}
+		d.Verdict += fmt.Sprintf("; the server was unavailable for %.0f%% of the phase (%s)", 100*share, secondsText(ph.Unavailable))
+	}
+	return d
+}
+
+// diagnose applies the rules of Diagnose to a phase no fault dominated.
+func diagnose(intervals []Interval, ph Phase) Diagnosis {
 	if d, short := tooShort(intervals, ph.Span); short {
 		return d
 	}

@@ -191,3 +191,55 @@ func TestDiagnoseWeighsIntervalsByLength(t *testing.T) {
 		t.Errorf("Diagnose = %q: %s (evidence %v); want the three whole seconds to decide", d.Limit, d.Verdict, d.Evidence)
 	}
 }
+
+// A fault is the verdict, whatever the figures would say: a phase
+// stopped early, one that went on past failures more attempts cannot
+// fix, one without service for a tenth of its time or more. Below that
+// share the figures are judged, the outage said, and never "more threads
+// may go faster".
+func TestFaultsComeFirst(t *testing.T) {
+	// What an idle host and idle sessions say: none saturated, more
+	// threads may go faster; a busy single writer says the writer.
+	idle := series(10, map[string]float64{"client.cpu%": 5, "client.gomaxprocs": 2, "host.cpu.idle%": 99, "db.sessions.active": 7})
+	writer := series(10, map[string]float64{"client.cpu%": 50, "client.gomaxprocs": 2, "host.cpu.idle%": 60, writerBusyMetric: 0.95})
+	span := 10 * time.Second
+	tests := []struct {
+		name      string
+		intervals []Interval
+		ph        Phase
+		want      Limit
+		verdict   string
+	}{
+		{"disk full stops a load", writer, Phase{Threads: 1, Span: span, Placement: driver.PlacementEmbedded, Stopped: "ERROR(13 SQLITE_FULL) database or disk is full"},
+			LimitStopped, "stopped: ERROR(13 SQLITE_FULL) database or disk is full — the figures cover the phase up to the stop"},
+		{"a stop judged even when too short to judge", nil, Phase{Threads: 1, Span: 200 * time.Millisecond, Stopped: "ERROR(53100 disk_full) could not extend file"},
+			LimitStopped, "stopped: ERROR(53100 disk_full)"},
+		{"a server that did not come back", idle, Phase{Threads: 8, Span: span, Unavailable: 6 * time.Second, Stopped: "postgres at 127.0.0.1:5432 did not answer for 60 s"},
+			LimitStopped, "did not answer for 60 s; server unavailable for 60% of the phase"},
+		{"going on past a full disk", writer, Phase{Threads: 1, Span: span, Placement: driver.PlacementEmbedded, Failing: "91,000 rows failed with ERROR(13 SQLITE_FULL)"},
+			LimitFailing, "failing: 91,000 rows failed with ERROR(13 SQLITE_FULL) — more attempts cannot fix it"},
+		{"an outage of 58%", idle, Phase{Threads: 8, Span: span, Unavailable: 5800 * time.Millisecond},
+			LimitUnavailable, "server unavailable for 58% of the phase (5.8 s without service)"},
+		{"an outage of exactly 10%", idle, Phase{Threads: 8, Span: span, Unavailable: time.Second},
+			LimitUnavailable, "server unavailable for 10% of the phase"},
+		{"a short outage is said, and takes back the advice", idle, Phase{Threads: 8, Span: span, Unavailable: 500 * time.Millisecond},
+			LimitNone, "host has CPU left (host 99% idle); the server was unavailable for 5% of the phase (0.5 s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Diagnose(tt.intervals, tt.ph)
+			if d.Limit != tt.want || !strings.Contains(d.Verdict, tt.verdict) {
+				t.Fatalf("Diagnose = %q: %s; want %q containing %q", d.Limit, d.Verdict, tt.want, tt.verdict)
+			}
+			for _, never := range []string{"more threads may go faster", "none saturated"} {
+				if strings.Contains(d.Verdict, never) && (tt.want != LimitNone || never != "none saturated") {
+					t.Fatalf("verdict %q says %q", d.Verdict, never)
+				}
+			}
+		})
+	}
+	// Without a fault the same figures give the usual verdict.
+	if d := Diagnose(idle, Phase{Threads: 8, Span: span}); d.Limit != LimitNone || !strings.Contains(d.Verdict, "more threads may go faster") {
+		t.Fatalf("without a fault: %q: %s", d.Limit, d.Verdict)
+	}
+}

@@ -39,12 +39,18 @@ type Options struct {
 	DescribeText func(string) string
 }
 
-// describe says err as Describe does.
+// describe says err as Describe does, after its code and the code's name
+// as every result shows them ("ERROR(57P01 admin_shutdown) terminating
+// connection…") when the driver gave one.
 func (o Options) describe(err error) string {
-	if o.Describe == nil {
-		return err.Error()
+	s := err.Error()
+	if o.Describe != nil {
+		s = o.Describe(err)
 	}
-	return o.Describe(err)
+	if l := driver.Label(err); l != "" {
+		s = "ERROR(" + l + ") " + s
+	}
+	return s
 }
 
 // Interval is the monitor's figures for one interval. Start and End are the

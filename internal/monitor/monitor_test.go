@@ -640,3 +640,15 @@ func TestNotesDescribeErrors(t *testing.T) {
 		}
 	}
 }
+
+// An error the driver classified shows its code and the code's name
+// first, as every result shows them.
+func TestDescribeShowsTheLabel(t *testing.T) {
+	named := driver.ClassifyNamed(errors.New("terminating connection due to administrator command"), "57P01", "admin_shutdown", driver.ClassConnLost)
+	if got, want := (Options{}).describe(named), "ERROR(57P01 admin_shutdown) terminating connection due to administrator command"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+	if got, want := (Options{}).describe(errors.New("connection reset by peer")), "connection reset by peer"; got != want {
+		t.Errorf("describe = %q, want %q", got, want)
+	}
+}

@@ -34,7 +34,15 @@
 //   - "ycsb" (dbprobe load, run, ycsb): "interval" records, one per tick,
 //     each series with its histogram; "monitor" records, the monitor's
 //     samples; a "summary" of operations, latencies, errors and retries,
-//     the one YCSB's text output prints.
+//     the one YCSB's text output prints, with what ended the phase
+//     ("ended": "count", "time", "interrupt", "error" or "unreachable")
+//     and, for a phase stopped early, "stopped" (reason "fatal" or
+//     "unreachable", cause, code, op, at, since, text). Errors and
+//     retries are counted by code as "ERROR(CODE NAME)" and "CODE NAME"
+//     (the name, the code's meaning in the database's words, is added
+//     when the driver knows it, after the code, so that a key matched by
+//     its code's prefix still matches; results written before have the
+//     code alone).
 //   - "durability" (dbprobe durability): the header's settings are the
 //     check's (database, durability, cycles, writers, crash-after, seed)
 //     and its database is the one the check started; a "cycle" record per

@@ -155,6 +155,7 @@ func (w *Writer) Summary(s Summary) error {
 		Diagnosis:    s.Diagnosis,
 		Availability: s.Availability,
 		Ending:       s.Ending,
+		Stopped:      s.Stopped,
 	}, true)
 }
 
@@ -271,6 +272,7 @@ type summaryRecord struct {
 	Diagnosis    *Diagnosis        `json:"diagnosis,omitempty"`
 	Availability *Availability     `json:"availability,omitempty"`
 	Ending       *Ending           `json:"ended,omitempty"`
+	Stopped      *Stopped          `json:"stopped,omitempty"`
 }
 
 type cycleRecord struct {

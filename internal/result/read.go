@@ -256,6 +256,7 @@ func (f *File) add(line []byte) error {
 			Diagnosis:    rec.Diagnosis,
 			Availability: rec.Availability,
 			Ending:       rec.Ending,
+			Stopped:      rec.Stopped,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -42,6 +42,8 @@ func simulatedRun(t *testing.T) (Phase, Summary) {
 				rec.Done(1)
 			}
 			rec.Retry(1, "40001")
+			// A code the driver names (driver.Label), with a space in it.
+			rec.Retry(1, "40001 serialization_failure")
 			if tick%2 == 0 {
 				rec.Retry(1, "40P01")
 			}
@@ -58,6 +60,10 @@ func simulatedRun(t *testing.T) (Phase, Summary) {
 				rec.Status(1, "ERROR(40001)")
 				rec.Error("ERROR(40001)")
 			}
+			rec.Record(3, 41)
+			rec.Status(1, "ERROR")
+			rec.Status(1, "ERROR(53100 disk_full)")
+			rec.Error("ERROR(53100 disk_full)")
 			rec.Record(0, measure.HighestMicros+99) // an overflow
 			rec.Record(4, 3)
 			rec.Status(4, "UNEXPECTED_STATE")

@@ -50,7 +50,7 @@ import (
 // What YCSB has no line for follows as comments, which YCSB parsers skip:
 // one "# overflow:" line per series with values above the histogram range,
 // the error counts, the warm-up, an interruption, what ended the phase,
-// and the Notes.
+// why it was stopped early ("# stopped:"), and the Notes.
 func WriteText(w io.Writer, s Summary) error {
 	bw := bufio.NewWriter(w)
 	line := func(metric, measurement, value string) {
@@ -116,6 +116,9 @@ func WriteText(w io.Writer, s Summary) error {
 	}
 	if s.Ending != nil && s.Ending.Text != "" {
 		bw.WriteString("# ended: " + oneLine(s.Ending.Text) + "\n")
+	}
+	if s.Stopped != nil && s.Stopped.Text != "" {
+		bw.WriteString("# stopped: " + oneLine(s.Stopped.Text) + "\n")
 	}
 	if s.Recovered {
 		bw.WriteString("# recovered: the run wrote no summary; this one is rebuilt from its intervals by dbprobe recover\n")

@@ -56,15 +56,16 @@ func TestWriteTextGolden(t *testing.T) {
 			},
 			{
 				Name: "UPDATE", Count: 495, MeanMicros: 2210.25, MinMicros: 800, MaxMicros: 90000,
-				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: new(int64(37)),
+				Percentiles: pcts(1500, 6000, 30000, 90000), Retries: new(int64(39)),
 				// Not in code order, as a map gives them: the lines are sorted.
-				RetriesByCode: map[string]int64{"41305": 3, "41302": 30, "1205": 4},
-				Statuses: []measure.StatusCount{{Status: "OK", Count: 495}, {Status: "ERROR", Count: 5},
-					{Status: "ERROR(41302)", Count: 4}, {Status: "ERROR(41305)", Count: 1}},
+				// A code the driver names shows its name after it.
+				RetriesByCode: map[string]int64{"41305": 3, "41302": 30, "1205": 4, "40001 serialization_failure": 2},
+				Statuses: []measure.StatusCount{{Status: "OK", Count: 495}, {Status: "ERROR", Count: 6},
+					{Status: "ERROR(41302)", Count: 4}, {Status: "ERROR(41305)", Count: 1}, {Status: "ERROR(53100 disk_full)", Count: 1}},
 			},
-			{Name: "UPDATE-FAILED", Count: 5, MeanMicros: 50000, MinMicros: 30000, MaxMicros: 70000, Percentiles: pcts(50000, 70000, 70000, 70000)},
+			{Name: "UPDATE-FAILED", Count: 6, MeanMicros: 50000, MinMicros: 30000, MaxMicros: 70000, Percentiles: pcts(50000, 70000, 70000, 70000)},
 		},
-		Errors: map[string]int64{"ERROR(41302)": 4, "ERROR(41305)": 1},
+		Errors: map[string]int64{"ERROR(41302)": 4, "ERROR(41305)": 1, "ERROR(53100 disk_full)": 1},
 	}
 	for _, tt := range []struct {
 		name string

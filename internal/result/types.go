@@ -130,6 +130,11 @@ type Summary struct {
 	// Ending says which bound ended the phase; nil in results written
 	// before it was recorded.
 	Ending *Ending
+	// Stopped says why the phase stopped before its count or its time (a
+	// failure more attempts cannot fix, a database that did not come
+	// back); nil when it was not stopped early, and in results written
+	// before stops were recorded.
+	Stopped *Stopped
 	// Notes are remarks on the outcome, e.g. "interrupted by signal after
 	// 12.3 s". Overflows need no note: WriteText flags them from Series.
 	Notes []string
@@ -218,6 +223,38 @@ type Ending struct {
 	// (maxexecutiontime ran out) or "interrupt".
 	By string `json:"by"`
 	// Text says it in a sentence, for the "# ended:" line.
+	Text string `json:"text"`
+}
+
+// The reasons a phase was stopped early (Stopped.Reason).
+const (
+	// StopFatal: a failure more attempts cannot fix (a full disk, a
+	// read-only database), under --on-error stop.
+	StopFatal = "fatal"
+	// StopUnreachable: the database did not answer for
+	// --reconnect-timeout in a phase without a duration.
+	StopUnreachable = "unreachable"
+)
+
+// Stopped is why and when a phase stopped before its count or its time.
+type Stopped struct {
+	// Reason is StopFatal or StopUnreachable.
+	Reason string `json:"reason"`
+	// Cause is the failure in the database's words ("database or disk is
+	// full"), or the last failed attempt to reconnect.
+	Cause string `json:"cause"`
+	// Code is the failure's code and name as the error counts show them
+	// ("13 SQLITE_FULL"); empty when the failure has no code.
+	Code string `json:"code,omitempty"`
+	// Op is the operation that met it ("INSERT"); "RECONNECT" for an
+	// unreachable database.
+	Op string `json:"op,omitempty"`
+	// At is when the phase was stopped.
+	At time.Time `json:"at"`
+	// Since is when the database stopped answering (StopUnreachable).
+	Since time.Time `json:"since,omitzero"`
+	// Text is the line the command ended with: the cause, what was done
+	// before it and what to do.
 	Text string `json:"text"`
 }
 

@@ -71,6 +71,16 @@ type availability struct {
 	outages   []Outage
 }
 
+// since returns the start of the outage under way, and whether one is.
+func (a *availability) since() (int64, bool) {
+	if !a.open.Load() {
+		return 0, false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.begin, a.open.Load()
+}
+
 // failed records n operations (load rows) that failed for want of the
 // database between start and end; n is 0 for a failed reconnection.
 func (a *availability) fail(start, end, n int64) {
@@ -175,7 +185,11 @@ func (w *worker) withTimeout(ctx context.Context, call func(context.Context) err
 }
 
 // reconnect replaces the worker's broken session. It tries until a
-// session opens or the phase stops, and reports whether it has one.
+// session opens or the phase stops, and reports whether it has one. In a
+// phase without MaxExecutionTime it tries for ReconnectTimeout from the
+// start of the outage at most, then stops the phase (StopUnreachable): a
+// load or a run by count has no end of its own to wait for, and a server
+// that does not come back would keep it waiting until it is killed.
 func (w *worker) reconnect(ctx context.Context) bool {
 	p := w.phase
 	if w.open {
@@ -188,13 +202,25 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		timeout = max(p.opts.OpTimeout, time.Second)
 	}
 	backoff := RetryPolicy{Backoff: reconnectBackoff, MaxBackoff: reconnectMaxBackoff}
+	deadline, since := p.reconnectDeadline(measure.Now())
+	var err error
 	for n := 0; ; n++ {
 		if p.stop.Load() || ctx.Err() != nil {
 			return false
 		}
-		sctx, cancel := context.WithTimeout(ctx, timeout)
+		attempt := timeout
+		if deadline != 0 {
+			left := time.Duration(deadline - measure.Now())
+			if left <= 0 && n > 0 {
+				p.unreachable(since, err)
+				return false
+			}
+			// The last attempt ends with the wait.
+			attempt = min(attempt, max(left, reconnectBackoff))
+		}
+		sctx, cancel := context.WithTimeout(ctx, attempt)
 		t0 := measure.Now()
-		err := w.work.Open(sctx)
+		err = w.work.Open(sctx)
 		cancel()
 		if err == nil {
 			w.open, w.broken = true, false
@@ -203,7 +229,18 @@ func (w *worker) reconnect(ctx context.Context) bool {
 		}
 		p.avail.fail(t0, measure.Now(), 0)
 		p.noteError("RECONNECT", "reconnect", err)
-		if !w.sleep(ctx, backoff.wait(n, w.rng)) {
+		if driver.IsFatal(err) && p.opts.OnError == OnErrorStop {
+			// The server answers, and says no for good (the user may no
+			// longer connect): waiting for it would only end in the
+			// reconnect timeout, under a wrong cause.
+			p.halt(Stop{Cause: StopFatal, Op: "RECONNECT", Err: err, At: time.Now()})
+			return false
+		}
+		wait := backoff.wait(n, w.rng)
+		if deadline != 0 {
+			wait = min(wait, max(time.Duration(deadline-measure.Now()), 0))
+		}
+		if !w.sleep(ctx, wait) {
 			return false
 		}
 	}

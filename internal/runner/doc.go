@@ -11,7 +11,9 @@
 // call with the operation timeout, repeats retryable failures with a
 // backoff, reopens a session whose connection is in doubt, follows the
 // database's availability, counts failures by code and stops the phase on
-// bad input. Each worker records into its own recorder; a tick once a
+// bad input, at a failure more attempts cannot fix (Options.OnError), and
+// when a phase without a duration has waited Options.ReconnectTimeout for
+// a database that does not come back (Outcome.Stopped says which). Each worker records into its own recorder; a tick once a
 // second collects interval and cumulative figures, and the phase ends on
 // its count, its time, or an interruption, which drains the steps in
 // flight.

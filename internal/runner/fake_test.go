@@ -25,6 +25,9 @@ type fakeDB struct {
 	// session fail to open, as a stopped server does.
 	down     atomic.Bool
 	sessions atomic.Int64
+	// openErr, when set, is what a session that cannot open fails with
+	// while the database is down (errRefused otherwise).
+	openErr error
 
 	mu   sync.Mutex
 	done map[int64]int // units done, by unitKey
@@ -73,6 +76,9 @@ type fakeWorker struct {
 
 func (w *fakeWorker) Open(context.Context) error {
 	if w.db.down.Load() {
+		if w.db.openErr != nil {
+			return w.db.openErr
+		}
 		return errRefused
 	}
 	w.db.sessions.Add(1)

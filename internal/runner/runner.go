@@ -77,6 +77,14 @@ type Options struct {
 	// and the outcome's summaries (measure.Summary.Histogram), for a result
 	// that is kept: it costs the ticker about a millisecond per series.
 	Histograms bool
+	// OnError is what the phase does at a failure more attempts cannot
+	// fix (driver.IsFatal); the zero value stops it.
+	OnError OnError
+	// ReconnectTimeout bounds how long a phase without MaxExecutionTime
+	// waits for a database that stopped answering, from the start of the
+	// outage, before it stops (StopUnreachable); 0 waits as long as it
+	// takes. A phase with a MaxExecutionTime keeps trying until its end.
+	ReconnectTimeout time.Duration
 	// OpTimeout bounds each Step.Call (a load batch counts as one); 0
 	// leaves them unbounded. An operation that outlives it fails with the
 	// code "timeout", and its worker reconnects, since most drivers cannot
@@ -155,6 +163,12 @@ const (
 	EndedByTime
 	// EndedByInterrupt: the context was cancelled (Ctrl-C).
 	EndedByInterrupt
+	// EndedByError: a failure more attempts cannot fix stopped it
+	// (Outcome.Stopped, StopFatal).
+	EndedByError
+	// EndedByUnreachable: the database did not answer for
+	// ReconnectTimeout (Outcome.Stopped, StopUnreachable).
+	EndedByUnreachable
 )
 
 // String names the ending as the JSON result does.
@@ -164,6 +178,10 @@ func (e Ending) String() string {
 		return "time"
 	case EndedByInterrupt:
 		return "interrupt"
+	case EndedByError:
+		return "error"
+	case EndedByUnreachable:
+		return "unreachable"
 	}
 	return "count"
 }
@@ -198,6 +216,16 @@ type Outcome struct {
 	// Reconnects counts the sessions workers opened again after their
 	// connection broke or an operation timed out.
 	Reconnects int64
+	// Stopped says why the phase stopped before its count or its time:
+	// a fatal failure, or a database that did not come back; nil when it
+	// was not stopped early.
+	Stopped *Stop
+	// Fatal counts the units (operations, load rows) that failed in a way
+	// more attempts cannot fix, warm-up included; FirstFatal is the first
+	// such failure. Under OnErrorContinue they are what the phase went on
+	// past.
+	Fatal      int64
+	FirstFatal error
 }
 
 // retrySeedStream separates the retry jitter's random stream from the
@@ -295,7 +323,7 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 	end, warm := p.tickUntil(done, &ended, start)
 	cancelOps()
 	p.errMu.Lock()
-	aborted := p.aborted
+	aborted, stopped, fatalUnits, firstFatal := p.aborted, p.stopped, p.fatalUnits, p.firstFatal
 	p.errMu.Unlock()
 	if aborted != nil {
 		return nil, aborted
@@ -314,8 +342,15 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 		Interrupted:      interrupted.Load(),
 		Warmup:           opts.Warmup,
 		WarmupUnfinished: warm,
+		Stopped:          stopped,
+		Fatal:            fatalUnits,
+		FirstFatal:       firstFatal,
 	}
 	switch {
+	case stopped != nil && stopped.Cause == StopFatal:
+		out.EndedBy = EndedByError
+	case stopped != nil:
+		out.EndedBy = EndedByUnreachable
 	case out.Interrupted:
 		out.EndedBy = EndedByInterrupt
 	case timeUp.Load():
@@ -447,6 +482,13 @@ type phase struct {
 	// aborted is the first error the user must fix (a privilege the user
 	// lacks): it stops the phase, and Execute returns it.
 	aborted error
+	// stopped is why the phase was stopped early (see halt); the outcome
+	// carries it.
+	stopped *Stop
+	// fatalUnits counts the units that failed in a way more attempts
+	// cannot fix, firstFatal is the first such failure (see fatal).
+	fatalUnits int64
+	firstFatal error
 }
 
 // abort stops the phase on an error that no further operation can get

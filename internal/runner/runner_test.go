@@ -147,7 +147,7 @@ type failOpen struct{ fakeWorker }
 func (*failOpen) Open(context.Context) error { return errRefused }
 
 func TestFailuresAreCountedByStatusAndCode(t *testing.T) {
-	conflict := driver.Classify(errors.New("deadlock"), "40P01", driver.ClassConflict)
+	conflict := driver.ClassifyNamed(errors.New("deadlock"), "40P01", "deadlock_detected", driver.ClassConflict)
 	db := &fakeDB{fail: func(k int64) error {
 		switch k & 0xffff % 4 {
 		case 0:
@@ -167,10 +167,11 @@ func TestFailuresAreCountedByStatusAndCode(t *testing.T) {
 	if ok.Count != 1000 || failed.Count != 1000 || out.Ops != 2000 || out.Failed != 1000 {
 		t.Fatalf("OP %d, OP-FAILED %d, ops %d, failed %d; want 1000, 1000, 2000, 1000", ok.Count, failed.Count, out.Ops, out.Failed)
 	}
-	if status(ok, "OK") != 1000 || status(ok, "NOT_FOUND") != 500 || status(ok, "ERROR") != 500 || status(ok, "ERROR(40P01)") != 500 {
+	if status(ok, "OK") != 1000 || status(ok, "NOT_FOUND") != 500 || status(ok, "ERROR") != 500 || status(ok, "ERROR(40P01 deadlock_detected)") != 500 {
 		t.Fatalf("OP statuses %+v", ok.Statuses)
 	}
-	if out.Errors["ERROR(40P01)"] != 500 || out.Errors["NOT_FOUND"] != 500 || len(out.Errors) != 2 {
+	// The code first, so that parsers matching it still do, then its name.
+	if out.Errors["ERROR(40P01 deadlock_detected)"] != 500 || out.Errors["NOT_FOUND"] != 500 || len(out.Errors) != 2 {
 		t.Fatalf("errors by code %v", out.Errors)
 	}
 	if firstErrs.Load() != 2 {
@@ -201,7 +202,7 @@ func failInTurn(errs ...error) func(int64) error {
 // Call repeats retryable failures only, up to the policy's limit, and
 // counts each retry by code.
 func TestCallRetriesUnderThePolicy(t *testing.T) {
-	conflict := driver.Classify(errors.New("could not serialize access"), "40001", driver.ClassConflict)
+	conflict := driver.ClassifyNamed(errors.New("could not serialize access"), "40001", "serialization_failure", driver.ClassConflict)
 	busy := driver.Classify(errors.New("database is locked"), "", driver.ClassBusy)
 	duplicate := driver.Classify(errors.New("duplicate key"), "23505", driver.ClassOther)
 	tests := []struct {
@@ -212,8 +213,8 @@ func TestCallRetriesUnderThePolicy(t *testing.T) {
 		wantByCode              map[string]int64
 		wantFailedCode          string
 	}{
-		{"failures within the limit succeed", 3, []error{conflict, busy, conflict}, 0, 300, map[string]int64{"40001": 200, "busy": 100}, ""},
-		{"failures beyond the limit fail", 1, []error{conflict, busy, conflict}, 100, 100, map[string]int64{"40001": 100}, "ERROR(busy)"},
+		{"failures within the limit succeed", 3, []error{conflict, busy, conflict}, 0, 300, map[string]int64{"40001 serialization_failure": 200, "busy": 100}, ""},
+		{"failures beyond the limit fail", 1, []error{conflict, busy, conflict}, 100, 100, map[string]int64{"40001 serialization_failure": 100}, "ERROR(busy)"},
 		{"other errors are never retried", 3, []error{duplicate}, 100, 0, nil, "ERROR(23505)"},
 	}
 	for _, tt := range tests {

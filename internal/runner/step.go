@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"time"
 
 	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
@@ -107,11 +108,12 @@ func (s *Step) RecordIntended(op *Op, err error, intended, end int64) {
 	}
 }
 
-// retryCode names what caused a retry: the database's error code, as
-// Return=ERROR(CODE) names a failure, or the error's class ("busy") when
-// the driver gave no code.
+// retryCode names what caused a retry: the database's error code and its
+// name (driver.Label: "40001 serialization_failure"), as
+// Return=ERROR(CODE NAME) names a failure, or the error's class ("busy")
+// when the driver gave no code.
 func retryCode(err error) string {
-	if c := driver.Code(err); c != "" {
+	if c := driver.Label(err); c != "" {
 		return c
 	}
 	return driver.ClassOf(err).String()
@@ -145,7 +147,8 @@ const (
 
 // record adds n values of one latency to the op's series (or its failed
 // series) and counts a failure by status and code. A failure the user
-// must fix (badinput) stops the phase.
+// must fix (badinput) stops the phase, and so does one that more attempts
+// cannot fix (driver.IsFatal) under OnErrorStop.
 func (w *worker) record(ok, failed int, name string, err error, start, end int64, n int64) {
 	micros := (end - start) / 1000
 	if err == nil {
@@ -164,17 +167,27 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 		w.rec.Error(code)
 	}
 	w.phase.noteError(name, code, err)
-	if badinput.Is(err) {
+	switch {
+	case badinput.Is(err):
 		w.phase.abort(name, err)
+	case driver.IsFatal(err):
+		w.phase.fatal(n, err)
+		if w.phase.opts.OnError == OnErrorStop {
+			w.phase.halt(Stop{Cause: StopFatal, Op: name, Err: err, At: time.Now()})
+		}
 	}
 }
 
-// classify names a failure's status (YCSB's) and its code for counting.
+// classify names a failure's status (YCSB's) and its code for counting:
+// ERROR(CODE NAME) with the database's code first, so that a parser
+// matching "ERROR(53100" still matches, and its name in the database's own
+// words after it ("ERROR(53100 disk_full)"); ERROR(CODE) when the driver
+// knows no name.
 func classify(err error) (status, code string) {
 	if errors.Is(err, driver.ErrNotFound) {
 		return statusNotFound, statusNotFound
 	}
-	if c := driver.Code(err); c != "" {
+	if c := driver.Label(err); c != "" {
 		return statusError, statusError + "(" + c + ")"
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

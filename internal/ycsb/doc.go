@@ -10,5 +10,8 @@
 // prepares the table (it creates one, or refuses to touch rows it did not
 // write), and for each phase writes a header of every setting and its
 // source, runs the phase beside the monitor, and writes its summary, with
-// the verdict, to every output.
+// the verdict, to every output. A phase the runner stopped early (a
+// failure more attempts cannot fix, a server that did not come back) ends
+// the command with one line saying why, what was done and what to do
+// (stop.go).
 package ycsb

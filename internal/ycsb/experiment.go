@@ -71,6 +71,10 @@ type job struct {
 	log    *slog.Logger
 	stops  *experiment.Interrupts
 	seed   uint64
+	// dataDir is the database's data directory when it is on this
+	// machine and says where (asked before the phases: after a fault the
+	// server may not answer), for the file system a stop names.
+	dataDir string
 }
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
@@ -112,6 +116,7 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	}
 	defer j.db.Close()
 	experiment.RestoreAtAbandon(j.db, stops, c.Stderr)
+	j.dataDir = experiment.DataDirectory(ctx, j.db, j.target.Target)
 	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.db.Info().Driver}, stops); err != nil {
 		return err
 	}
@@ -206,6 +211,14 @@ func (j *job) connect(ctx context.Context) error {
 // phase runs one phase and prints its results. It reports whether the
 // phase was interrupted.
 func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
+	// Before the table is touched, so that a refusal changes nothing, and
+	// before the monitor opens its connection: the server counts those
+	// dbprobe holds already among those in use.
+	threads := j.cfg.Threads
+	if err := experiment.CheckConnections(ctx, j.db, j.target.Target, fmt.Sprintf("--threads %d", threads), "lower --threads",
+		threads, experiment.MonitorConnections(j.c.Monitor, j.db)); err != nil {
+		return false, err
+	}
 	tableNotes, err := j.prepareTable(ctx, ph)
 	if err != nil {
 		return false, err
@@ -231,6 +244,8 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		DrainTimeout:     max(j.c.DrainTimeout, time.Nanosecond), // the runner reads 0 as its default
 		Retry:            runner.RetryPolicy{Max: cfg.Retries, Backoff: cfg.RetryBackoff, MaxBackoff: cfg.RetryMaxBackoff},
 		OpTimeout:        cfg.OpTimeout,
+		OnError:          cfg.OnError,
+		ReconnectTimeout: cfg.ReconnectTimeout,
 		Histograms:       j.outs.Kept,
 		OnStart: func(_, origin time.Time) {
 			// The runner's intervals end on whole seconds from its start.
@@ -287,13 +302,25 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, j.interruptNote())
 	}
-	sum.Diagnosis = mon.Diagnose(out.Start, out.End, cfg.Threads)
+	var stopped error
+	faults := experiment.Faults{Failing: j.failing(ph, out)}
+	if sum.Availability != nil {
+		faults.Outages = sum.Availability.Outages
+	}
+	if out.Stopped != nil {
+		sum.Stopped, faults.Stopped = j.stopped(ph, out)
+		stopped = &phaseStopped{text: sum.Stopped.Text}
+	}
+	sum.Diagnosis = mon.Diagnose(out.Start, out.End, cfg.Threads, faults)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
 	if out.WarmupUnfinished {
 		sum.Notes = append(sum.Notes, "the phase ended before its warm-up did: nothing was measured")
 	}
 	if err := j.outs.Summary(sum); err != nil {
 		return false, err
+	}
+	if stopped != nil {
+		return false, stopped
 	}
 	if ph == runner.Load && out.Failed > 0 {
 		return out.Interrupted, fmt.Errorf("%w: load: %d of %d inserts failed (%s); the table is incomplete", ErrPhaseFailed, out.Failed, out.Ops, formatCodes(out.Errors))
@@ -543,6 +570,10 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	switch out.EndedBy {
 	case runner.EndedByInterrupt:
 		e.Text = fmt.Sprintf("interrupted after %d operations", out.Ops)
+	case runner.EndedByError:
+		e.Text = fmt.Sprintf("stopped after %d operations by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failureWords(out.Stopped.Err))
+	case runner.EndedByUnreachable:
+		e.Text = fmt.Sprintf("stopped after %d operations: the database did not answer for %s (reconnect.timeout)", out.Ops, experiment.SecondsText(j.cfg.ReconnectTimeout))
 	case runner.EndedByTime:
 		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations", j.cfg.MaxExecutionTime, out.Ops)
 		if ph == runner.Load {

@@ -1,0 +1,160 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"dbprobe/internal/badinput"
+	"dbprobe/internal/driver"
+)
+
+// faultQueryTimeout bounds what is asked of the database around a fault
+// (its connection room, its data directory): the answer helps a message,
+// and no message is worth a long wait.
+const faultQueryTimeout = 5 * time.Second
+
+// Local reports whether the database's files are on this machine, where
+// dbprobe can look at their file system: an embedded database, or a
+// server on a loopback address or a Unix socket.
+func Local(db driver.DB, target driver.Target) bool {
+	return db.Info().Placement != driver.PlacementNone && hostIsTheDatabases(db, target)
+}
+
+// Where names the database for a message, by its driver and its address,
+// never its password: "postgres at 127.0.0.1:5432", "sqlite".
+func Where(db driver.DB, target driver.Target) string {
+	name := db.Info().Driver
+	if name == "" {
+		name = target.Driver
+	}
+	u := target.URL
+	if db.Info().Placement != driver.PlacementServer || u == nil {
+		return name
+	}
+	host := u.Host
+	if host == "" {
+		// A Unix socket given as a host parameter.
+		if h := u.Query().Get("host"); h != "" {
+			host = h
+		}
+	}
+	if host == "" {
+		return name
+	}
+	return name + " at " + host
+}
+
+// DataDirectory returns the directory that holds the database's data when
+// the database is on this machine and says where that is (a
+// driver.DataLocator), "" otherwise. Ask it before a phase: after a fault
+// the server may not answer any more.
+func DataDirectory(ctx context.Context, db driver.DB, target driver.Target) string {
+	loc, ok := db.(driver.DataLocator)
+	if !ok || !Local(db, target) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, faultQueryTimeout)
+	defer cancel()
+	dir, err := loc.DataDirectory(ctx)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
+// MonitorConnections is how many connections of its own the monitor
+// opens on db during a phase: one to sample a database that can be
+// monitored, none when it is off.
+func MonitorConnections(c MonitorConfig, db driver.DB) int {
+	if _, ok := db.(driver.Monitorable); ok && !c.Off {
+		return 1
+	}
+	return 0
+}
+
+// CheckConnections refuses, before a phase, a phase that needs more
+// connections than the server accepts now (when the database can say,
+// driver.ConnectionLimiter): sessions for the workers and extra for the
+// monitor, asked for by what (e.g. "--threads 200"), and how to ask for
+// fewer (e.g. "lower --threads"). The connections dbprobe holds already
+// are in the server's count of those in use. A server that cannot say is
+// let through: the phase's own failures will tell.
+func CheckConnections(ctx context.Context, db driver.DB, target driver.Target, what, fewer string, sessions, extra int) error {
+	lim, ok := db.(driver.ConnectionLimiter)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, faultQueryTimeout)
+	defer cancel()
+	room, err := lim.ConnectionRoom(ctx)
+	if err != nil || room.Max <= 0 {
+		return nil
+	}
+	need := sessions + extra
+	if need <= room.Free() {
+		return nil
+	}
+	setting := room.Setting
+	if setting == "" {
+		setting = "the server's connection limit"
+	}
+	return badinput.New("%s needs %d connections, but %s accepts %d more (%s %d, %d in use); %s or raise %s",
+		what, need, Where(db, target), room.Free(), setting, room.Max, room.InUse, fewer, setting)
+}
+
+// SpaceNote says, for a fault on a database on this machine, where its
+// data directory dir is and how much room its file system has now:
+// "/var/lib/pg on /mnt/small (ext4) has 0 B free now"; low says it is all
+// but full. It is "" when dir is "" or its file system cannot be read.
+func SpaceNote(dir string) (note string, low bool) {
+	if dir == "" {
+		return "", false
+	}
+	fs, err := FileSystemOf(dir)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("%s on %s (%s) has %s free now", dir, fs.Mount, fs.Type, BytesText(fs.Free)), fs.LowOnSpace()
+}
+
+// LooksFull reports whether a failure's code and name say that a disk or
+// a log is full (53100 disk_full, 13 SQLITE_FULL, 1114
+// ER_RECORD_FILE_FULL, 9002 log full): the database's own words, read
+// without naming any database.
+func LooksFull(label, message string) bool {
+	l := strings.ToLower(label + " " + message)
+	return strings.Contains(l, "full") || strings.Contains(l, "no space")
+}
+
+// Grouped writes n with a comma between thousands, as a stop line says
+// counts: 100,000.
+func Grouped(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// SecondsText says a wait in whole seconds when it is one ("60 s"), else
+// to the tenth ("0.2 s").
+func SecondsText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + " s"
+}

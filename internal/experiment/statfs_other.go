@@ -1,0 +1,9 @@
+//go:build !unix
+
+package experiment
+
+import "errors"
+
+func statfs(string) (free, size uint64, err error) {
+	return 0, 0, errors.New("free space is read on Unix systems only")
+}

@@ -1,0 +1,129 @@
+package ycsb
+
+import (
+	"fmt"
+	"strings"
+
+	"dbprobe/internal/driver"
+	"dbprobe/internal/experiment"
+	"dbprobe/internal/result"
+	"dbprobe/internal/runner"
+)
+
+// phaseStopped is the error of a phase stopped early: its one line is the
+// command's last (exit status 1, as for any phase that failed).
+type phaseStopped struct{ text string }
+
+func (e *phaseStopped) Error() string { return e.text }
+func (e *phaseStopped) Unwrap() error { return ErrPhaseFailed }
+
+// failureWords says a failure as the error counts name it, then in the
+// database's words: "ERROR(13 SQLITE_FULL) database or disk is full".
+func failureWords(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	if l := driver.Label(err); l != "" {
+		return "ERROR(" + l + ") " + msg
+	}
+	return msg
+}
+
+// progress says what the phase did before it stopped: "after 9,000 of
+// 100,000 rows", "after 1,234 of 10,000 operations", "after 1,234
+// operations".
+func (j *job) progress(ph runner.Phase, out *runner.Outcome) string {
+	if ph == runner.Load {
+		return fmt.Sprintf("after %s of %s rows", experiment.Grouped(out.Ops-out.Failed), experiment.Grouped(j.cfg.Workload.InsertCount))
+	}
+	if n := j.cfg.Workload.OperationCount; n > 0 {
+		return fmt.Sprintf("after %s of %s operations", experiment.Grouped(out.Ops), experiment.Grouped(n))
+	}
+	return fmt.Sprintf("after %s operations", experiment.Grouped(out.Ops))
+}
+
+// stopped describes a phase the runner stopped early: the record for the
+// result, whose Text is the command's last line, and the cause in words
+// for the verdict.
+//
+// A fatal failure: "load stopped: ERROR(13 SQLITE_FULL) database or disk
+// is full, after 9,000 of 100,000 rows; the table usertable is incomplete
+// (left as it is); /tmp/x on /mnt/small (ext4) has 0 B free now: free
+// space there, then load again".
+//
+// A database that did not come back: "postgres at 127.0.0.1:5432 has not
+// answered for 60 s since 13:23:32: the load stops, after 9,000 of 100,000
+// rows; the table usertable is incomplete (left as it is); bring the
+// server back (or wait longer with --reconnect-timeout), then load again".
+func (j *job) stopped(ph runner.Phase, out *runner.Outcome) (*result.Stopped, string) {
+	s := out.Stopped
+	err := experiment.Scrubbed(j.target.Target, s.Err)
+	rec := &result.Stopped{Op: s.Op, At: s.At, Code: driver.Label(s.Err)}
+	if err != nil {
+		rec.Cause = strings.Join(strings.Fields(err.Error()), " ")
+	}
+	again := "then " + ph.String() + " again"
+	space, low := experiment.SpaceNote(j.dataDir)
+	var parts []string
+	var words string
+	switch s.Cause {
+	case runner.StopUnreachable:
+		rec.Reason, rec.Since = result.StopUnreachable, s.Since
+		where := experiment.Where(j.db, j.target.Target)
+		words = fmt.Sprintf("%s did not answer for %s", where, experiment.SecondsText(s.Waited))
+		parts = append(parts, fmt.Sprintf("%s has not answered for %s since %s: the %s stops, %s",
+			where, experiment.SecondsText(s.Waited), s.Since.Format("15:04:05"), ph, j.progress(ph, out)))
+		parts = j.appendTable(parts, ph)
+		switch {
+		case space != "" && low:
+			parts = append(parts, space+": free space there and restart the server, "+again)
+		case space != "":
+			parts = append(parts, space)
+			fallthrough
+		default:
+			parts = append(parts, "bring the server back (or wait longer with --reconnect-timeout), "+again)
+		}
+	default:
+		rec.Reason = result.StopFatal
+		words = failureWords(err)
+		parts = append(parts, fmt.Sprintf("%s stopped: %s, %s", ph, words, j.progress(ph, out)))
+		parts = j.appendTable(parts, ph)
+		full := low || experiment.LooksFull(rec.Code, rec.Cause)
+		switch {
+		case space != "" && full:
+			parts = append(parts, space+": free space there, "+again)
+		case space != "":
+			parts = append(parts, space+"; fix what the error says, "+again)
+		case full:
+			parts = append(parts, "free space where the database keeps its files, "+again)
+		default:
+			parts = append(parts, "fix what the error says, "+again)
+		}
+	}
+	rec.Text = strings.Join(parts, "; ")
+	return rec, words
+}
+
+// appendTable says, after a load stopped early, that its table is
+// incomplete and left as it is: dbprobe never drops what it loaded.
+func (j *job) appendTable(parts []string, ph runner.Phase) []string {
+	if ph != runner.Load {
+		return parts
+	}
+	return append(parts, fmt.Sprintf("the table %s is incomplete (left as it is)", j.table.Name))
+}
+
+// failing says, for the verdict, the failures more attempts cannot fix
+// that a phase went on past (--on-error continue): "91,000 rows failed
+// with ERROR(13 SQLITE_FULL) database or disk is full"; "" when none.
+func (j *job) failing(ph runner.Phase, out *runner.Outcome) string {
+	if out.Fatal == 0 || out.Stopped != nil {
+		return ""
+	}
+	what := "operations"
+	if ph == runner.Load {
+		what = "rows"
+	}
+	return fmt.Sprintf("%s %s failed with %s", experiment.Grouped(out.Fatal), what, failureWords(experiment.Scrubbed(j.target.Target, out.FirstFatal)))
+}

@@ -12,6 +12,8 @@
 //     There is no netem in the kernels these tests run on, so a delay is
 //     made by a relay in the test that holds each chunk 20 ms in each
 //     direction.
+//   - A server that does not come back: killed in the middle of a phase
+//     without a duration and never started again.
 //   - Too few connections: servers started with a small max_connections
 //     or maxclients.
 //

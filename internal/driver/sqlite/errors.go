@@ -29,6 +29,7 @@ const (
 	codeIOErrFsync       = codeIOErr | 4<<8    // SQLITE_IOERR_FSYNC
 	codeIOErrDirFsync    = codeIOErr | 5<<8    // SQLITE_IOERR_DIR_FSYNC
 	codeIOErrTruncate    = codeIOErr | 6<<8    // SQLITE_IOERR_TRUNCATE
+	codeIOErrShmSize     = codeIOErr | 19<<8   // SQLITE_IOERR_SHMSIZE
 	codeReadonlyRecovery = codeReadonly | 1<<8 // SQLITE_READONLY_RECOVERY
 )
 
@@ -68,7 +69,8 @@ func resultCodeName(code int) string {
 // Fatal, as no repeat succeeds until someone acts: FULL (the disk, or
 // max_page_count), READONLY (a file or directory that may not be written,
 // a database moved or opened read-only), PERM and AUTH (refused access),
-// and an IOERR where a write failed: WRITE, FSYNC, DIR_FSYNC, TRUNCATE.
+// and an IOERR where a write failed: WRITE, FSYNC, DIR_FSYNC, TRUNCATE,
+// SHMSIZE (the WAL index could not grow, as on a full disk).
 // After a failed write or fsync the file system has refused the database's
 // pages, and a repeated fsync may report success for pages the kernel has
 // already dropped, so going on would only pretend. Other IOERRs (a short
@@ -79,7 +81,7 @@ func classOfCode(code int) driver.Class {
 	switch code {
 	case codeReadonlyRecovery:
 		return driver.ClassBusy
-	case codeIOErrWrite, codeIOErrFsync, codeIOErrDirFsync, codeIOErrTruncate:
+	case codeIOErrWrite, codeIOErrFsync, codeIOErrDirFsync, codeIOErrTruncate, codeIOErrShmSize:
 		return driver.ClassFatal
 	}
 	switch code & 0xff {

@@ -79,6 +79,7 @@ func TestClassOfCode(t *testing.T) {
 		{3, "SQLITE_PERM", driver.ClassFatal},
 		{10 | 3<<8, "SQLITE_IOERR_WRITE", driver.ClassFatal},
 		{10 | 4<<8, "SQLITE_IOERR_FSYNC", driver.ClassFatal},
+		{10 | 19<<8, "SQLITE_IOERR_SHMSIZE", driver.ClassFatal},
 		{10 | 1<<8, "SQLITE_IOERR_READ", driver.ClassOther},
 		{10 | 2<<8, "SQLITE_IOERR_SHORT_READ", driver.ClassOther},
 		{10, "SQLITE_IOERR", driver.ClassOther},

@@ -20,15 +20,19 @@ var (
 // superuser_reserved_connections, and on PostgreSQL 16 and later also
 // reserved_connections unless it holds pg_use_reserved_connections.
 // Background workers, autovacuum and WAL senders have slots of their own,
-// so only client backends count (pg_stat_activity shows every backend's
-// type to every user).
+// so only client backends count. pg_stat_activity hides the type of other
+// users' backends from a user without pg_read_all_stats, but still shows
+// their database and user: a hidden backend with both is taken for a
+// client (a parallel worker of another user's query would be too, for as
+// long as it runs).
 const connectionRoomSQL = `SELECT current_setting('max_connections')::int,
 	current_setting('superuser_reserved_connections')::int,
 	coalesce(current_setting('reserved_connections', true), '0')::int,
 	(SELECT rolsuper FROM pg_roles WHERE rolname = current_user),
 	EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = 'pg_use_reserved_connections'
 		AND pg_has_role(current_user, r.oid, 'MEMBER')),
-	(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend')::int`
+	(SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'
+		OR (backend_type IS NULL AND datid IS NOT NULL AND usesysid IS NOT NULL))::int`
 
 // ConnectionRoom implements driver.ConnectionLimiter.
 func (db *DB) ConnectionRoom(ctx context.Context) (driver.ConnectionRoom, error) {

@@ -81,6 +81,14 @@ func TestConnectionRoom(t *testing.T) {
 	if reserved == 0 || room.Max != want-reserved {
 		t.Fatalf("ordinary user: Max %d, want %d less %d reserved", room.Max, want, reserved)
 	}
+	// It counts the other users' connections too, as the superuser does.
+	super, err := limiter.ConnectionRoom(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if room.InUse != super.InUse {
+		t.Fatalf("ordinary user counts %d connections in use, the superuser %d", room.InUse, super.InUse)
+	}
 }
 
 func TestDataDirectory(t *testing.T) {

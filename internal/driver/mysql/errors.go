@@ -95,6 +95,7 @@ const (
 	eeWrite                = 3    // EE_WRITE: a file write failed (fatal on ENOSPC, below)
 	eeDiskFull             = 20   // EE_DISK_FULL
 	erDiskFull             = 1021 // ER_DISK_FULL
+	erOpenAsReadonly       = 1036 // ER_OPEN_AS_READONLY: "Table … is read only"
 	erGetErrno             = 1030 // ER_GET_ERRNO: "Got error N from storage engine"
 	erRecordFileFull       = 1114 // ER_RECORD_FILE_FULL: "The table … is full"
 	erProcAccessDenied     = 1370 // ER_PROCACCESS_DENIED_ERROR
@@ -129,15 +130,15 @@ func classOfError(e *gomysql.MySQLError) driver.Class {
 //
 // Fatal, as no repeat succeeds until someone acts: a disk or table full
 // (EE_DISK_FULL, 1021, 1114, 1878 a temporary file that could not be
-// written), a server or transaction that is read-only (1290, which other
-// server options such as secure_file_priv also raise and which no repeat
-// gets past either; 1792, 1836, 1874), and a privilege refused (1044,
+// written), a server, table or transaction that is read-only (1290, which
+// other server options such as secure_file_priv also raise and which no
+// repeat gets past either; 1036, 1792, 1836, 1874), and a privilege refused (1044,
 // 1045 on a reconnection after a password change, 1142, 1143, 1227,
 // 1370). Too many connections (1040) is not: others may leave.
 func classOfNumber(n uint16) driver.Class {
 	switch n {
 	case eeDiskFull, erDiskFull, erRecordFileFull, erTempFileWriteFailure,
-		erOptionPrevents, erReadOnlyTransaction, erReadOnlyMode, erInnoDBReadOnly,
+		erOptionPrevents, erOpenAsReadonly, erReadOnlyTransaction, erReadOnlyMode, erInnoDBReadOnly,
 		erDBAccessDenied, erAccessDenied, erTableAccessDenied, erColumnAccessDenied, erSpecificAccess, erProcAccessDenied:
 		return driver.ClassFatal
 	case erLockDeadlock, erLockWaitTimeout:

@@ -32,6 +32,8 @@ func TestClassifyNamesAndFatal(t *testing.T) {
 		{1290, "The MariaDB server is running with the --read-only option so it cannot execute this statement", "1290 ER_OPTION_PREVENTS_STATEMENT", driver.ClassFatal},
 		{1792, "Cannot execute statement in a READ ONLY transaction", "1792 ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION", driver.ClassFatal},
 		{1836, "Running in read-only mode", "1836 ER_READ_ONLY_MODE", driver.ClassFatal},
+		{1036, "Table 'usertable' is read only", "1036 ER_OPEN_AS_READONLY", driver.ClassFatal},
+		{1874, "InnoDB is in read only mode", "1874 ER_INNODB_READ_ONLY", driver.ClassFatal},
 		{1142, "INSERT command denied to user", "1142 ER_TABLEACCESS_DENIED_ERROR", driver.ClassFatal},
 		{1143, "SELECT command denied to user for column", "1143 ER_COLUMNACCESS_DENIED_ERROR", driver.ClassFatal},
 		{1044, "Access denied for user to database", "1044 ER_DBACCESS_DENIED_ERROR", driver.ClassFatal},

@@ -3,8 +3,11 @@ package redis_test
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"dbprobe/internal/driver"
 	"dbprobe/internal/driver/drivertest"
@@ -48,6 +51,56 @@ func TestOOMAndReadOnlyAreFatal(t *testing.T) {
 	}
 	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A failed RDB save stops writes with MISCONF (stop-writes-on-bgsave-error,
+// the default): fatal. The save fails because its directory is gone, as a
+// full disk would make it fail. Redis stops writes only when snapshots are
+// on (a save point).
+func TestMisconfIsFatal(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	u := testdb.StartRedis(t, "--dir", dir, "--appendonly", "no", "--save", "3600 1", "--stop-writes-on-bgsave-error", "yes")
+	ctx := context.Background()
+	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
+	tbl := drivertest.Table("usertable", 2)
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		t.Fatal(err)
+	}
+	s := drivertest.Session(t, db, tbl)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	c := admin(t, u)
+	t.Cleanup(func() {
+		// Without save points the server stops at once, where it would
+		// try to save at shutdown, fail and wait to be killed.
+		if err := c.ConfigSet(context.Background(), "save", "").Err(); err != nil {
+			t.Errorf("CONFIG SET save: %v", err)
+		}
+	})
+	if err := c.BgSave(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		info, err := c.Info(ctx, "persistence").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(info, "rdb_last_bgsave_status:err") {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("the save did not fail:\n%s", info)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	err := s.Insert(ctx, []byte("k"), drivertest.Values("k", 2))
+	if driver.Code(err) != "MISCONF" || !driver.IsFatal(err) {
+		t.Fatalf("insert after a failed save: %v, code %q, class %v", err, driver.Code(err), driver.ClassOf(err))
 	}
 }
 

@@ -18,7 +18,9 @@ var (
 // that count against it. Slots kept back are subtracted by who the user
 // is, simply: a superuser may use every slot; any other user loses
 // superuser_reserved_connections, and on PostgreSQL 16 and later also
-// reserved_connections unless it holds pg_use_reserved_connections.
+// reserved_connections unless it holds pg_use_reserved_connections. A
+// role's or a database's own CONNECTION LIMIT is not read: rare on a
+// benchmark's user, and the server's refusal names it should it bind.
 // Background workers, autovacuum and WAL senders have slots of their own,
 // so only client backends count. pg_stat_activity hides the type of other
 // users' backends from a user without pg_read_all_stats, but still shows

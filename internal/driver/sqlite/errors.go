@@ -17,8 +17,8 @@ const (
 	codeLocked   = 6
 	codeReadonly = 8
 	codeIOErr    = 10
-	codeCantOpen = 14
 	codeFull     = 13
+	codeCantOpen = 14
 	codeAuth     = 23
 	codeNotADB   = 26
 )

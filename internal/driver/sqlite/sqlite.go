@@ -125,7 +125,10 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	// queries; sessions open connections of their own (see session).
 	pool := sql.OpenDB(conn)
 
-	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts}
+	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts, file: where}
+	if cfg.memory {
+		d.file = ""
+	}
 	if err := d.openWriter(ctx); err != nil {
 		pool.Close()
 		if cfg.memory {
@@ -275,6 +278,8 @@ type db struct {
 	info      driver.Info
 	w         writer
 	ckpt      *checkpointer
+	// file is the database file's absolute path; "" in memory.
+	file string
 }
 
 // Info describes the library and the settings read back.

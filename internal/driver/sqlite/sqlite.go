@@ -346,6 +346,7 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	settings = append(settings, driver.Setting{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"})
 	return driver.Info{
 		Driver:        "sqlite",
+		Product:       "SQLite",
 		Library:       fmt.Sprintf("%s %s (%s), SQLite %s", libraryModule, driver.ModuleVersion(libraryModule), libraryKind, version),
 		ServerVersion: version,
 		Settings:      settings,

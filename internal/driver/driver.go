@@ -135,6 +135,9 @@ type Info struct {
 	// Driver is the registered name: "sqlite", "postgres", "mysql",
 	// "sqlserver", "redis", "null".
 	Driver string `json:"driver"`
+	// Product is the database as its users call it, for messages:
+	// "PostgreSQL", "MariaDB", "Azure SQL Database"; "" for no database.
+	Product string `json:"product,omitempty"`
 	// Library names the client library and its version.
 	Library string `json:"library"`
 	// ServerVersion is what the server reports about itself.

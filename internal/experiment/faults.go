@@ -24,9 +24,12 @@ func Local(db driver.DB, target driver.Target) bool {
 }
 
 // Where names the database for a message, by its driver and its address,
-// never its password: "postgres at 127.0.0.1:5432", "sqlite".
+// never its password: "PostgreSQL at 127.0.0.1:5432", "sqlite".
 func Where(db driver.DB, target driver.Target) string {
-	name := db.Info().Driver
+	name := db.Info().Product
+	if name == "" {
+		name = db.Info().Driver
+	}
 	if name == "" {
 		name = target.Driver
 	}

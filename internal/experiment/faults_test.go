@@ -123,13 +123,13 @@ type infoDB struct {
 
 func (d infoDB) Info() driver.Info { return d.info }
 
-// A database is named by its driver and address, never its password.
+// A database is named by its product and address, never its password.
 func TestWhere(t *testing.T) {
-	server := infoDB{info: driver.Info{Driver: "postgres", Placement: driver.PlacementServer}}
+	server := infoDB{info: driver.Info{Driver: "postgres", Product: "PostgreSQL", Placement: driver.PlacementServer}}
 	for raw, want := range map[string]string{
-		"postgres://bench:canary-pw@127.0.0.1:5432/x": "postgres at 127.0.0.1:5432",
-		"postgres://bench@[::1]:5433/x":               "postgres at [::1]:5433",
-		"postgres:///x?host=/run/postgresql":          "postgres at /run/postgresql",
+		"postgres://bench:canary-pw@127.0.0.1:5432/x": "PostgreSQL at 127.0.0.1:5432",
+		"postgres://bench@[::1]:5433/x":               "PostgreSQL at [::1]:5433",
+		"postgres:///x?host=/run/postgresql":          "PostgreSQL at /run/postgresql",
 	} {
 		target := parsed(t, raw)
 		if got := Where(server, target); got != want {
@@ -141,6 +141,7 @@ func TestWhere(t *testing.T) {
 	}
 	embedded := infoDB{info: driver.Info{Driver: "sqlite", Placement: driver.PlacementEmbedded}}
 	target := parsed(t, "sqlite:///tmp/x.db")
+	// A driver that names no product is named by its driver.
 	if got := Where(embedded, target); got != "sqlite" || !Local(embedded, target) {
 		t.Errorf("Where(sqlite) = %q", got)
 	}

@@ -214,7 +214,7 @@ func TestFaultsComeFirst(t *testing.T) {
 			LimitStopped, "stopped: ERROR(13 SQLITE_FULL) database or disk is full — the figures cover the phase up to the stop"},
 		{"a stop judged even when too short to judge", nil, Phase{Threads: 1, Span: 200 * time.Millisecond, Stopped: "ERROR(53100 disk_full) could not extend file"},
 			LimitStopped, "stopped: ERROR(53100 disk_full)"},
-		{"a server that did not come back", idle, Phase{Threads: 8, Span: span, Unavailable: 6 * time.Second, Stopped: "postgres at 127.0.0.1:5432 did not answer for 60 s"},
+		{"a server that did not come back", idle, Phase{Threads: 8, Span: span, Unavailable: 6 * time.Second, Stopped: "PostgreSQL at 127.0.0.1:5432 did not answer for 60 s"},
 			LimitStopped, "did not answer for 60 s; server unavailable for 60% of the phase"},
 		{"going on past a full disk", writer, Phase{Threads: 1, Span: span, Placement: driver.PlacementEmbedded, Failing: "91,000 rows failed with ERROR(13 SQLITE_FULL)"},
 			LimitFailing, "failing: 91,000 rows failed with ERROR(13 SQLITE_FULL) — more attempts cannot fix it"},

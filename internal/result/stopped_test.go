@@ -42,7 +42,7 @@ func TestStoppedIsWrittenAndReadBack(t *testing.T) {
 
 	u := s
 	u.Stopped = &Stopped{Reason: StopUnreachable, Cause: "connection refused", Op: "RECONNECT",
-		At: time.Date(2026, 11, 25, 13, 24, 32, 0, time.UTC), Since: time.Date(2026, 11, 25, 13, 23, 32, 0, time.UTC), Text: "postgres at 127.0.0.1:5432 has not answered"}
+		At: time.Date(2026, 11, 25, 13, 24, 32, 0, time.UTC), Since: time.Date(2026, 11, 25, 13, 23, 32, 0, time.UTC), Text: "PostgreSQL at 127.0.0.1:5432 has not answered"}
 	if got := readBack(t, u); !reflect.DeepEqual(got.Stopped, u.Stopped) {
 		t.Fatalf("read back %+v, wrote %+v", got.Stopped, u.Stopped)
 	}

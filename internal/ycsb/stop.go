@@ -52,7 +52,7 @@ func (j *job) progress(ph runner.Phase, out *runner.Outcome) string {
 // (left as it is); /tmp/x on /mnt/small (ext4) has 0 B free now: free
 // space there, then load again".
 //
-// A database that did not come back: "postgres at 127.0.0.1:5432 has not
+// A database that did not come back: "PostgreSQL at 127.0.0.1:5432 has not
 // answered for 60 s since 13:23:32: the load stops, after 9,000 of 100,000
 // rows; the table usertable is incomplete (left as it is); bring the
 // server back (or wait longer with --reconnect-timeout), then load again".

@@ -89,5 +89,8 @@
 // Deadlocks (1213) and lock wait timeouts (1205) are conflicts, retried by
 // the runner; statement timeouts (3024, 1969) are timeouts; a broken
 // connection is a lost connection (2013 when the server sent no number); a
-// duplicate key (1062) is not retryable. Codes are MySQL's error numbers.
+// duplicate key (1062) is not retryable. A full disk or table, a read-only
+// server or transaction and a refused privilege are fatal (errors.go).
+// Codes are MySQL's error numbers, named by their ER_ symbol where MySQL
+// and MariaDB agree on it (errnames.go).
 package mysql

@@ -75,7 +75,7 @@ func classify(err error) error {
 	}
 	var myErr *gomysql.MySQLError
 	if errors.As(err, &myErr) {
-		classified := driver.Classify(err, strconv.Itoa(int(myErr.Number)), classOfNumber(myErr.Number))
+		classified := driver.ClassifyNamed(err, strconv.Itoa(int(myErr.Number)), errorName(myErr.Number), classOfError(myErr))
 		if myErr.Number == erTableAccessDenied || myErr.Number == erColumnAccessDenied {
 			return driver.PermissionDenied("MySQL", fmt.Sprintf("%s (error %d)", myErr.Message, myErr.Number), classified)
 		}
@@ -85,16 +85,62 @@ func classify(err error) error {
 	case errors.Is(err, context.DeadlineExceeded) || isNetTimeout(err):
 		return driver.Classify(err, codeTimeout, driver.ClassTimeout)
 	case isConnLost(err):
-		return driver.Classify(err, codeConnLost, driver.ClassConnLost)
+		return driver.ClassifyNamed(err, codeConnLost, errorName(crServerLost), driver.ClassConnLost)
 	}
 	return driver.Classify(err, "", driver.ClassOther)
+}
+
+// Numbers of failures that no repeat fixes until someone acts (fatal).
+const (
+	eeWrite                = 3    // EE_WRITE: a file write failed (fatal on ENOSPC, below)
+	eeDiskFull             = 20   // EE_DISK_FULL
+	erDiskFull             = 1021 // ER_DISK_FULL
+	erOpenAsReadonly       = 1036 // ER_OPEN_AS_READONLY: "Table … is read only"
+	erGetErrno             = 1030 // ER_GET_ERRNO: "Got error N from storage engine"
+	erRecordFileFull       = 1114 // ER_RECORD_FILE_FULL: "The table … is full"
+	erProcAccessDenied     = 1370 // ER_PROCACCESS_DENIED_ERROR
+	erOptionPrevents       = 1290 // ER_OPTION_PREVENTS_STATEMENT: --read-only, among others
+	erReadOnlyTransaction  = 1792 // ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION
+	erReadOnlyMode         = 1836 // ER_READ_ONLY_MODE
+	erInnoDBReadOnly       = 1874 // ER_INNODB_READ_ONLY
+	erTempFileWriteFailure = 1878 // ER_TEMP_FILE_WRITE_FAILURE
+)
+
+// classOfError maps a server error to a class: its number's, and fatal
+// for a file write (EE_WRITE) or a storage engine error (ER_GET_ERRNO)
+// whose operating-system error is ENOSPC, 28, as the message gives it
+// ("Errcode: 28", "Got error 28 …"). Another errno there may be passing.
+func classOfError(e *gomysql.MySQLError) driver.Class {
+	switch e.Number {
+	case eeWrite:
+		if strings.Contains(e.Message, "Errcode: 28 ") || strings.Contains(e.Message, "No space left") {
+			return driver.ClassFatal
+		}
+	case erGetErrno:
+		if strings.Contains(e.Message, "error 28 ") || strings.Contains(e.Message, "No space left") {
+			return driver.ClassFatal
+		}
+	}
+	return classOfNumber(e.Number)
 }
 
 // classOfNumber maps a server error number to a class. A duplicate key
 // (1062) and every other constraint error stay ClassOther: retrying cannot
 // help.
+//
+// Fatal, as no repeat succeeds until someone acts: a disk or table full
+// (EE_DISK_FULL, 1021, 1114, 1878 a temporary file that could not be
+// written), a server, table or transaction that is read-only (1290, which
+// other server options such as secure_file_priv also raise and which no
+// repeat gets past either; 1036, 1792, 1836, 1874), and a privilege refused (1044,
+// 1045 on a reconnection after a password change, 1142, 1143, 1227,
+// 1370). Too many connections (1040) is not: others may leave.
 func classOfNumber(n uint16) driver.Class {
 	switch n {
+	case eeDiskFull, erDiskFull, erRecordFileFull, erTempFileWriteFailure,
+		erOptionPrevents, erOpenAsReadonly, erReadOnlyTransaction, erReadOnlyMode, erInnoDBReadOnly,
+		erDBAccessDenied, erAccessDenied, erTableAccessDenied, erColumnAccessDenied, erSpecificAccess, erProcAccessDenied:
+		return driver.ClassFatal
 	case erLockDeadlock, erLockWaitTimeout:
 		return driver.ClassConflict
 	case erQueryTimeout, erStatementTimeout:
@@ -103,6 +149,52 @@ func classOfNumber(n uint16) driver.Class {
 		return driver.ClassConnLost
 	}
 	return driver.ClassOther
+}
+
+// errorName returns the symbol of an error number as MySQL's and MariaDB's
+// headers name it, "" when the two servers do not agree on one.
+func errorName(n uint16) string {
+	if name, ok := serverErrorNames[n]; ok {
+		return name
+	}
+	return otherErrorNames[n]
+}
+
+// otherErrorNames names numbers outside the servers' shared range
+// (serverErrorNames) that a benchmark can meet: mysys's global errors
+// (include/mysys_err.h, the same in both up to 33), which the server sends
+// when a file operation fails; the client library's (errmsg.h), which a
+// proxy may pass on and which stands for a connection lost here; and
+// MySQL's own between 3061 and 3999, a range MariaDB leaves unused.
+var otherErrorNames = map[uint16]string{
+	1:    "EE_CANTCREATEFILE",
+	2:    "EE_READ",
+	3:    "EE_WRITE",
+	4:    "EE_BADCLOSE",
+	5:    "EE_OUTOFMEMORY",
+	6:    "EE_DELETE",
+	7:    "EE_LINK",
+	9:    "EE_EOFERR",
+	10:   "EE_CANTLOCK",
+	11:   "EE_CANTUNLOCK",
+	12:   "EE_DIR",
+	13:   "EE_STAT",
+	14:   "EE_CANT_CHSIZE",
+	15:   "EE_CANT_OPEN_STREAM",
+	20:   "EE_DISK_FULL",
+	21:   "EE_CANT_MKDIR",
+	23:   "EE_OUT_OF_FILERESOURCES",
+	27:   "EE_SYNC",
+	29:   "EE_FILENOTFOUND",
+	33:   "EE_CANT_SEEK",
+	2002: "CR_CONNECTION_ERROR",
+	2003: "CR_CONN_HOST_ERROR",
+	2006: "CR_SERVER_GONE_ERROR",
+	2013: "CR_SERVER_LOST",
+	2055: "CR_SERVER_LOST_EXTENDED",
+	3024: "ER_QUERY_TIMEOUT",
+	3572: "ER_LOCK_NOWAIT",
+	3948: "ER_CLIENT_LOCAL_FILES_DISABLED",
 }
 
 // isNetTimeout reports a socket deadline that passed (read_timeout,

@@ -248,6 +248,7 @@ func (db *DB) Info() driver.Info {
 	settings = append(settings, driver.Setting{Name: "load path", Value: db.loadPath}, driver.Setting{Name: "tls", Value: db.settings.tls}, driver.Setting{Name: "raw socket calls", Value: rawnet.Setting()})
 	return driver.Info{
 		Driver:        "mysql",
+		Product:       db.product(),
 		Library:       "go-sql-driver/mysql " + driver.ModuleVersion(libraryPath),
 		ServerVersion: db.serverVersion,
 		Settings:      settings,
@@ -844,4 +845,13 @@ func version() string {
 		return info.Main.Version
 	}
 	return "unknown"
+}
+
+// product names the server as its users do: MariaDB reports itself in its
+// version string, MySQL does not.
+func (db *DB) product() string {
+	if db.mariaDB {
+		return "MariaDB"
+	}
+	return "MySQL"
 }

@@ -46,4 +46,10 @@
 // and DropTable refuses a table that is not recorded there with that OID (a
 // table someone dropped and created again under the name has another, and
 // a row an earlier dbprobe wrote has none) and never cascades.
+//
+// Errors carry their SQLSTATE as the code and its condition name as the
+// name ("53100 disk_full", errnames.go); serialization failures and
+// deadlocks are conflicts, a full disk, a read-only transaction, a refused
+// privilege and a failed write are fatal (errors.go). faults.go says how
+// many connections the server takes and where its data directory is.
 package postgres

@@ -37,7 +37,7 @@ func classify(err error) error {
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
-		classified := driver.Classify(err, pgErr.Code, classOfSQLState(pgErr.Code))
+		classified := driver.ClassifyNamed(err, pgErr.Code, conditionNames[pgErr.Code], classOfError(pgErr))
 		if pgErr.Code == codeInsufficientPrivilege {
 			return driver.PermissionDenied("PostgreSQL", pgErr.Message+" (SQLSTATE "+pgErr.Code+")", classified)
 		}
@@ -52,10 +52,50 @@ func classify(err error) error {
 	return driver.Classify(err, "", driver.ClassOther)
 }
 
+// classOfError maps a server error to a class: its SQLSTATE's, except an
+// io_error (58030), which is fatal only when a write failed (the message
+// says so, as PostgreSQL's md.c and fd.c word it: "could not write",
+// "could not extend", "could not fsync", …). A failed write means the file
+// system refuses the database's writes, and every later write meets it; a
+// failed read names one block, and other rows may still be served.
+func classOfError(e *pgconn.PgError) driver.Class {
+	if e.Code == codeIOError {
+		if isWriteFailure(e.Message) {
+			return driver.ClassFatal
+		}
+		return driver.ClassOther
+	}
+	return classOfSQLState(e.Code)
+}
+
+// codeIOError is io_error, PostgreSQL's SQLSTATE for a failed system call
+// on a file (EIO, and others errcode_for_file_access does not name).
+const codeIOError = "58030"
+
+// isWriteFailure reports a message of PostgreSQL's for a file it could not
+// write, extend, flush, create or truncate.
+func isWriteFailure(msg string) bool {
+	for _, verb := range []string{"could not write", "could not extend", "could not fsync", "could not fdatasync",
+		"could not create", "could not truncate", "could not zero", "could not flush"} {
+		if strings.Contains(msg, verb) {
+			return true
+		}
+	}
+	return false
+}
+
 // classOfSQLState maps a SQLSTATE to a class. Unique violations (23505) and
 // every other constraint error stay ClassOther: retrying cannot help.
+//
+// Fatal, as no repeat succeeds until someone acts: disk_full (53100),
+// read_only_sql_transaction (25006: default_transaction_read_only, a hot
+// standby), insufficient_privilege (42501: a privilege revoked). Not
+// out_of_memory (53200): it is often one query's work_mem on a busy host,
+// gone a moment later, and stays ClassOther.
 func classOfSQLState(code string) driver.Class {
 	switch code {
+	case "53100", "25006", codeInsufficientPrivilege:
+		return driver.ClassFatal
 	case "40001", "40P01": // serialization_failure, deadlock_detected
 		return driver.ClassConflict
 	case "57014": // query_canceled: statement_timeout or our cancel request

@@ -246,6 +246,7 @@ func (db *DB) readInfo(ctx context.Context) error {
 		return err
 	}
 	db.info.Driver = "postgres"
+	db.info.Product = "PostgreSQL"
 	db.info.Library = libraryPath + " " + driver.ModuleVersion(libraryPath)
 	for _, r := range answer.rows {
 		if r.name == "synchronous_commit" {

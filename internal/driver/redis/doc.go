@@ -45,7 +45,8 @@
 // batch; without it, Redis's ordinary optimistic transaction (WATCH the
 // keys, EXISTS, MULTI, HSET and ZADD per record, EXEC), which fails as a
 // retryable conflict (code WATCH) when another client writes one of the keys
-// in between.
+// in between. An error reply's code is its first word, Redis's own name for
+// it; OOM, READONLY, MISCONF and NOPERM are fatal (errors.go).
 //
 // # Settings
 //

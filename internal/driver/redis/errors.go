@@ -37,7 +37,10 @@ const (
 )
 
 // classify wraps err with its code and class for the runner's policy.
-// ErrNotFound and nil pass unchanged.
+// ErrNotFound and nil pass unchanged. The code of an error reply is its
+// first word, which is already Redis's name for the error (OOM, READONLY,
+// MISCONF): the error carries no Name besides, so that results show "OOM"
+// and not "OOM OOM".
 func classify(err error) error {
 	if err == nil || errors.Is(err, driver.ErrNotFound) {
 		return err
@@ -74,7 +77,7 @@ func classOf(err error) (string, driver.Class) {
 		if code == "ERR" && strings.Contains(err.Error(), "The user executing the script can't run this command") {
 			// The ACL refusal of a command inside a script comes back as
 			// ERR, not NOPERM: the same refusal.
-			return codeNoPerm, driver.ClassOther
+			return codeNoPerm, driver.ClassFatal
 		}
 		switch code {
 		case "BUSY", "LOADING", "TRYAGAIN", "MASTERDOWN":
@@ -82,6 +85,12 @@ func classOf(err error) (string, driver.Class) {
 			// a multi-key operation during resharding, a replica without
 			// its master: the same operation may succeed a moment later.
 			return code, driver.ClassBusy
+		case "OOM", "READONLY", "MISCONF", codeNoPerm:
+			// Used memory past maxmemory with nothing the policy may
+			// evict, a write to a replica, writes stopped after a failed
+			// RDB save (a full disk, most often), a command or key the
+			// ACL refuses: no repeat succeeds until someone acts.
+			return code, driver.ClassFatal
 		}
 		return code, driver.ClassOther
 	}

@@ -35,7 +35,10 @@ func TestClassify(t *testing.T) {
 		{"busy script", replyError("BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."), "BUSY", driver.ClassBusy},
 		{"loading", replyError("LOADING Redis is loading the dataset in memory"), "LOADING", driver.ClassBusy},
 		{"try again", replyError("TRYAGAIN Multiple keys request during rehashing of slot"), "TRYAGAIN", driver.ClassBusy},
-		{"out of memory", replyError("OOM command not allowed when used memory > 'maxmemory'."), "OOM", driver.ClassOther},
+		{"out of memory", replyError("OOM command not allowed when used memory > 'maxmemory'."), "OOM", driver.ClassFatal},
+		{"replica", replyError("READONLY You can't write against a read only replica."), "READONLY", driver.ClassFatal},
+		{"failed save", replyError("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk."), "MISCONF", driver.ClassFatal},
+		{"acl", replyError("NOPERM this user has no permissions to run the 'set' command"), "NOPERM", driver.ClassFatal},
 		{"wrapped reply", fmt.Errorf("redis: key %q: %w", "k", replyError("BUSY Redis is busy")), "BUSY", driver.ClassBusy},
 		{"watch abort", redis.TxFailedErr, codeWatch, driver.ClassConflict},
 		{"pool timeout", redis.ErrPoolTimeout, codePoolTimeout, driver.ClassTimeout},
@@ -57,6 +60,10 @@ func TestClassify(t *testing.T) {
 			}
 			if !errors.Is(err, tc.err) {
 				t.Errorf("classify(%v) hides the cause", tc.err)
+			}
+			// The code is Redis's own word for the error: no name besides.
+			if driver.Label(err) != tc.code {
+				t.Errorf("Label = %q, want %q alone", driver.Label(err), tc.code)
 			}
 		})
 	}

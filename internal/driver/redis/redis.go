@@ -154,6 +154,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 // durability and fills Info.
 func (db *DB) open(ctx context.Context) error {
 	db.info.Driver = "redis"
+	db.info.Product = "Redis"
 	db.info.Library = "go-redis " + redis.Version()
 	server, err := db.infoSection(ctx, "server")
 	switch {

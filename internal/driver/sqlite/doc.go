@@ -111,8 +111,10 @@
 //
 // Because the writes are serialized here, a BUSY error can only come from
 // another process using the same file; it is classified driver.ClassBusy
-// (retryable), as is LOCKED. Other SQLite errors are ClassOther with
-// SQLite's primary result code ("19" for a duplicate key).
+// (retryable), as is LOCKED. A full disk, a read-only file, refused access
+// and a failed write or fsync are fatal (errors.go); other SQLite errors
+// are ClassOther. The code is SQLite's primary result code ("19" for a
+// duplicate key), the name the extended code's (SQLITE_CONSTRAINT_PRIMARYKEY).
 //
 // InsertBatch runs the whole batch in one transaction, which is SQLite's
 // bulk path: with Options.BulkLoad a prepared single-row INSERT per record,

@@ -16,14 +16,30 @@ const (
 	codeBusy     = 5
 	codeLocked   = 6
 	codeReadonly = 8
+	codeIOErr    = 10
+	codeFull     = 13
 	codeCantOpen = 14
+	codeAuth     = 23
 	codeNotADB   = 26
+)
+
+// Extended result codes the driver treats apart from their primary's.
+const (
+	codeIOErrWrite       = codeIOErr | 3<<8    // SQLITE_IOERR_WRITE
+	codeIOErrFsync       = codeIOErr | 4<<8    // SQLITE_IOERR_FSYNC
+	codeIOErrDirFsync    = codeIOErr | 5<<8    // SQLITE_IOERR_DIR_FSYNC
+	codeIOErrTruncate    = codeIOErr | 6<<8    // SQLITE_IOERR_TRUNCATE
+	codeIOErrShmSize     = codeIOErr | 19<<8   // SQLITE_IOERR_SHMSIZE
+	codeReadonlyRecovery = codeReadonly | 1<<8 // SQLITE_READONLY_RECOVERY
 )
 
 // classify wraps a library error with SQLite's primary result code and its
 // class. BUSY (another connection holds the write lock) and LOCKED (a
 // shared-cache table lock) are the ones worth retrying; the primary code is
-// kept rather than the extended one so that counts per code stay few.
+// kept rather than the extended one so that counts per code stay few, and
+// code comparisons stay simple. The name is the extended code's when the
+// library reports one ("19 SQLITE_CONSTRAINT_PRIMARYKEY", "10
+// SQLITE_IOERR_FSYNC"), the primary's otherwise ("13 SQLITE_FULL").
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -36,11 +52,45 @@ func classify(err error) error {
 		return err
 	}
 	primary := code & 0xff
-	class := driver.ClassOther
-	if primary == codeBusy || primary == codeLocked {
-		class = driver.ClassBusy
+	return driver.ClassifyNamed(err, strconv.Itoa(primary), resultCodeName(code), classOfCode(code))
+}
+
+// resultCodeName names an extended result code, or its primary code when
+// the extended one is unknown; "" when neither is.
+func resultCodeName(code int) string {
+	if name, ok := resultCodeNames[code]; ok {
+		return name
 	}
-	return driver.Classify(err, strconv.Itoa(primary), class)
+	return resultCodeNames[code&0xff]
+}
+
+// classOfCode maps an extended result code to a class.
+//
+// Fatal, as no repeat succeeds until someone acts: FULL (the disk, or
+// max_page_count), READONLY (a file or directory that may not be written,
+// a database moved or opened read-only), PERM and AUTH (refused access),
+// and an IOERR where a write failed: WRITE, FSYNC, DIR_FSYNC, TRUNCATE,
+// SHMSIZE (the WAL index could not grow, as on a full disk).
+// After a failed write or fsync the file system has refused the database's
+// pages, and a repeated fsync may report success for pages the kernel has
+// already dropped, so going on would only pretend. Other IOERRs (a short
+// or failed read, out of memory in the VFS) stay ClassOther.
+// READONLY_RECOVERY is the exception among READONLY: another connection is
+// recovering the WAL, and the write succeeds once it has, so it is busy.
+func classOfCode(code int) driver.Class {
+	switch code {
+	case codeReadonlyRecovery:
+		return driver.ClassBusy
+	case codeIOErrWrite, codeIOErrFsync, codeIOErrDirFsync, codeIOErrTruncate, codeIOErrShmSize:
+		return driver.ClassFatal
+	}
+	switch code & 0xff {
+	case codeBusy, codeLocked:
+		return driver.ClassBusy
+	case codeFull, codeReadonly, codePerm, codeAuth:
+		return driver.ClassFatal
+	}
+	return driver.ClassOther
 }
 
 // openError turns a failure to open the database file into bad input when

@@ -125,7 +125,10 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	// queries; sessions open connections of their own (see session).
 	pool := sql.OpenDB(conn)
 
-	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts}
+	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts, file: where}
+	if cfg.memory {
+		d.file = ""
+	}
 	if err := d.openWriter(ctx); err != nil {
 		pool.Close()
 		if cfg.memory {
@@ -275,6 +278,8 @@ type db struct {
 	info      driver.Info
 	w         writer
 	ckpt      *checkpointer
+	// file is the database file's absolute path; "" in memory.
+	file string
 }
 
 // Info describes the library and the settings read back.
@@ -341,6 +346,7 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	settings = append(settings, driver.Setting{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"})
 	return driver.Info{
 		Driver:        "sqlite",
+		Product:       "SQLite",
 		Library:       fmt.Sprintf("%s %s (%s), SQLite %s", libraryModule, driver.ModuleVersion(libraryModule), libraryKind, version),
 		ServerVersion: version,
 		Settings:      settings,

@@ -37,10 +37,10 @@ func (e *azureError) Error() string { return e.msg }
 func (e *azureError) Unwrap() error { return e.err }
 
 // quotaError returns the error for an In-Memory OLTP quota number, nil for
-// any other. It stays unretried (ClassOther): the quota is the service
-// tier's, and a load that reached it fails at every repeat; Microsoft
-// notes the rare case where a first 41823 passes, which a run's next
-// operations show.
+// any other. It is fatal (classOfNumber): the quota is the service tier's,
+// and a load that reached it fails at every repeat. Microsoft notes the
+// rare case where a first 41823 passes; stopping there costs a run that
+// --on-error continue would have let go on.
 func quotaError(n int32, classified error) error {
 	var whose string
 	switch n {

@@ -150,6 +150,11 @@ func TestGolden(t *testing.T) {
 		"drop_procedures.sql": namedList(procs.All(), d.dropProcedures()),
 		"datatable.sql":       dataTableStatements(),
 		"settings.sql":        settingStatements(t),
+		"faults.sql": {
+			{"connection limit", connectionLimitQuery},
+			{"user sessions", userSessionsQuery},
+			{"data file", dataFileQuery},
+		},
 	}
 	for _, tt := range tableTypes {
 		var create []statement

@@ -39,10 +39,11 @@
 // with their parameters declared at the columns' lengths (one plan per
 // statement); errors.go classifies SQL Server's error numbers for the
 // runner (In-Memory OLTP conflicts and deadlocks are retryable, and Azure
-// SQL's transient errors are retried on a new connection); azure.go tells
-// Azure's own failures in dbprobe's words (an In-Memory OLTP quota
-// reached, a database not available at Open, which Open waits for a
-// while).
+// SQL's transient errors are retried on a new connection; a full filegroup
+// or log, a quota, a read-only database and a refused permission are
+// fatal) and names them (errnames.go); azure.go tells Azure's own
+// failures in dbprobe's words (an In-Memory OLTP quota reached, a database
+// not available at Open, which Open waits for a while).
 //
 // The driver owns only the tables it creates: CreateTable records each in
 // the marker table dbprobe_tables of the user's default schema with its

@@ -59,6 +59,14 @@ const (
 // Timeout: -2, the number ADO.NET gives a client command timeout; here a
 // context deadline is the timeout and is classified before this.
 //
+// Fatal, as no repeat succeeds until someone acts: space (1105 a
+// filegroup full, 1101 no disk space for a new page, 9002 the log full,
+// Azure SQL's 40544 size quota and 40552 a transaction's log use past
+// its limit, which the same transaction reaches again), the In-Memory
+// OLTP storage quota (41823, 41840: azure.go), a read-only database
+// (3906), and a permission refused (229, 230 on a column, 262 in the
+// database).
+//
 // Duplicate keys (2627 primary key or unique constraint, 2601 unique index)
 // and everything else are ClassOther: repeating cannot help.
 func classOfNumber(n int32) dbdriver.Class {
@@ -73,6 +81,9 @@ func classOfNumber(n int32) dbdriver.Class {
 		return dbdriver.ClassConnLost
 	case -2:
 		return dbdriver.ClassTimeout
+	case 1105, 1101, 9002, 40544, 40552, errXTPQuotaDatabase, errXTPQuotaPool, 3906,
+		errPermissionDenied, errColumnPermissionDenied, 262:
+		return dbdriver.ClassFatal
 	}
 	return dbdriver.ClassOther
 }
@@ -91,17 +102,17 @@ func classify(err error) error {
 	if errors.As(err, &fatal) {
 		// A fatal error ends the server process and with it the connection,
 		// whatever its number.
-		code := codeConnLost
+		code, name := codeConnLost, ""
 		var inner mssql.Error
 		if errors.As(err, &inner) {
-			code = strconv.Itoa(int(inner.Number))
+			code, name = strconv.Itoa(int(inner.Number)), errorNames[inner.Number]
 		}
-		return dbdriver.Classify(err, code, dbdriver.ClassConnLost)
+		return dbdriver.ClassifyNamed(err, code, name, dbdriver.ClassConnLost)
 	}
 	var msErr mssql.Error
 	if errors.As(err, &msErr) {
 		n := significantNumber(msErr)
-		classified := dbdriver.Classify(err, strconv.Itoa(int(n)), classOfNumber(n))
+		classified := dbdriver.ClassifyNamed(err, strconv.Itoa(int(n)), errorNames[n], classOfNumber(n))
 		if n == errPermissionDenied || n == errColumnPermissionDenied {
 			return dbdriver.PermissionDenied("SQL Server", fmt.Sprintf("%s (error %d)", msErr.Message, n), classified)
 		}

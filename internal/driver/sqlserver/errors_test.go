@@ -76,9 +76,19 @@ func TestClassify(t *testing.T) {
 		{"Azure service busy", num(40501), dbdriver.ClassTransient, "40501"},
 		{"Azure not enough resources", num(49918), dbdriver.ClassTransient, "49918"},
 		{"transient after its statement ended", mssql.Error{Number: 3621, All: []mssql.Error{{Number: 40501}, {Number: 3621}}}, dbdriver.ClassTransient, "40501"},
-		// In-Memory OLTP quota: not retried, named.
-		{"XTP quota, database", num(41823), dbdriver.ClassOther, "41823"},
-		{"XTP quota, elastic pool", num(41840), dbdriver.ClassOther, "41840"},
+		// Fatal: more attempts cannot fix them.
+		{"XTP quota, database", num(41823), dbdriver.ClassFatal, "41823"},
+		{"XTP quota, elastic pool", num(41840), dbdriver.ClassFatal, "41840"},
+		{"filegroup full", num(1105), dbdriver.ClassFatal, "1105"},
+		{"no space for a new page", num(1101), dbdriver.ClassFatal, "1101"},
+		{"log full", num(9002), dbdriver.ClassFatal, "9002"},
+		{"Azure size quota", num(40544), dbdriver.ClassFatal, "40544"},
+		{"Azure log space of a transaction", num(40552), dbdriver.ClassFatal, "40552"},
+		{"read-only database", num(3906), dbdriver.ClassFatal, "3906"},
+		{"permission denied", num(229), dbdriver.ClassFatal, "229"},
+		{"column permission denied", num(230), dbdriver.ClassFatal, "230"},
+		{"permission denied in the database", num(262), dbdriver.ClassFatal, "262"},
+		{"filegroup full, then its statement ended", mssql.Error{Number: 3621, All: []mssql.Error{{Number: 1105}, {Number: 3621}}}, dbdriver.ClassFatal, "1105"},
 		{"transport 10054", num(10054), dbdriver.ClassConnLost, "10054"},
 		{"transport 10053", num(10053), dbdriver.ClassConnLost, "10053"},
 		{"no process on the other end", num(233), dbdriver.ClassConnLost, "233"},
@@ -121,6 +131,49 @@ func TestClassify(t *testing.T) {
 	// The runner retries exactly the conflicts and busy errors.
 	if !dbdriver.IsRetryable(classify(mssql.Error{Number: 41302})) || dbdriver.IsRetryable(classify(mssql.Error{Number: 2627})) {
 		t.Error("41302 must be retryable and 2627 must not")
+	}
+}
+
+// TestErrorNames: the label shows the number first, then its name; a
+// number without one keeps the number alone.
+func TestErrorNames(t *testing.T) {
+	for _, tc := range []struct {
+		err   error
+		label string
+	}{
+		{mssql.Error{Number: 1205}, "1205 DEADLOCK_VICTIM"},
+		{mssql.Error{Number: 41302}, "41302 XTP_UPDATE_CONFLICT"},
+		{mssql.Error{Number: 41823}, "41823 XTP_DATABASE_QUOTA"},
+		{mssql.Error{Number: 40544}, "40544 DATABASE_SIZE_QUOTA"},
+		{mssql.Error{Number: 1105}, "1105 FILEGROUP_FULL"},
+		{mssql.Error{Number: 9002}, "9002 LOG_FULL"},
+		{mssql.Error{Number: 3906}, "3906 DATABASE_READ_ONLY"},
+		{mssql.Error{Number: 40613}, "40613 DATABASE_UNAVAILABLE"},
+		{mssql.Error{Number: 2627}, "2627 DUPLICATE_KEY_CONSTRAINT"},
+		{mssql.Error{Number: 3621, All: []mssql.Error{{Number: 2627}, {Number: 3621}}}, "2627 DUPLICATE_KEY_CONSTRAINT"},
+		{fatalWrapper{inner: mssql.Error{Number: 9002}}, "9002 LOG_FULL"},
+		{mssql.Error{Number: 102}, "102"},
+		{context.DeadlineExceeded, codeTimeout},
+	} {
+		if got := dbdriver.Label(classify(tc.err)); got != tc.label {
+			t.Errorf("Label(%v) = %q, want %q", tc.err, got, tc.label)
+		}
+	}
+	for n, name := range errorNames {
+		if name == "" || strings.ContainsAny(name, " \t") || strings.ToUpper(name) != name {
+			t.Errorf("%d: name %q is not one upper-case token", n, name)
+		}
+	}
+}
+
+// TestFatalNotRetried: no fatal number is retried or taken for a lost
+// connection.
+func TestFatalNotRetried(t *testing.T) {
+	for _, n := range []int32{41823, 41840, 40544, 40552, 1105, 1101, 9002, 3906, 229, 230, 262} {
+		err := classify(mssql.Error{Number: n})
+		if !dbdriver.IsFatal(err) || dbdriver.IsRetryable(err) || dbdriver.IsConnLost(err) {
+			t.Errorf("%d: fatal %v, retryable %v, connection lost %v", n, dbdriver.IsFatal(err), dbdriver.IsRetryable(err), dbdriver.IsConnLost(err))
+		}
 	}
 }
 
@@ -228,5 +281,20 @@ func TestOpenError(t *testing.T) {
 				t.Errorf("the cause is not reachable with errors.Is or errors.As")
 			}
 		})
+	}
+}
+
+func TestDirectoryOf(t *testing.T) {
+	for path, want := range map[string]string{
+		`C:\Program Files\Microsoft SQL Server\MSSQL16.MSSQLSERVER\MSSQL\DATA\bench.mdf`: `C:\Program Files\Microsoft SQL Server\MSSQL16.MSSQLSERVER\MSSQL\DATA`,
+		"/var/opt/mssql/data/bench.mdf": "/var/opt/mssql/data",
+		`C:\bench.mdf`:                  `C:\`,
+		"/bench.mdf":                    "/",
+		"data_0":                        "",
+		"":                              "",
+	} {
+		if got := directoryOf(path); got != want {
+			t.Errorf("directoryOf(%q) = %q, want %q", path, got, want)
+		}
 	}
 }

@@ -619,14 +619,20 @@ func (m *monitor) Close() error {
 
 // refused reports an error the server answered a query with (no
 // permission, no such view) rather than a connection that failed or a
-// busy server: the monitor then goes without what the query reads.
+// busy server: the monitor then goes without what the query reads. A
+// refused permission (229) is fatal to a run's operations, and a refusal
+// here alike.
 func refused(err error) bool {
 	var fatal mssql.ServerError
 	if errors.As(err, &fatal) {
 		return false
 	}
 	var e mssql.Error
-	return errors.As(err, &e) && classOfNumber(significantNumber(e)) == dbdriver.ClassOther
+	if !errors.As(err, &e) {
+		return false
+	}
+	c := classOfNumber(significantNumber(e))
+	return c == dbdriver.ClassOther || c == dbdriver.ClassFatal
 }
 
 // serverMessage is the server's own words for a refused query.

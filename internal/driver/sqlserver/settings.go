@@ -80,6 +80,15 @@ func readState(ctx context.Context, q interface {
 	return st, err
 }
 
+// product names the service as Microsoft does: Azure SQL Database is not
+// "SQL Server" to its users, though it speaks the same protocol.
+func product(engineEdition int) string {
+	if engineEdition == engineAzureSQLDatabase {
+		return "Azure SQL Database"
+	}
+	return "SQL Server"
+}
+
 // serverVersion is the first line of @@VERSION (the rest is the build date,
 // copyright and host OS), named "Azure SQL Database" on that service, whose
 // @@VERSION says only "Microsoft SQL Azure".

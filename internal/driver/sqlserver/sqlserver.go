@@ -148,6 +148,7 @@ func (Driver) Open(ctx context.Context, target dbdriver.Target, opts dbdriver.Op
 	}
 	db.info = dbdriver.Info{
 		Driver:        "sqlserver",
+		Product:       product(st.engineEdition),
 		Library:       "go-mssqldb " + dbdriver.ModuleVersion(libraryPath),
 		ServerVersion: serverVersion(st.version, st.engineEdition),
 		Settings: append(append(settings(st, opts, changes, cfg.auth()), sessionSettings(ss, st, opts)...),

@@ -75,6 +75,16 @@ func hasCount(text string, n int64) bool {
 	return re.MatchString(text)
 }
 
+// checkNamesFS fails the test unless the stop line says what to do about
+// a full local disk: the file system that filled (its mount point) and
+// its free space now.
+func checkNamesFS(t *testing.T, line, mnt string) {
+	t.Helper()
+	if !strings.Contains(line, mnt) || !strings.Contains(line, "free") {
+		t.Errorf("the stop line does not name the file system that filled (%s) and its free space: %s", mnt, line)
+	}
+}
+
 // bareCode matches an error key whose code has no name beside it:
 // "ERROR(53100)" where "ERROR(53100 disk_full)" is due.
 var bareCode = regexp.MustCompile(`^ERROR\([0-9A-Z]{1,5}\)$`)
@@ -142,8 +152,8 @@ func TestSQLiteDiskFull(t *testing.T) {
 		t.Errorf("no line names the full disk\n%s", o.all())
 	case !hasCount(stop, loaded):
 		t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, stop)
-	case !strings.Contains(stop, mnt) && !strings.Contains(o.stderr, mnt):
-		t.Errorf("nothing names the file system that filled (%s)\n%s", mnt, o.all())
+	default:
+		checkNamesFS(t, stop, mnt)
 	}
 	if stopLine(o, "incomplete") == "" {
 		t.Errorf("nothing says the table is incomplete\n%s", o.all())
@@ -278,6 +288,7 @@ func testPostgresDiskFull(t *testing.T, settings map[string]string, crash bool) 
 		if !hasCount(fatal, loaded) {
 			t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, fatal)
 		}
+		checkNamesFS(t, fatal, mnt)
 	case lost != "" && crash:
 		// Crashed and stayed down: the load waited 5 s for it, then stopped.
 		t.Logf("stopped by the outage: %s", lost)
@@ -385,6 +396,8 @@ func TestMariaDBDiskFull(t *testing.T) {
 		t.Errorf("no line says the load stopped on a full disk\n%s", o.all())
 	case !hasCount(stop, loaded):
 		t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, stop)
+	default:
+		checkNamesFS(t, stop, mnt)
 	}
 	checkNamedErrors(t, o, sum)
 	checkVerdict(t, o, sum, "disk full", "is full", "ER_RECORD_FILE_FULL")

@@ -153,6 +153,7 @@ func TestSQLiteDiskFull(t *testing.T) {
 	case !hasCount(stop, loaded):
 		t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, stop)
 	default:
+		t.Logf("stopped: %s", stop)
 		checkNamesFS(t, stop, mnt)
 	}
 	if stopLine(o, "incomplete") == "" {
@@ -397,6 +398,7 @@ func TestMariaDBDiskFull(t *testing.T) {
 	case !hasCount(stop, loaded):
 		t.Errorf("the stop line does not give the %d rows loaded: %s", loaded, stop)
 	default:
+		t.Logf("stopped: %s", stop)
 		checkNamesFS(t, stop, mnt)
 	}
 	checkNamedErrors(t, o, sum)

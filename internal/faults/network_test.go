@@ -152,6 +152,9 @@ func TestLossySlowNetwork(t *testing.T) {
 	if reads+updates != operations || seriesCount(run, "READ")+seriesCount(run, "UPDATE") != operations || len(run.Errors) != 0 {
 		t.Errorf("the run counted %d reads and %d updates OK (errors %s), want %d operations", reads, updates, errorKeys(run), operations)
 	}
+	if run.Diagnosis != nil {
+		t.Logf("verdict: %s", run.Diagnosis.Verdict)
+	}
 	p50, p99 := percentile(run, "READ", 50), percentile(run, "READ", 99)
 	t.Logf("READ p50 %d µs, p99 %d µs; UPDATE p50 %d µs, p99 %d µs", p50, p99, percentile(run, "UPDATE", 50), percentile(run, "UPDATE", 99))
 	// 20 ms each way: no operation takes less than a 40 ms round trip.

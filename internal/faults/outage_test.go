@@ -35,7 +35,7 @@ func TestServerDoesNotComeBack(t *testing.T) {
 				args = append(args, "-p", "recordcount=500", "--operations", "100000000")
 			}
 			wait := dbprobeAsync(t, 30*time.Second, args...)
-			time.Sleep(2 * time.Second)
+			time.Sleep(1500 * time.Millisecond)
 			killed := time.Now()
 			if err := srv.Kill(); err != nil {
 				t.Fatalf("killing the server: %v", err)

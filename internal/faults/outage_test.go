@@ -9,23 +9,44 @@ import (
 	"dbprobe/internal/instance"
 )
 
-// TestServerDoesNotComeBack kills the server in the middle of a phase
-// without a duration — a load, a run by operation count — and never
-// starts it again: dbprobe waits --reconnect-timeout (5 s) for it, then
-// stops with one line that says so, exit status 1, and a result file
-// complete up to that moment, whose verdict names the outage.
+// TestServerDoesNotComeBack loses the server in the middle of a phase
+// without a duration — a load, a run by operation count — for good:
+// killed and never started again, or cut off by a network that stays cut
+// (operations then fail by --op-timeout). dbprobe waits
+// --reconnect-timeout (5 s) for it, then stops with one line that says
+// so, exit status 1, and a result file complete up to that moment, whose
+// verdict names the outage.
 func TestServerDoesNotComeBack(t *testing.T) {
 	for _, tc := range []struct {
 		kind  instance.Kind
 		phase string
+		// cut: the network to the server is cut rather than the server
+		// killed.
+		cut bool
 	}{
-		{instance.Postgres, "load"},
-		{instance.MariaDB, "run"},
+		{instance.Postgres, "load", false},
+		{instance.MariaDB, "run", false},
+		{instance.Postgres, "load", true},
 	} {
-		t.Run(tc.kind.String()+"/"+tc.phase, func(t *testing.T) {
-			srv := startServer(t, tc.kind, instance.Options{})
+		name := tc.kind.String() + "/" + tc.phase
+		if tc.cut {
+			name += "/cut"
+		}
+		t.Run(name, func(t *testing.T) {
+			var srv *instance.Server
+			var ns *netNS
+			if tc.cut {
+				ns, srv = postgresInNetns(t)
+			} else {
+				srv = startServer(t, tc.kind, instance.Options{})
+			}
 			out := filepath.Join(t.TempDir(), tc.phase+".jsonl")
 			args := []string{tc.phase, "--db", srv.URL(), "--threads", "2", "--reconnect-timeout", "5s", "--out", out}
+			if tc.cut {
+				// Without an operation timeout an operation on a cut
+				// network waits as long as TCP does (minutes).
+				args = append(args, "--op-timeout", "1s", "--allow-insecure-tls")
+			}
 			if tc.phase == "load" {
 				args = append(args, "-p", "recordcount=1000000")
 			} else {
@@ -36,13 +57,15 @@ func TestServerDoesNotComeBack(t *testing.T) {
 			}
 			wait := dbprobeAsync(t, 30*time.Second, args...)
 			time.Sleep(1500 * time.Millisecond)
-			killed := time.Now()
-			if err := srv.Kill(); err != nil {
+			lost := time.Now()
+			if tc.cut {
+				ns.drop(t, 100)
+			} else if err := srv.Kill(); err != nil {
 				t.Fatalf("killing the server: %v", err)
 			}
 			o := wait()
-			after := time.Since(killed)
-			t.Logf("%s ended with status %d %v after the server was killed", tc.phase, o.code, after.Round(time.Millisecond))
+			after := time.Since(lost)
+			t.Logf("%s ended with status %d %v after the server was lost", tc.phase, o.code, after.Round(time.Millisecond))
 			if strings.Contains(o.stdout+o.stderr, srv.Password()) {
 				t.Errorf("the password appears in dbprobe's output")
 			}
@@ -53,7 +76,7 @@ func TestServerDoesNotComeBack(t *testing.T) {
 			// The wait counts from the start of the first operation that
 			// failed, one in flight at the kill: a little before it.
 			if after < 4500*time.Millisecond || after > 9*time.Second {
-				t.Errorf("dbprobe ended %v after the server was killed, want 5 s (--reconnect-timeout) and a little", after)
+				t.Errorf("dbprobe ended %v after the server was lost, want 5 s (--reconnect-timeout) and a little", after)
 			}
 			line := stopLine(o, "has not answered")
 			switch {

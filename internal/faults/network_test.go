@@ -69,6 +69,9 @@ func TestNetworkCut(t *testing.T) {
 		t.Errorf("a 15 s run took %v", o.elapsed)
 	}
 	sum := summaryOf(t, readResult(t, out), "run")
+	// Operations that timed out are counted once, in the interval they
+	// ended in, as the others are.
+	checkIntervalsAddUp(t, readResult(t, out), "run", "READ", "UPDATE", "READ-FAILED", "UPDATE-FAILED")
 	a := sum.Availability
 	if a == nil || len(a.Outages) != 1 {
 		t.Fatalf("availability %+v, want one outage\n%s", a, o.all())

@@ -282,6 +282,29 @@ func checkVerdict(t *testing.T, o outcome, s *result.Summary, wants ...string) {
 	}
 }
 
+// checkStopped fails the test unless the result records that the phase
+// was stopped early for reason (result.StopFatal, StopUnreachable), with
+// code among its words when code is not empty, and ended by it.
+func checkStopped(t *testing.T, s *result.Summary, reason, code string) {
+	t.Helper()
+	st := s.Stopped
+	switch {
+	case st == nil:
+		t.Errorf("the result does not record why the phase stopped (want %s)", reason)
+		return
+	case st.Reason != reason:
+		t.Errorf("the result says the phase stopped for %q (%s), want %q", st.Reason, st.Cause, reason)
+	case code != "" && !strings.Contains(st.Code, code):
+		t.Errorf("the result's stop has code %q, want %s", st.Code, code)
+	case st.At.IsZero():
+		t.Errorf("the result's stop has no time: %+v", *st)
+	}
+	want := map[string]string{result.StopFatal: "error", result.StopUnreachable: "unreachable"}[reason]
+	if s.Ending == nil || s.Ending.By != want {
+		t.Errorf("the result's ending is %+v, want by %q", s.Ending, want)
+	}
+}
+
 // errorKeys returns the result's error counts as "KEY×N" text, for
 // messages.
 func errorKeys(s *result.Summary) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"dbprobe/internal/instance"
+	"dbprobe/internal/result"
 )
 
 // TestServerDoesNotComeBack loses the server in the middle of a phase
@@ -92,6 +93,7 @@ func TestServerDoesNotComeBack(t *testing.T) {
 			if a == nil || len(a.Outages) == 0 || !a.Outages[len(a.Outages)-1].Ongoing {
 				t.Fatalf("availability %+v: want an outage still going on at the end", a)
 			}
+			checkStopped(t, sum, result.StopUnreachable, "")
 			if d := a.Outages[len(a.Outages)-1].Duration(); d < 4*time.Second || d > 8*time.Second {
 				t.Errorf("the outage lasted %v in the result, want about 5 s", d)
 			}

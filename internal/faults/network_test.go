@@ -113,7 +113,7 @@ func TestLossySlowNetwork(t *testing.T) {
 	dbURL := viaRelay(t, srv, r)
 	ns.drop(t, 5)
 
-	const records, operations = 2000, 300
+	const records, operations = 1000, 200
 	loadOut := filepath.Join(t.TempDir(), "load.jsonl")
 	o := dbprobe(t, time.Minute, "load", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records), "--threads", "2", "--out", loadOut)
 	t.Logf("load ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
@@ -144,7 +144,7 @@ func TestLossySlowNetwork(t *testing.T) {
 
 	runOut := filepath.Join(t.TempDir(), "run.jsonl")
 	o = dbprobe(t, time.Minute, "run", "--db", dbURL, "-p", "recordcount="+strconv.Itoa(records),
-		"--operations", strconv.Itoa(operations), "--threads", "12", "--out", runOut)
+		"--operations", strconv.Itoa(operations), "--threads", "10", "--out", runOut)
 	t.Logf("run ended with status %d after %v", o.code, o.elapsed.Round(time.Millisecond))
 	if o.code != 0 {
 		t.Fatalf("run: status %d\n%s", o.code, o.all())

@@ -25,7 +25,9 @@ func TestServerDoesNotComeBack(t *testing.T) {
 		// killed.
 		cut bool
 	}{
-		{instance.Postgres, "load", false},
+		// A server killed in the middle of a load is internal/cli's
+		// TestServerThatDoesNotComeBackStopsTheLoad; here a run by
+		// operation count, and a load cut off by the network.
 		{instance.MariaDB, "run", false},
 		{instance.Postgres, "load", true},
 	} {

@@ -68,6 +68,10 @@ type availability struct {
 	begin     int64 // measure.Now start of the outage's first failure
 	knownDown int64 // when that failure ended: later successes prove recovery
 	failed    int64
+	// recovered is when the last outage ended: a failure that began
+	// before it (a reconnection attempt sent into the cut that gave up
+	// after the service came back) belongs to that outage.
+	recovered int64
 	outages   []Outage
 }
 
@@ -85,12 +89,18 @@ func (a *availability) since() (int64, bool) {
 // database between start and end; n is 0 for a failed reconnection.
 func (a *availability) fail(start, end, n int64) {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	if !a.open.Load() {
+		if start < a.recovered {
+			if k := len(a.outages) - 1; k >= 0 && a.outages[k].End.Equal(measure.Wall(a.recovered)) {
+				a.outages[k].Failed += n
+			}
+			return
+		}
 		a.begin, a.knownDown, a.failed = start, end, 0
 		a.open.Store(true)
 	}
 	a.failed += n
-	a.mu.Unlock()
 }
 
 // succeed records an operation that succeeded; it ends an outage when it
@@ -106,6 +116,7 @@ func (a *availability) succeed(start, end int64) {
 		return
 	}
 	a.open.Store(false)
+	a.recovered = end
 	a.record(end, false)
 }
 

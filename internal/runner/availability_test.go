@@ -237,3 +237,25 @@ func TestTransientFailuresAreAnOutage(t *testing.T) {
 		t.Errorf("retries %d, errors %v: want retried 40613s", out.Retries, out.Errors)
 	}
 }
+
+// A failure that began during an outage and ended after the service came
+// back (a reconnection attempt sent into a cut network) is part of that
+// outage: it must not open a second one that overlaps the first.
+func TestLateFailureOfAnOutageOpensNoOther(t *testing.T) {
+	var a availability
+	ms := int64(time.Millisecond)
+	a.fail(0, 10*ms, 1)
+	a.fail(100*ms, 200*ms, 0) // an attempt sent into the cut …
+	a.succeed(300*ms, 301*ms) // … the service comes back …
+	a.fail(250*ms, 900*ms, 2) // … and an attempt sent before it gives up
+	a.succeed(950*ms, 951*ms)
+	got := a.finish(1000 * ms)
+	if len(got) != 1 || got[0].Failed != 3 || got[0].Duration() != 301*time.Millisecond {
+		t.Fatalf("outages %+v, want one of 301ms with 3 failed", got)
+	}
+	// A failure that begins after the recovery is a new outage.
+	a.fail(1100*ms, 1200*ms, 1)
+	if got := a.finish(1500 * ms); len(got) != 2 || !got[1].Ongoing {
+		t.Fatalf("outages %+v, want a second one, ongoing", got)
+	}
+}

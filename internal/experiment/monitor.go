@@ -96,11 +96,21 @@ func (m *Monitoring) Align(origin time.Time) {
 
 // Stop ends the monitor after its last interval, which belongs before the
 // phase's summary. It may be called more than once.
-func (m *Monitoring) Stop() {
+func (m *Monitoring) Stop() { m.stop(false) }
+
+// Abandon is Stop for a phase that ended while the database was not
+// answering: the monitor does not wait on it (monitor.Abandon).
+func (m *Monitoring) Abandon() { m.stop(true) }
+
+func (m *Monitoring) stop(abandon bool) {
 	if m.mon == nil {
 		return
 	}
-	m.mon.Stop()
+	if abandon {
+		m.mon.Abandon()
+	} else {
+		m.mon.Stop()
+	}
 	for _, n := range m.mon.Notes()[m.seen:] {
 		m.late = append(m.late, "monitor: "+n)
 	}

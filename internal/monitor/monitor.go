@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"dbprobe/internal/driver"
@@ -70,6 +71,13 @@ type Monitor struct {
 	done     chan struct{}
 	stopOnce sync.Once
 
+	// dbCtx is what readings of the database run under; Abandon cancels
+	// it and sets abandoned, so that the loop neither waits on a database
+	// that stopped answering nor reads it again.
+	dbCtx     context.Context
+	abandonDB context.CancelFunc
+	abandoned atomic.Bool
+
 	alignMu sync.Mutex
 	alignTo time.Time          // an origin Align asked for, not yet taken
 	wake    context.CancelFunc // ends the loop's current sleep
@@ -87,9 +95,10 @@ type Monitor struct {
 const queryTimeout = 5 * time.Second
 
 // databaseContext is what a reading of the database runs under: the loop's
-// values without its cancellation, and bounded by queryTimeout.
-func databaseContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), queryTimeout)
+// values without its cancellation (Stop waits for it), bounded by
+// queryTimeout and ended by Abandon.
+func (l *loop) databaseContext() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(l.m.dbCtx, queryTimeout)
 }
 
 // Start takes a first reading of everything it samples and starts the loop
@@ -127,6 +136,7 @@ func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Inte
 	}
 	loopCtx, cancel := context.WithCancel(ctx)
 	m := &Monitor{cancel: cancel, done: make(chan struct{})}
+	m.dbCtx, m.abandonDB = context.WithCancel(context.WithoutCancel(ctx))
 	l := &loop{m: m, opts: opts, clock: e.clock, onInterval: onInterval}
 	l.waits.init()
 
@@ -168,6 +178,20 @@ func (m *Monitor) Stop() {
 		m.cancel()
 		<-m.done
 	})
+}
+
+// Abandon is Stop for a phase that ended because the database stopped
+// answering (a server that did not come back, a cut network): the reading
+// of the database in progress is cancelled rather than waited for (up to
+// queryTimeout, and a driver's cancel request that cannot reach the server
+// adds its own wait), and the last interval has host and client figures
+// only. It may be called more than once, and after Stop.
+func (m *Monitor) Abandon() {
+	if m.abandoned.CompareAndSwap(false, true) {
+		m.note("the database was not read at the end: it had stopped answering")
+	}
+	m.abandonDB()
+	m.Stop()
 }
 
 // Align moves the interval boundaries to origin + k×Interval from now on:
@@ -298,7 +322,11 @@ func (l *loop) run(ctx context.Context, started time.Time) {
 	if end := l.clock.Now(); end.After(ivStart) {
 		l.emit(ctx, ivStart, end)
 	}
-	if l.dbOpen != nil {
+	if l.dbOpen != nil && l.m.abandoned.Load() {
+		// Closing may wait on the network that stopped answering.
+		l.copyUnavailable()
+		go l.dbOpen.Close()
+	} else if l.dbOpen != nil {
 		l.copyUnavailable()
 		if err := l.dbOpen.Close(); err != nil {
 			l.m.note(fmt.Sprintf("database monitor: close: %s", l.opts.describe(err)))
@@ -348,7 +376,9 @@ func (l *loop) nextWait(k int64, j int, now time.Time) int {
 // emit reads everything and reports the interval.
 func (l *loop) emit(ctx context.Context, start, end time.Time) {
 	metrics := make(map[string]float64, 32)
-	if l.db == nil && l.source != nil {
+	if l.m.abandoned.Load() {
+		l.db = nil
+	} else if l.db == nil && l.source != nil {
 		l.reopenDatabase(ctx)
 	}
 	l.sampleDatabase(ctx, metrics)
@@ -376,7 +406,7 @@ func (l *loop) sampleDatabase(ctx context.Context, metrics map[string]float64) {
 	if l.db == nil {
 		return
 	}
-	dctx, cancel := databaseContext(ctx)
+	dctx, cancel := l.databaseContext()
 	s, err := l.db.Sample(dctx)
 	cancel()
 	if err != nil {
@@ -412,7 +442,7 @@ func (l *loop) sampleTime(s driver.Sample) time.Time {
 }
 
 func (l *loop) sampleWaits(ctx context.Context) {
-	dctx, cancel := databaseContext(ctx)
+	dctx, cancel := l.databaseContext()
 	ws, err := l.db.Waits(dctx)
 	cancel()
 	if err != nil {
@@ -426,7 +456,7 @@ func (l *loop) sampleWaits(ctx context.Context) {
 // monitor again after it failed. Its first reading is a base: the interval
 // has no database rates.
 func (l *loop) reopenDatabase(ctx context.Context) {
-	dctx, cancel := databaseContext(ctx)
+	dctx, cancel := l.databaseContext()
 	defer cancel()
 	dm, err := l.source.Monitor(dctx)
 	if err != nil {

@@ -652,3 +652,82 @@ func TestDescribeShowsTheLabel(t *testing.T) {
 		t.Errorf("describe = %q, want %q", got, want)
 	}
 }
+
+// hangingMonitor answers its first Sample and then hangs in every reading
+// until its context ends, as a database behind a cut network does.
+type hangingMonitor struct {
+	mu      sync.Mutex
+	samples int
+	hung    chan struct{} // closed when a reading hangs
+	ended   error         // the hung reading's ctx.Err()
+}
+
+func (m *hangingMonitor) Sample(ctx context.Context) (driver.Sample, error) {
+	m.mu.Lock()
+	m.samples++
+	n := m.samples
+	m.mu.Unlock()
+	if n == 1 {
+		return driver.Sample{Counters: map[string]float64{"xact_commit": 1}}, nil
+	}
+	return driver.Sample{}, m.hang(ctx)
+}
+
+func (m *hangingMonitor) Waits(ctx context.Context) ([]driver.Wait, error) { return nil, m.hang(ctx) }
+
+func (m *hangingMonitor) hang(ctx context.Context) error {
+	m.mu.Lock()
+	select {
+	case <-m.hung:
+	default:
+		close(m.hung)
+	}
+	m.mu.Unlock()
+	<-ctx.Done()
+	m.mu.Lock()
+	m.ended = ctx.Err()
+	m.mu.Unlock()
+	return ctx.Err()
+}
+
+func (m *hangingMonitor) Unavailable() []string { return nil }
+func (m *hangingMonitor) Close() error          { return nil }
+
+type hangingDB struct {
+	driver.DB
+	mon *hangingMonitor
+}
+
+func (d hangingDB) Monitor(context.Context) (driver.Monitor, error) { return d.mon, nil }
+
+// Abandon cancels a reading of a database that stopped answering instead
+// of waiting queryTimeout for it, and reads the database no more.
+func TestAbandonCancelsAHungReading(t *testing.T) {
+	hm := &hangingMonitor{hung: make(chan struct{})}
+	c := &collector{}
+	m, err := Start(context.Background(), hangingDB{mon: hm}, Options{Interval: 20 * time.Millisecond}, c.add)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-hm.hung
+	m.Abandon()
+	hm.mu.Lock()
+	ended, samples := hm.ended, hm.samples
+	hm.mu.Unlock()
+	if !errors.Is(ended, context.Canceled) {
+		t.Fatalf("the hung reading ended with %v, want it cancelled (not its %v timeout)", ended, queryTimeout)
+	}
+	got := c.all()
+	if len(got) == 0 {
+		t.Fatal("no interval reported")
+	}
+	if _, ok := got[len(got)-1].Metrics["db.xact_commit/s"]; ok {
+		t.Error("the last interval has database rates from a database that stopped answering")
+	}
+	if samples > 2 {
+		t.Errorf("%d database readings, want no more after the hung one", samples)
+	}
+	if notes := strings.Join(m.Notes(), "\n"); !strings.Contains(notes, "not read at the end: it had stopped answering") {
+		t.Errorf("notes: %s", notes)
+	}
+}

@@ -275,8 +275,13 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	}
 
 	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
-	// The monitor's last interval belongs before the summary.
-	mon.Stop()
+	// The monitor's last interval belongs before the summary; it does not
+	// wait on a database that was not answering when the phase ended.
+	if out != nil && (out.EndedBy == runner.EndedByUnreachable || (len(out.Outages) > 0 && out.Outages[len(out.Outages)-1].Ongoing)) {
+		mon.Abandon()
+	} else {
+		mon.Stop()
+	}
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
 	}

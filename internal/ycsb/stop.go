@@ -75,13 +75,12 @@ func (j *job) stopped(ph runner.Phase, out *runner.Outcome) (*result.Stopped, st
 		parts = append(parts, fmt.Sprintf("%s has not answered for %s since %s: the %s stops, %s",
 			where, experiment.SecondsText(s.Waited), s.Since.Format("15:04:05"), ph, j.progress(ph, out)))
 		parts = j.appendTable(parts, ph)
-		switch {
-		case space != "" && low:
+		// The file system is named only when it is nearly full, the likely
+		// cause: a server that died for another reason has room to spare,
+		// and its free space would only distract.
+		if space != "" && low {
 			parts = append(parts, space+": free space there and restart the server, "+again)
-		case space != "":
-			parts = append(parts, space)
-			fallthrough
-		default:
+		} else {
 			parts = append(parts, "bring the server back (or wait longer with --reconnect-timeout), "+again)
 		}
 	default:

@@ -18,6 +18,10 @@ type ConnectionRoom struct {
 	// Setting names what sets Max, as the user would change it:
 	// "max_connections", "maxclients".
 	Setting string
+	// Limit says how Max follows from the settings when it is not the
+	// setting's value: "max_connections 10 less 3 reserved"; "" when
+	// Max is the setting.
+	Limit string
 }
 
 // Free is how many more connections the server accepts now.

@@ -104,8 +104,12 @@ func CheckConnections(ctx context.Context, db driver.DB, target driver.Target, w
 	if setting == "" {
 		setting = "the server's connection limit"
 	}
-	return badinput.New("%s needs %d connections, but %s accepts %d more (%s %d, %d in use); %s or raise %s",
-		what, need, Where(db, target), room.Free(), setting, room.Max, room.InUse, fewer, setting)
+	limit := room.Limit
+	if limit == "" {
+		limit = fmt.Sprintf("%s %d", setting, room.Max)
+	}
+	return badinput.New("%s needs %d connections, but %s accepts %d more (%s, %d in use); %s or raise %s",
+		what, need, Where(db, target), room.Free(), limit, room.InUse, fewer, setting)
 }
 
 // SpaceNote says, for a fault on a database on this machine, where its
@@ -130,6 +134,31 @@ func SpaceNote(dir string) (note string, low bool) {
 func LooksFull(label, message string) bool {
 	l := strings.ToLower(label + " " + message)
 	return strings.Contains(l, "full") || strings.Contains(l, "no space")
+}
+
+// FaultAdvice says what to do about a fatal failure that is not a full
+// disk, from the failure's code, name and message: the words databases use
+// for a read-only database, a refused permission or a spent quota, read
+// without naming any database. "" when it says none of them.
+func FaultAdvice(label, message string) string {
+	l := strings.ToLower(label + " " + message)
+	has := func(words ...string) bool {
+		for _, w := range words {
+			if strings.Contains(l, w) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case has("read-only", "read_only", "readonly", "read only"):
+		return "the database or the session is read-only (a standby, a read-only setting or mode): point --db at a writable primary or lift the setting"
+	case has("permission", "privilege", "denied", "noperm", "not authorized", "_auth"):
+		return "grant the user what the operation needs"
+	case has("quota", "oom", "memory", "resource limit"):
+		return "a quota or memory limit is spent: raise the limit or the tier, or free what holds it"
+	}
+	return ""
 }
 
 // Grouped writes n with a comma between thousands, as a stop line says

@@ -158,3 +158,22 @@ func parsed(t *testing.T, raw string) driver.Target {
 	}
 	return driver.Target{Driver: u.Scheme, URL: u}
 }
+
+// A fatal failure's advice follows the database's words for it.
+func TestFaultAdvice(t *testing.T) {
+	for _, c := range []struct{ label, message, want string }{
+		{"25006 read_only_sql_transaction", "cannot execute UPDATE in a read-only transaction", "read-only"},
+		{"8 SQLITE_READONLY", "attempt to write a readonly database", "read-only"},
+		{"1290 ER_OPTION_PREVENTS_STATEMENT", "The MariaDB server is running with the --read-only option", "read-only"},
+		{"42501 insufficient_privilege", "permission denied for table usertable", "grant"},
+		{"1142 ER_TABLEACCESS_DENIED_ERROR", "UPDATE command denied to user", "grant"},
+		{"OOM", "command not allowed when used memory > 'maxmemory'", "limit"},
+		{"41823", "database has reached its quota", "limit"},
+		{"58030 io_error", "could not write block", ""},
+	} {
+		got := FaultAdvice(c.label, c.message)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("FaultAdvice(%q, %q) = %q, want it to say %q", c.label, c.message, got, c.want)
+		}
+	}
+}

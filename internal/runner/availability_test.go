@@ -171,6 +171,28 @@ func TestBadInputStopsThePhase(t *testing.T) {
 	}
 }
 
+// A privilege revoked in the middle of a phase is the user's to fix and
+// fatal: it stops the phase as a fault, with its outcome kept, rather than
+// as bad input that loses what the phase did.
+func TestRevokedPrivilegeStopsAsAFault(t *testing.T) {
+	db := &fakeDB{}
+	plan := db.plan(0, PerWorker)
+	revoked := driver.Classify(badinput.New("permission denied for table usertable; grant it"), "42501", driver.ClassFatal)
+	db.fail = func(call int64) error {
+		if call > 200 {
+			return revoked
+		}
+		return nil
+	}
+	out, err := Execute(context.Background(), plan, Options{Threads: 2, MaxExecutionTime: time.Minute})
+	if err != nil || out == nil {
+		t.Fatalf("outcome %v, err %v: want an outcome stopped by the fault", out, err)
+	}
+	if out.Stopped == nil || out.Stopped.Cause != StopFatal || out.Ops < 200 {
+		t.Fatalf("stopped %+v after %d operations: want a fatal stop after the first 200", out.Stopped, out.Ops)
+	}
+}
+
 // TestOnStartGivesTheTicksOrigin: OnStart gets the phase's start, once the
 // sessions are open and before any operation, and the origin of its
 // ticks, the wall clock's whole second before it; the first tick starts

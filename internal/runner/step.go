@@ -167,14 +167,17 @@ func (w *worker) record(ok, failed int, name string, err error, start, end int64
 		w.rec.Error(code)
 	}
 	w.phase.noteError(name, code, err)
+	// A fatal failure that is also the user's to fix (a privilege revoked
+	// mid-run) stops the phase as a fault, keeping its summary: the phase
+	// ran, and what it did before counts.
 	switch {
-	case badinput.Is(err):
-		w.phase.abort(name, err)
 	case driver.IsFatal(err):
 		w.phase.fatal(n, err)
 		if w.phase.opts.OnError == OnErrorStop {
 			w.phase.halt(Stop{Cause: StopFatal, Op: name, Err: err, At: time.Now()})
 		}
+	case badinput.Is(err):
+		w.phase.abort(name, err)
 	}
 }
 

@@ -572,15 +572,22 @@ func (j *job) bounds(ph runner.Phase) string {
 // ending says which bound ended the phase, with the figures.
 func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	e := &result.Ending{By: out.EndedBy.String()}
+	// failed says how many of the operations counted failed, so that a
+	// count beside the stop line's "after 8,000 of 100,000 rows" (those
+	// that succeeded) reads the same: "9000 operations (1000 failed)".
+	failed := ""
+	if out.Failed > 0 {
+		failed = fmt.Sprintf(" (%d failed)", out.Failed)
+	}
 	switch out.EndedBy {
 	case runner.EndedByInterrupt:
-		e.Text = fmt.Sprintf("interrupted after %d operations", out.Ops)
+		e.Text = fmt.Sprintf("interrupted after %d operations%s", out.Ops, failed)
 	case runner.EndedByError:
-		e.Text = fmt.Sprintf("stopped after %d operations by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failureWords(out.Stopped.Err))
+		e.Text = fmt.Sprintf("stopped after %d operations%s by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failed, failureWords(out.Stopped.Err))
 	case runner.EndedByUnreachable:
-		e.Text = fmt.Sprintf("stopped after %d operations: the database did not answer for %s (reconnect.timeout)", out.Ops, experiment.SecondsText(j.cfg.ReconnectTimeout))
+		e.Text = fmt.Sprintf("stopped after %d operations%s: the database did not answer for %s (reconnect.timeout)", out.Ops, failed, experiment.SecondsText(j.cfg.ReconnectTimeout))
 	case runner.EndedByTime:
-		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations", j.cfg.MaxExecutionTime, out.Ops)
+		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations%s", j.cfg.MaxExecutionTime, out.Ops, failed)
 		if ph == runner.Load {
 			e.Text += fmt.Sprintf(", before the %d records of insertcount were all inserted", j.cfg.Workload.InsertCount)
 		} else if n := j.cfg.Workload.OperationCount; n > 0 {
@@ -594,6 +601,9 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 		}
 		if t := j.cfg.MaxExecutionTime; t > 0 {
 			e.Text += fmt.Sprintf(" before maxexecutiontime=%s", t)
+		}
+		if out.Failed > 0 {
+			e.Text += fmt.Sprintf("; %d of them failed", out.Failed)
 		}
 	}
 	return e

@@ -171,7 +171,7 @@ func TestUnreachableServerStopsALoad(t *testing.T) {
 	if a := sum.Availability; a == nil || len(a.Outages) != 1 || !a.Outages[0].Ongoing {
 		t.Fatalf("availability %+v, want one outage still going on", sum.Availability)
 	}
-	if want := "stopped after 1100 operations: the database did not answer for 0.2 s (reconnect.timeout)"; sum.Ending.Text != want {
+	if want := "stopped after 1100 operations (100 failed): the database did not answer for 0.2 s (reconnect.timeout)"; sum.Ending.Text != want {
 		t.Fatalf("ended %q, want %q", sum.Ending.Text, want)
 	}
 	if !strings.Contains(stdout, "\n# stopped: "+err.Error()+"\n") {

@@ -88,14 +88,17 @@ func (j *job) stopped(ph runner.Phase, out *runner.Outcome) (*result.Stopped, st
 		words = failureWords(err)
 		parts = append(parts, fmt.Sprintf("%s stopped: %s, %s", ph, words, j.progress(ph, out)))
 		parts = j.appendTable(parts, ph)
+		// The data's file system is named only for a full disk: beside a
+		// read-only database or a refused permission it would mislead.
 		full := low || experiment.LooksFull(rec.Code, rec.Cause)
+		advice := experiment.FaultAdvice(rec.Code, rec.Cause)
 		switch {
 		case space != "" && full:
 			parts = append(parts, space+": free space there, "+again)
-		case space != "":
-			parts = append(parts, space+"; fix what the error says, "+again)
 		case full:
 			parts = append(parts, "free space where the database keeps its files, "+again)
+		case advice != "":
+			parts = append(parts, advice+", "+again)
 		default:
 			parts = append(parts, "fix what the error says, "+again)
 		}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -44,11 +45,15 @@ func (db *DB) ConnectionRoom(ctx context.Context) (driver.ConnectionRoom, error)
 	if err != nil {
 		return driver.ConnectionRoom{}, classify(err)
 	}
-	return driver.ConnectionRoom{
+	room := driver.ConnectionRoom{
 		Max:     userConnectionLimit(maxConns, superuserReserved, reserved, superuser, useReserved),
 		InUse:   inUse,
 		Setting: "max_connections",
-	}, nil
+	}
+	if kept := maxConns - room.Max; kept > 0 {
+		room.Limit = fmt.Sprintf("max_connections %d less %d reserved", maxConns, kept)
+	}
+	return room, nil
 }
 
 // userConnectionLimit is how many client connections a user may have in

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -80,6 +81,9 @@ func TestConnectionRoom(t *testing.T) {
 	}
 	if reserved == 0 || room.Max != want-reserved {
 		t.Fatalf("ordinary user: Max %d, want %d less %d reserved", room.Max, want, reserved)
+	}
+	if wantLimit := fmt.Sprintf("max_connections %d less %d reserved", want, reserved); room.Limit != wantLimit {
+		t.Fatalf("ordinary user: Limit %q, want %q", room.Limit, wantLimit)
 	}
 	// It counts the other users' connections too, as the superuser does.
 	super, err := limiter.ConnectionRoom(ctx)

@@ -178,8 +178,9 @@ func TestRevokedPrivilegeStopsAsAFault(t *testing.T) {
 	db := &fakeDB{}
 	plan := db.plan(0, PerWorker)
 	revoked := driver.Classify(badinput.New("permission denied for table usertable; grant it"), "42501", driver.ClassFatal)
-	db.fail = func(call int64) error {
-		if call > 200 {
+	var calls atomic.Int64
+	db.fail = func(int64) error {
+		if calls.Add(1) > 200 {
 			return revoked
 		}
 		return nil

@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -101,5 +104,23 @@ func TestUserConnectionLimit(t *testing.T) {
 	}
 	if got := userConnectionLimit(2, 3, 5, false, false); got != 0 {
 		t.Errorf("more reserved than the limit: %d, want 0", got)
+	}
+}
+
+// A session that cannot open its connection because the server is gone
+// says so in one line, and stays a lost connection for the runner.
+func TestSessionOpenErrorInOneLine(t *testing.T) {
+	db := &DB{connecting: driver.Connecting{Database: "PostgreSQL", Addr: "127.0.0.1:5432"}}
+	refused := fmt.Errorf("failed to connect to `user=bench database=x`:\n\t127.0.0.1:5432 (127.0.0.1): tls error: %w\n\t127.0.0.1:5432 (127.0.0.1): dial error: %w",
+		&net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED})
+	err := db.sessionOpenError(refused)
+	if got, want := err.Error(), "cannot reach PostgreSQL at 127.0.0.1:5432: connection refused"; got != want {
+		t.Errorf("message %q, want %q", got, want)
+	}
+	if !driver.IsConnLost(err) || driver.Code(err) != codeConnLost {
+		t.Errorf("class %v, code %q: want a lost connection", driver.ClassOf(err), driver.Code(err))
+	}
+	if err := db.sessionOpenError(context.DeadlineExceeded); driver.IsConnLost(err) {
+		t.Errorf("a context that ended is %v, not a lost connection", driver.ClassOf(err))
 	}
 }

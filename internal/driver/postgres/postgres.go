@@ -52,6 +52,8 @@ type DB struct {
 	opts driver.Options
 	// connConfig opens the sessions' own connections.
 	connConfig *pgconn.Config
+	// connecting says why a session's connection could not be opened.
+	connecting driver.Connecting
 	info       driver.Info
 	schema     string // current_schema() of the pool's connections, "" if none
 	// synchronousCommit is the synchronous_commit a session's connection
@@ -125,7 +127,8 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, openError(err, target, cc.User, cc.Database, addr)
 	}
-	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), setByDbprobe: setByDbprobe, open: map[*session]struct{}{}, procReady: map[string]bool{}}
+	db := &DB{pool: pool, opts: opts, connConfig: cc.Config.Copy(), setByDbprobe: setByDbprobe, open: map[*session]struct{}{}, procReady: map[string]bool{},
+		connecting: driver.Connecting{Database: "PostgreSQL", Addr: addr, Target: target, Timeout: pgconn.Timeout}}
 	if err := db.readInfo(ctx); err != nil {
 		pool.Close()
 		return nil, openError(err, target, cc.User, cc.Database, addr)

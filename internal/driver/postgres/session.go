@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -43,7 +44,7 @@ func (db *DB) session(ctx context.Context, t driver.Table, proc bool) (*session,
 	}
 	pc, err := pgconn.ConnectConfig(ctx, db.connConfig)
 	if err != nil {
-		return nil, classify(err)
+		return nil, db.sessionOpenError(err)
 	}
 	c, err := hijack(ctx, pc)
 	if err != nil {
@@ -516,4 +517,23 @@ func (s *session) close() {
 	delete(s.db.open, s)
 	s.db.mu.Unlock()
 	s.c.close()
+}
+
+// sessionOpenError classifies a failure to open a session's connection
+// (a reconnection during an outage) as classify does, said in one line
+// when the network is why — "cannot reach PostgreSQL at ADDR: connection
+// refused" — rather than in pgconn's line per address and TLS attempt.
+func (db *DB) sessionOpenError(err error) error {
+	reason := db.connecting.NetReason(err)
+	if reason == "" || ctxDone(err) {
+		return classify(err)
+	}
+	msg := "cannot reach " + db.connecting.Database + " at " + db.connecting.Addr + ": " + reason
+	return driver.Classify(&driver.Scrubbed{Msg: msg, Err: err}, codeConnLost, driver.ClassConnLost)
+}
+
+// ctxDone reports a failure that is the caller's context ending, which
+// classify keeps as it is.
+func ctxDone(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -12,8 +12,9 @@ import (
 
 // TestMissingWritePermissionStopsTheRun runs workload A on Redis as a user
 // whose ACL allows reading only. Redis cannot be asked up front, so the
-// first refused write stops the run: one line naming the refusal, exit 2,
-// rather than a run full of UPDATE-FAILED.
+// first refused write stops the run: one line naming the refusal and what
+// to grant, exit 2, rather than a run full of UPDATE-FAILED; the summary
+// of what ran before it is kept, as for any fault that stops a phase.
 func TestMissingWritePermissionStopsTheRun(t *testing.T) {
 	base := testdb.FreshRedisDatabase(t)
 	if _, stderr, err := run(t, "load", "--db", base, "-p", "recordcount=200"); err != nil {
@@ -36,7 +37,10 @@ func TestMissingWritePermissionStopsTheRun(t *testing.T) {
 	if !badinput.Is(err) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "grant the user") {
 		t.Fatalf("err = %v, want one line of bad input saying what to grant\n%s%s", err, stdout, stderr)
 	}
-	if strings.Contains(stdout, "[OVERALL]") || strings.Contains(stderr, password) || strings.Contains(err.Error(), password) {
-		t.Fatalf("a summary was printed, or the password shows:\n%s\n%s", stdout, stderr)
+	if !strings.Contains(err.Error(), "run stopped: ERROR(NOPERM") || !strings.Contains(stdout, "# stopped: run stopped: ERROR(NOPERM") {
+		t.Fatalf("err = %v: want the stop line, also in the summary\n%s", err, stdout)
+	}
+	if strings.Contains(stdout, "Return=ERROR, 100000") || strings.Contains(stderr, password) || strings.Contains(err.Error(), password) {
+		t.Fatalf("the run went on past the refusal, or the password shows:\n%s\n%s", stdout, stderr)
 	}
 }

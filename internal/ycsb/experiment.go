@@ -314,7 +314,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	}
 	if out.Stopped != nil {
 		sum.Stopped, faults.Stopped = j.stopped(ph, out)
-		stopped = &phaseStopped{text: sum.Stopped.Text}
+		stopped = &phaseStopped{text: sum.Stopped.Text, userFix: badinput.Is(out.Stopped.Err)}
 	}
 	sum.Diagnosis = mon.Diagnose(out.Start, out.End, cfg.Threads, faults)
 	// WriteText itself reports interruption, warm-up, overflow and errors.

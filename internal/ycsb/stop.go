@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/experiment"
 	"dbprobe/internal/result"
@@ -11,11 +12,21 @@ import (
 )
 
 // phaseStopped is the error of a phase stopped early: its one line is the
-// command's last (exit status 1, as for any phase that failed).
-type phaseStopped struct{ text string }
+// command's last, with exit status 1 as for any phase that failed, or 2
+// when the cause is the user's to fix (a privilege the user lacks), as
+// when the same failure is found before the phase.
+type phaseStopped struct {
+	text    string
+	userFix bool
+}
 
 func (e *phaseStopped) Error() string { return e.text }
-func (e *phaseStopped) Unwrap() error { return ErrPhaseFailed }
+func (e *phaseStopped) Unwrap() []error {
+	if e.userFix {
+		return []error{ErrPhaseFailed, badinput.New("%s", e.text)}
+	}
+	return []error{ErrPhaseFailed}
+}
 
 // failureWords says a failure as the error counts name it, then in the
 // database's words: "ERROR(13 SQLITE_FULL) database or disk is full".

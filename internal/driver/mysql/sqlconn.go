@@ -2,12 +2,11 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
-	"dbprobe/internal/badinput"
 	"dbprobe/internal/driver"
 	"dbprobe/internal/driver/sqlgen"
+	"dbprobe/internal/driver/sqltext"
 )
 
 var (
@@ -50,125 +49,24 @@ func (db *DB) SQLConn(ctx context.Context) (driver.SQLConn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open a connection: %w", classify(err))
 	}
-	s := &sqlConn{db: db, c: c}
+	s := &sqlConn{}
 	if err := c.QueryRowContext(ctx, "SELECT CONNECTION_ID()").Scan(&s.id); err != nil {
 		c.Close()
 		return nil, classify(err)
 	}
+	s.SQLConn = sqltext.New(c, &sqltext.Hooks{
+		Prefix: "mysql", Product: "MySQL", Dialect: sqlgen.MySQL, Classify: classify,
+		Begin: "START TRANSACTION", Commit: "COMMIT", Rollback: "ROLLBACK",
+		Guard: func(ctx context.Context, run func(context.Context) error) error {
+			return db.killable(ctx, s.id, run)
+		},
+	})
 	return s, nil
 }
 
-// sqlConn is one connection of the pool running SQL text.
+// sqlConn is one connection of the pool running SQL text, with the
+// thread id that KILL QUERY names.
 type sqlConn struct {
-	db   *DB
-	c    *sql.Conn
-	id   int64 // CONNECTION_ID(), for KILL QUERY
-	args []any
-}
-
-// sqlStmt is a statement prepared on a sqlConn.
-type sqlStmt struct {
-	c     *sqlConn
-	st    *sql.Stmt
-	bound sqlgen.Bound
-	rows  bool // run as a query (sqlgen.ReturnsRows)
-}
-
-// Params names the parameters in the order Run takes them.
-func (st *sqlStmt) Params() []string { return st.bound.Names }
-
-// Close deallocates the statement on the server.
-func (st *sqlStmt) Close() error { return st.st.Close() }
-
-// Prepare binds text's :name parameters to ? and prepares it on the
-// server, which checks it.
-func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error) {
-	b, err := sqlgen.Bind(sqlgen.MySQL, text)
-	if err != nil {
-		return nil, badinput.New("MySQL statement: %v", err)
-	}
-	st, err := c.c.PrepareContext(ctx, b.Text)
-	if err != nil {
-		return nil, classify(err)
-	}
-	return &sqlStmt{c: c, st: st, bound: b, rows: sqlgen.ReturnsRows(sqlgen.MySQL, text)}, nil
-}
-
-// Run executes a prepared statement: as a query when it returns rows,
-// else for its count of rows changed.
-func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
-	st, ok := s.(*sqlStmt)
-	if !ok || st.c != c {
-		return driver.Outcome{}, fmt.Errorf("mysql: a statement of another connection")
-	}
-	if len(args) != len(st.bound.Names) {
-		return driver.Outcome{}, fmt.Errorf("mysql: %d values for the parameters %v", len(args), st.bound.Names)
-	}
-	c.args = c.args[:0]
-	for _, i := range st.bound.Args {
-		c.args = append(c.args, args[i])
-	}
-	defer clear(c.args)
-	out := driver.Outcome{Affected: -1}
-	err := c.db.killable(ctx, c.id, func(ctx context.Context) error {
-		if !st.rows {
-			res, err := st.st.ExecContext(ctx, c.args...)
-			if err != nil {
-				return classify(err)
-			}
-			out.Affected, err = res.RowsAffected()
-			return classify(err)
-		}
-		rows, err := st.st.QueryContext(ctx, c.args...)
-		if err != nil {
-			return classify(err)
-		}
-		defer rows.Close()
-		cols, err := rows.Columns()
-		if err != nil {
-			return classify(err)
-		}
-		values := make([]any, len(cols))
-		dest := make([]any, len(cols))
-		for i := range values {
-			dest[i] = &values[i]
-		}
-		for rows.Next() {
-			out.Rows++
-			if visit == nil {
-				continue
-			}
-			if err := rows.Scan(dest...); err != nil {
-				return classify(err)
-			}
-			if err := visit(values); err != nil {
-				return err
-			}
-		}
-		return classify(rows.Err())
-	})
-	return out, err
-}
-
-// Begin opens a transaction.
-func (c *sqlConn) Begin(ctx context.Context) error { return c.exec(ctx, "START TRANSACTION") }
-
-// Commit commits the transaction.
-func (c *sqlConn) Commit(ctx context.Context) error { return c.exec(ctx, "COMMIT") }
-
-// Rollback rolls the transaction back, if there is one.
-func (c *sqlConn) Rollback(ctx context.Context) error { return c.exec(ctx, "ROLLBACK") }
-
-func (c *sqlConn) exec(ctx context.Context, query string) error {
-	return c.db.killable(ctx, c.id, func(ctx context.Context) error {
-		_, err := c.c.ExecContext(ctx, query)
-		return classify(err)
-	})
-}
-
-// Close gives the connection back to the pool. A transaction left open
-// would go back with it: it is rolled back first.
-func (c *sqlConn) Close() error {
-	_, _ = c.c.ExecContext(context.Background(), "ROLLBACK")
-	return c.c.Close()
+	driver.SQLConn
+	id int64 // CONNECTION_ID()
 }

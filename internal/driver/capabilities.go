@@ -221,6 +221,19 @@ type TableScanner interface {
 	ScanTable(ctx context.Context, t DataTable, part, parts int) (ScanResult, error)
 }
 
+// ScanSlice returns the part-th of parts equal ranges of lo…hi, inclusive,
+// the slice a TableScanner reads by id or by page; an empty range (from >
+// to) when there are fewer values than parts.
+func ScanSlice(lo, hi int64, part, parts int) (from, to int64) {
+	n := hi - lo + 1
+	if n <= 0 {
+		return lo, lo - 1
+	}
+	from = lo + n*int64(part)/int64(parts)
+	to = lo + n*int64(part+1)/int64(parts) - 1
+	return from, to
+}
+
 // ScanResult is what a scan read.
 type ScanResult struct {
 	// Rows is how many rows the scan read.

@@ -135,3 +135,20 @@ func TestDataTableCheck(t *testing.T) {
 		t.Errorf("Table() = %+v, %v", tbl, err)
 	}
 }
+
+// The slices of a scan cover lo…hi once, in equal parts; more parts than
+// values leave some empty.
+func TestScanSlice(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi      int64
+		part, parts int
+		from, to    int64
+	}{
+		{0, 9, 0, 3, 0, 2}, {0, 9, 1, 3, 3, 5}, {0, 9, 2, 3, 6, 9},
+		{1, 2, 2, 3, 2, 2}, {0, -1, 0, 2, 0, -1},
+	} {
+		if from, to := ScanSlice(tc.lo, tc.hi, tc.part, tc.parts); from != tc.from || to != tc.to {
+			t.Errorf("ScanSlice(%d, %d, %d, %d) = %d…%d, want %d…%d", tc.lo, tc.hi, tc.part, tc.parts, from, to, tc.from, tc.to)
+		}
+	}
+}

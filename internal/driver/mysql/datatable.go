@@ -404,22 +404,10 @@ func (db *DB) ScanTable(ctx context.Context, t driver.DataTable, part, parts int
 		if !lo.Valid {
 			return nil
 		}
-		from, to := slice(lo.Int64, hi.Int64, part, parts)
+		from, to := driver.ScanSlice(lo.Int64, hi.Int64, part, parts)
 		return classify(c.QueryRowContext(ctx, scanSQL(quoted, true), from, to).Scan(&res.Rows, &res.PayloadBytes))
 	})
 	return res, err
-}
-
-// slice returns the part-th of parts equal ranges of lo…hi, inclusive;
-// an empty range (from > to) when there are fewer values than parts.
-func slice(lo, hi int64, part, parts int) (from, to int64) {
-	n := hi - lo + 1
-	if n <= 0 {
-		return lo, lo - 1
-	}
-	from = lo + n*int64(part)/int64(parts)
-	to = lo + n*int64(part+1)/int64(parts) - 1
-	return from, to
 }
 
 // BulkWriter opens a session of its own on t, on the statement path

@@ -452,16 +452,4 @@ func TestDataTableSQL(t *testing.T) {
 			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
 		}
 	}
-	for _, tc := range []struct {
-		lo, hi      int64
-		part, parts int
-		from, to    int64
-	}{
-		{0, 9, 0, 3, 0, 2}, {0, 9, 1, 3, 3, 5}, {0, 9, 2, 3, 6, 9},
-		{1, 2, 2, 3, 2, 2}, {0, -1, 0, 2, 0, -1},
-	} {
-		if from, to := slice(tc.lo, tc.hi, tc.part, tc.parts); from != tc.from || to != tc.to {
-			t.Errorf("slice(%d, %d, %d, %d) = %d…%d, want %d…%d", tc.lo, tc.hi, tc.part, tc.parts, from, to, tc.from, tc.to)
-		}
-	}
 }

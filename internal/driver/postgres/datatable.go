@@ -322,11 +322,11 @@ func (db *DB) ScanTable(ctx context.Context, t driver.DataTable, part, parts int
 		if err := db.pool.QueryRow(ctx, "SELECT coalesce(min(id), 0), coalesce(max(id), -1) FROM "+table).Scan(&lo, &hi); err != nil {
 			return res, classify(err)
 		}
-		from, to := slice(lo, hi, part, parts)
+		from, to := driver.ScanSlice(lo, hi, part, parts)
 		err = db.pool.QueryRow(ctx, scanByIDSQL(table), from, to).Scan(&res.Rows, &res.PayloadBytes)
 		return res, classify(err)
 	}
-	from, to := slice(0, pages-1, part, parts)
+	from, to := driver.ScanSlice(0, pages-1, part, parts)
 	tid := func(page int64) string { return "(" + strconv.FormatInt(page, 10) + ",0)" }
 	if part == parts-1 {
 		err = db.pool.QueryRow(ctx, scanSQL(table, true, true), tid(from)).Scan(&res.Rows, &res.PayloadBytes)
@@ -334,18 +334,6 @@ func (db *DB) ScanTable(ctx context.Context, t driver.DataTable, part, parts int
 		err = db.pool.QueryRow(ctx, scanSQL(table, true, false), tid(from), tid(to+1)).Scan(&res.Rows, &res.PayloadBytes)
 	}
 	return res, classify(err)
-}
-
-// slice returns the part-th of parts equal ranges of lo…hi, inclusive;
-// an empty range (from > to) when there are fewer values than parts.
-func slice(lo, hi int64, part, parts int) (from, to int64) {
-	n := hi - lo + 1
-	if n <= 0 {
-		return lo, lo - 1
-	}
-	from = lo + n*int64(part)/int64(parts)
-	to = lo + n*int64(part+1)/int64(parts) - 1
-	return from, to
 }
 
 // BulkWriter opens a session of its own on t, on the statement path

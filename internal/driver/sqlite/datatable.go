@@ -278,9 +278,7 @@ func (d *db) ScanTable(ctx context.Context, t driver.DataTable, part, parts int)
 	if !lo.Valid {
 		return res, nil
 	}
-	n := hi.Int64 - lo.Int64 + 1
-	from := lo.Int64 + n*int64(part)/int64(parts)
-	to := lo.Int64 + n*int64(part+1)/int64(parts) - 1
+	from, to := driver.ScanSlice(lo.Int64, hi.Int64, part, parts)
 	err := d.pool.QueryRowContext(ctx, scanDataSQL(t.Name, true), from, to).Scan(&res.Rows, &res.PayloadBytes)
 	return res, classify(err)
 }

@@ -370,9 +370,7 @@ func (db *DB) ScanTable(ctx context.Context, t dbdriver.DataTable, part, parts i
 	if !lo.Valid {
 		return res, nil
 	}
-	n := hi.Int64 - lo.Int64 + 1
-	from := lo.Int64 + n*int64(part)/int64(parts)
-	to := lo.Int64 + n*int64(part+1)/int64(parts) - 1
+	from, to := dbdriver.ScanSlice(lo.Int64, hi.Int64, part, parts)
 	return res, classify(db.pool.QueryRowContext(ctx, d.scan(true), from, to).Scan(&res.Rows, &res.PayloadBytes))
 }
 

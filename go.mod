@@ -1,4 +1,4 @@
-module dbprobe
+module github.com/dbprobe/dbprobe
 
 go 1.26.8
 

@@ -35,7 +35,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/bench/internal/benchtext"
+	"github.com/dbprobe/dbprobe/bench/internal/benchtext"
 )
 
 type measurement struct {

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/bench/internal/benchtext"
+	"github.com/dbprobe/dbprobe/bench/internal/benchtext"
 )
 
 type database struct {

@@ -9,10 +9,10 @@ import (
 	"os"
 	"strings"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
-	_ "dbprobe/internal/driver/all"
-	"dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/cli"
+	_ "github.com/dbprobe/dbprobe/internal/driver/all"
+	"github.com/dbprobe/dbprobe/internal/experiment"
 )
 
 func main() {

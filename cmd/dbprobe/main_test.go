@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // The binary itself: exit codes and what reaches the terminal.

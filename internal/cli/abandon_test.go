@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // serverSetting is a server-wide setting a --durability run changes, read
@@ -34,7 +34,7 @@ func TestSecondInterruptRestoresServerSettings(t *testing.T) {
 		t.Skip("builds and runs the binary against servers of its own")
 	}
 	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	for _, kind := range []instance.Kind{instance.MariaDB, instance.Redis} {

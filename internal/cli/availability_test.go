@@ -14,9 +14,9 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // startInstance starts a throwaway server of its own for a test that

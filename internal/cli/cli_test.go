@@ -18,14 +18,14 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
-	"dbprobe/internal/driver"
-	_ "dbprobe/internal/driver/all"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/result"
-	"dbprobe/internal/testdb"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/cli"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	_ "github.com/dbprobe/dbprobe/internal/driver/all"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // run executes dbprobe and returns stdout, stderr and the error.

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/runner"
 )
 
 const ycsbExamples = `  dbprobe ycsb

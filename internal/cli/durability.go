@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/config"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/durability"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/durability"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // durabilityOptions are the flags of dbprobe durability.

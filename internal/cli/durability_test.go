@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
-	"dbprobe/internal/durability"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/cli"
+	"github.com/dbprobe/dbprobe/internal/durability"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // TestMain lets this test binary be the SQLite writer that dbprobe

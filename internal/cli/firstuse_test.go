@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // bottlenecks returns the text of every "# bottleneck:" line, phase by phase.
@@ -171,7 +171,7 @@ func TestClientUnderACgroupQuota(t *testing.T) {
 		}
 	}
 	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	// The shell moves itself into the cgroup, then becomes dbprobe.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/config"
 )
 
 // options are the flags load, run and ycsb share.

@@ -17,9 +17,9 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // The binary itself, stopped as a user or a machine stops it: Ctrl-C
@@ -31,7 +31,7 @@ func TestInterrupts(t *testing.T) {
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	dbPath := filepath.Join(dir, "ycsb.db")

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Execute runs dbprobe with the given arguments (without the program name).

@@ -8,8 +8,8 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver, for the tests' own connections
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // ownershipTargets are the databases the ownership tests run on: an SQLite

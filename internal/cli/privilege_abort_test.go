@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // TestMissingWritePermissionStopsTheRun runs workload A on Redis as a user

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/spf13/pflag"
 
-	"dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/config"
 )
 
 // fromFlags sets, for every flag of fs that the user gave and that

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/durability"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/durability"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 func newRecoverCommand() *cobra.Command {

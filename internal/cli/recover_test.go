@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/cli"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // withoutSummary writes the result at path again without its last

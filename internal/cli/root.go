@@ -3,8 +3,8 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/experiment"
 )
 
 // NewRoot builds the dbprobe command tree.

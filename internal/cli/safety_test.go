@@ -9,10 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // injections are table names that try to break out of the quoting, or

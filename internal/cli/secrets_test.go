@@ -18,9 +18,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // canary is a password no output may hold. Its marker is the part that

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
-	"dbprobe/internal/ycsb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/ycsb"
 )
 
 // TestServerThatDoesNotComeBackStopsTheLoad kills the server under a load

@@ -7,11 +7,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"dbprobe/internal/config"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/ycsb"
+	"github.com/dbprobe/dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/ycsb"
 )
 
 // execute turns the flags of load, run or ycsb into the YCSB experiment's

@@ -11,10 +11,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // Config is the typed configuration of a load or run.

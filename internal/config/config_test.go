@@ -8,11 +8,11 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
-	"dbprobe/workloads"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/workloads"
 )
 
 func setting(c *Config, key string) Setting {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // resolveOne resolves the defaults with one property set.

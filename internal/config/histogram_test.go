@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // writeFile writes text to name in dir and returns its path.

@@ -10,8 +10,8 @@ import (
 
 	"github.com/magiconair/properties"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/workloads"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/workloads"
 )
 
 // Source kinds, as printed in the header.

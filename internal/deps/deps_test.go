@@ -14,22 +14,22 @@ import (
 // forbidden lists, per package, import path prefixes it must not depend
 // on, directly or indirectly.
 var forbidden = map[string][]string{
-	"dbprobe/internal/keygen":   {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/workload": {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/ycsb", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/measure":  {"dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/result":   {"dbprobe/internal/driver", "dbprobe/internal/runner", "dbprobe/internal/workload", "dbprobe/internal/cli", "dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/runner":   {"dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "dbprobe/internal/keygen", "dbprobe/internal/ycsb", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/ycsb":     {"dbprobe/internal/cli", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
+	"github.com/dbprobe/dbprobe/internal/keygen":   {"github.com/dbprobe/dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/workload": {"github.com/dbprobe/dbprobe/internal/driver", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/measure", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/measure":  {"github.com/dbprobe/dbprobe/internal/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/result":   {"github.com/dbprobe/dbprobe/internal/driver", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/workload", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/config", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/runner":   {"github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/config", "github.com/dbprobe/dbprobe/internal/workload", "github.com/dbprobe/dbprobe/internal/keygen", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/ycsb":     {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
 	// What every experiment shares names no database and no experiment,
 	// and knows nothing of the command line.
-	"dbprobe/internal/experiment": {"dbprobe/internal/cli", "dbprobe/internal/ycsb", "dbprobe/internal/workload", "dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
-	"dbprobe/internal/monitor":    {"dbprobe/internal/driver/", "dbprobe/internal/runner", "dbprobe/internal/result", "dbprobe/internal/report", "dbprobe/internal/cli", "dbprobe/internal/config", "dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"dbprobe/internal/driver":     {"dbprobe/internal/runner", "dbprobe/internal/measure", "dbprobe/internal/result", "dbprobe/internal/cli", "dbprobe/internal/workload"},
+	"github.com/dbprobe/dbprobe/internal/experiment": {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/workload", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
+	"github.com/dbprobe/dbprobe/internal/monitor":    {"github.com/dbprobe/dbprobe/internal/driver/", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/report", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/config", "github.com/dbprobe/dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	"github.com/dbprobe/dbprobe/internal/driver":     {"github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/measure", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/workload"},
 }
 
 // allowed are dependencies a forbidden prefix would otherwise catch.
 var allowed = map[string]bool{
-	"dbprobe/internal/measure": true, // result formats measure's summaries
+	"github.com/dbprobe/dbprobe/internal/measure": true, // result formats measure's summaries
 }
 
 func TestDataFlowsOneWay(t *testing.T) {
@@ -44,7 +44,7 @@ func TestDataFlowsOneWay(t *testing.T) {
 			if err := dec.Decode(&p); err != nil {
 				t.Fatal(err)
 			}
-			if p.ImportPath == pkg || (allowed[p.ImportPath] && pkg == "dbprobe/internal/result") {
+			if p.ImportPath == pkg || (allowed[p.ImportPath] && pkg == "github.com/dbprobe/dbprobe/internal/result") {
 				continue
 			}
 			for _, prefix := range bad {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Capabilities beyond key-value. A DB may implement any of the interfaces

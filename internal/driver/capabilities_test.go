@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // onlyKV is a DB with only the key-value interface.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"syscall"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Connecting is one attempt to connect to a database server, for the one

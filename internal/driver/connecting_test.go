@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // dialErr returns the error of really dialling network addr, so that the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 type stubDriver struct{}

@@ -3,7 +3,7 @@ package driver
 import (
 	"strconv"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // MaxIdentifier is the longest table or column name dbprobe uses: 63

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 func TestCheckIdentifier(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // TableType is how the key-value table is stored: the knob the Azure SQL

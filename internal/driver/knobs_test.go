@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 func TestKnobsParseWhatTheyPrint(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Access is the set of table privileges a phase needs: the load inserts,

@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // How the password is kept out of messages. dbprobe never puts it into a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // stubTarget parses a --db value of the stub driver, failing the test on

@@ -5,7 +5,7 @@ import (
 	"net/url"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Target is a parsed --db value: which driver, and where.

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // ChildEnv is the environment variable that makes a process the SQLite

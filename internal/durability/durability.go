@@ -12,12 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	_ "dbprobe/internal/driver/mysql"    // the check drives these three
-	_ "dbprobe/internal/driver/postgres" //
-	_ "dbprobe/internal/driver/sqlite"   //
-	"dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	_ "github.com/dbprobe/dbprobe/internal/driver/mysql"    // the check drives these three
+	_ "github.com/dbprobe/dbprobe/internal/driver/postgres" //
+	_ "github.com/dbprobe/dbprobe/internal/driver/sqlite"   //
+	"github.com/dbprobe/dbprobe/internal/instance"
 )
 
 // Database is what the check runs on.

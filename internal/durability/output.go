@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // Phase is the phase name of a check in the JSON result.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

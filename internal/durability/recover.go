@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // FromResult rebuilds the report of a check from its phase of a JSON

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // writtenCheck writes a check's JSON result as Run does, and returns it

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // Report is the outcome of a check: printed as it goes, and written with

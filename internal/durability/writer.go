@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // rowKey names the row a writer commits: cycle, writer and sequence, so

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // faultQueryTimeout bounds what is asked of the database around a fault

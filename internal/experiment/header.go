@@ -4,7 +4,7 @@ import (
 	"os"
 	"runtime"
 
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // Version is dbprobe's version, printed in every header and result.

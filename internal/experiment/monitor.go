@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/monitor"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/monitor"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // MonitorConfig is how the monitor watches each phase.

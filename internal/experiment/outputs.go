@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"io"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/export"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/export"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // OutputConfig says where an experiment's events go besides the text on

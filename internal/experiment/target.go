@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
 )
 
 // TargetConfig says where an experiment runs: --db and its password.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // Influx writes a run's figures as InfluxDB line protocol, one line per

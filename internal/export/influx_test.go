@@ -11,8 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dbprobe/internal/measure"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 func scrape(t *testing.T, h http.Handler) string {

@@ -12,8 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // TestTooFewConnections runs 20 threads against servers that accept 10

@@ -15,9 +15,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "github.com/mattn/go-sqlite3"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // batchSize is db.batchsize's default: the rows of one load transaction.

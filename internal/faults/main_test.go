@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // bin is the dbprobe binary TestMain built.
@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = filepath.Join(dir, "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 		os.RemoveAll(dir)
 		os.Exit(1)

@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // postgresInNetns starts PostgreSQL in a network namespace of its own,

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/instance"
-	"dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // TestServerDoesNotComeBack loses the server in the middle of a phase

@@ -20,8 +20,8 @@ import (
 	"syscall"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Kind is the database server an instance runs.

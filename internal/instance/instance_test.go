@@ -21,8 +21,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // startServer starts a server of kind, skipping (failing under CI=true)

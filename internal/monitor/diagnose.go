@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Limit is the class of limit a diagnosis names.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // series repeats one interval's metrics n times.

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Options says how often and what to sample.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // fakeClock is stepped by the test. SleepUntil blocks until the test has

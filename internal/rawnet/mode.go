@@ -4,7 +4,7 @@ import (
 	"os"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // EnvVar names the environment variable that turns raw socket calls off:

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 func TestSwitch(t *testing.T) {

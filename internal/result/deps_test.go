@@ -32,8 +32,8 @@ func TestImports(t *testing.T) {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			first, _, _ := strings.Cut(path, "/")
 			std := !strings.Contains(first, ".") && first != "dbprobe"
-			if !std && path != "dbprobe/internal/measure" {
-				t.Errorf("%s imports %s: only the standard library and dbprobe/internal/measure are allowed", name, path)
+			if !std && path != "github.com/dbprobe/dbprobe/internal/measure" {
+				t.Errorf("%s imports %s: only the standard library and github.com/dbprobe/dbprobe/internal/measure are allowed", name, path)
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Writer appends the JSON result of a run, one record per line. Its methods

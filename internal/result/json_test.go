@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 func sampleInterval(phase string, i int, warmup bool) Interval {

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Output receives what an experiment produces, event by event: a phase's

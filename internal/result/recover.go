@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Recovered is a phase whose summary was rebuilt from its intervals (a

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // simulatedRun records a run phase the way the runner does (series per

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Sample data shared by the tests, shaped like what the runner produces.

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // StatusPercentiles are the percentiles YCSB's status line shows. Ask

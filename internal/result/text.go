@@ -11,7 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // WriteText writes a phase's summary in the format of YCSB's text

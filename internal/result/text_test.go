@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

@@ -3,7 +3,7 @@ package result
 import (
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // SchemaVersion is the version of the JSON result written by this package.

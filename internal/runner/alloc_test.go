@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // nopWorker's steps send a call that does nothing, through a closure as

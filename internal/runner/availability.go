@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Outage is a span in which the database served no operation: it began

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // fakeDB is the runner tests' database: each step of its plan sends one

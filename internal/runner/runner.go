@@ -11,7 +11,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Phase is the load or the run of a workload: the runner only labels its

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 func TestPerWorkerDoesEachWorkersShare(t *testing.T) {

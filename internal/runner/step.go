@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Step is what the runner hands a Worker's Step: the units the step

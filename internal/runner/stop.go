@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // OnError is what a phase does when an operation fails in a way that more

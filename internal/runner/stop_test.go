@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 var errDiskFull = driver.ClassifyNamed(errors.New("database or disk is full"), "13", "SQLITE_FULL", driver.ClassFatal)

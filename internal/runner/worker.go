@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // worker is one goroutine's state: the experiment's Worker, its recorder

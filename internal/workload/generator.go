@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"dbprobe/internal/keygen"
+	"github.com/dbprobe/dbprobe/internal/keygen"
 )
 
 // Shared is the state the workers of one run share: the key choosers that

@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/config"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // Config is what a YCSB command (load, run or ycsb) asks for: the

@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/config"
-	"dbprobe/internal/driver"
-	_ "dbprobe/internal/driver/sqlite"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
-	"dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/config"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	_ "github.com/dbprobe/dbprobe/internal/driver/sqlite"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
 )
 
 // faultDBs are the databases the test driver "faultmem" opens, by the

@@ -3,10 +3,10 @@ package ycsb
 import (
 	"context"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // phaseAccess is what a phase does to the table: the load inserts; a run

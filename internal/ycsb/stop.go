@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/experiment"
-	"dbprobe/internal/result"
-	"dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
 )
 
 // phaseStopped is the error of a phase stopped early: its one line is the

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // Execute runs one phase of spec (opts.Phase: the load or the run) on db's

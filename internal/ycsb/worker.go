@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // YCSB's statuses of a VERIFY check.

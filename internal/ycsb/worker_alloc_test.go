@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/null"
-	"dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/null"
+	"github.com/dbprobe/dbprobe/internal/runner"
 )
 
 // Workload A's steps on the null driver (reads and updates: key choice,

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/measure"
-	"dbprobe/internal/runner"
-	"dbprobe/internal/workload"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
 // memDB is an in-memory driver.DB with injectable latency and errors, so

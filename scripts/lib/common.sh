@@ -126,7 +126,7 @@ print_steps() {
 # fresh clone (CI's) compiled the whole module again, three times (race,
 # fuzzing, and the binary the tests build). With it, a clone reuses what
 # an earlier run compiled from the same code, wherever it was. File names
-# in stack traces then start at the module path (dbprobe/internal/…).
+# in stack traces then start at the module path (github.com/dbprobe/dbprobe/internal/…).
 trimpath() {
 	case " ${GOFLAGS:-} " in
 	*" -trimpath "*) ;;

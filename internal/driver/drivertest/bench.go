@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // BenchReadUpdate is YCSB workload A's mix at the driver, for any driver's

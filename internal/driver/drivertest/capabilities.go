@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // testCapabilities checks that the DB's description of its capabilities

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // TestSuiteOnFake runs the suite on a small correct driver kept in maps, so

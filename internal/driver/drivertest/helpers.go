@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // The helpers below are what every driver's own tests need besides the

@@ -3,8 +3,8 @@ package mysql_test
 import (
 	"testing"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 )
 
 // BenchmarkReadUpdate is workload A's mix by 32 sessions; cpu-ns/op is the

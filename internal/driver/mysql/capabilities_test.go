@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // capDB opens a DB (bulk loading on) on a fresh database, and an admin

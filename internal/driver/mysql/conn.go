@@ -11,8 +11,8 @@ import (
 
 	sqldriver "database/sql/driver"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
 )
 
 // conn is one go-sql-driver connection that a session holds itself, not

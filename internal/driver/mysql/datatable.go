@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // The statements of the storage and stress experiments' tables

@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 )
 
 // markerTable records the tables dbprobe created, so that it never drops or

@@ -15,8 +15,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Codes for failures that carry no server error number, so that results

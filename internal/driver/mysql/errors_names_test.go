@@ -7,8 +7,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func TestClassifyNamesAndFatal(t *testing.T) {

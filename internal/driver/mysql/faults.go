@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 var (

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"testing"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // Sessions whose transactions are read-only by default refuse the write

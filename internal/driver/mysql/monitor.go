@@ -15,7 +15,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // statusCounters are the cumulative SHOW GLOBAL STATUS variables a sample

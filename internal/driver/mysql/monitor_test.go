@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // monitored gives the test a fresh database, an open DB on it (closed when

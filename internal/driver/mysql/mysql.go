@@ -15,9 +15,9 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
 )
 
 const libraryPath = "github.com/go-sql-driver/mysql"

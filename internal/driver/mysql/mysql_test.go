@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	_ "dbprobe/internal/driver/mysql"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	_ "github.com/dbprobe/dbprobe/internal/driver/mysql"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // withParams returns rawURL with extra query parameters.

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/cli"
-	_ "dbprobe/internal/driver/all"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/cli"
+	_ "github.com/dbprobe/dbprobe/internal/driver/all"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // leastPrivilegeUser creates a user holding only the given privileges on

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
 )
 
 // An unknown DBPROBE_RAWNET is refused before connecting: no server

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // maxBatchStatements bounds how many multi-row INSERT statements, one per

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"strings"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // variable is one server variable Info reports.

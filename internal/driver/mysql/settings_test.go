@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // mariaDB10 is what a MariaDB 10 server answers for the variables, by the

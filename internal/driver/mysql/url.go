@@ -13,8 +13,8 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // defaultPort is MySQL's and MariaDB's port.

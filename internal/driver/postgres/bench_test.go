@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 )
 
 // benchRecords is how many rows BenchmarkReadUpdate reads and updates.

@@ -15,9 +15,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // capDB opens a DB on a fresh database and an admin connection to it,

@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func testTable(fields int) driver.Table {

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // monitorApplicationName is what the monitor's connection calls itself in

@@ -14,12 +14,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	_ "dbprobe/internal/driver/postgres"
-	"dbprobe/internal/rawnet"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	_ "github.com/dbprobe/dbprobe/internal/driver/postgres"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // withParams returns rawURL with extra query parameters.

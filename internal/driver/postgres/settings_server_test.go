@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // Settings that ALTER DATABASE and ALTER ROLE give a database or a role

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // plain is the value answer gives a setting the test does not change: "v",

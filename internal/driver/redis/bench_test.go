@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 )
 
 // benchRecords is how many records the benchmarks work on.

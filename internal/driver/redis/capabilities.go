@@ -1,6 +1,6 @@
 package redis
 
-import "dbprobe/internal/driver"
+import "github.com/dbprobe/dbprobe/internal/driver"
 
 var _ driver.Describer = (*DB)(nil)
 

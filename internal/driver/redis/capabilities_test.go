@@ -3,8 +3,8 @@ package redis
 import (
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Redis has none of the SQL capabilities, and says why in one line an

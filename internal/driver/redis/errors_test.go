@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // replyError is an error reply as go-redis hands it over: any type with a

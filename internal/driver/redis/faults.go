@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 var (

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // ownershipKey is the set of the tables dbprobe created in a logical

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func TestNewKeys(t *testing.T) {

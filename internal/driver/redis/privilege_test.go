@@ -3,8 +3,8 @@ package redis
 import (
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // A command the user's ACL refuses is bad input that still counts as

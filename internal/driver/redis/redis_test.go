@@ -13,12 +13,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	_ "dbprobe/internal/driver/redis"
-	"dbprobe/internal/rawnet"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	_ "github.com/dbprobe/dbprobe/internal/driver/redis"
+	"github.com/dbprobe/dbprobe/internal/rawnet"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // admin connects to rawURL with go-redis, outside the driver.

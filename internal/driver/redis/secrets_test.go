@@ -4,8 +4,8 @@ import (
 	"net/url"
 	"testing"
 
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // redisRefusals are the refusals of the secrets tests (internal/cli's

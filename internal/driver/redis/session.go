@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // session is one worker's handle on a table. Its reads and single-record

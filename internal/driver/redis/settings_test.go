@@ -3,7 +3,7 @@ package redis
 import (
 	"testing"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func TestSettingText(t *testing.T) {

@@ -18,10 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // selfSigned writes a certificate for 127.0.0.1 that nothing trusts, and

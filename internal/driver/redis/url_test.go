@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 )
 
 func TestClientOptions(t *testing.T) {

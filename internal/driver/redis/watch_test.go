@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // A plain InsertBatch whose keys another client writes between the WATCHed

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // The shape of YCSB workload A as the end-to-end target measures it:

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strconv"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // The statements of the storage and stress experiments' tables

@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 )
 
 // The functions in this file only build SQL text: no connection, no state,

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // SQLite's primary result codes that the driver treats apart

@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // SQLite has no connection limit to report: it is a library, and its

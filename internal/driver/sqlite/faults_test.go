@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // rawPool opens a database file through the library with SQLite's own URI

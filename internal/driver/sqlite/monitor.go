@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 var _ driver.Monitorable = (*db)(nil)

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // openMonitor opens the DB's monitor, closed when the test ends.

@@ -9,7 +9,7 @@ import (
 	"io"
 	"unsafe"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // session reads on a connection of its own and writes through the DB's

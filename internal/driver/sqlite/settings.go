@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // sessionPragmas are what a session's connection reads back about how its

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func init() {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // config is a parsed sqlite target: where the database is and how to set

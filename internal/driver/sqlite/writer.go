@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // writer is the one connection every write of every session goes through,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/microsoft/go-mssqldb/azuread"
 
-	"dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
 // Azure SQL error numbers with a treatment of their own.

@@ -10,8 +10,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // The statements of the storage and stress experiments' tables

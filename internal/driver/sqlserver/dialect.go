@@ -6,8 +6,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 )
 
 // markerTable records the tables dbprobe created, so that it never drops or

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

@@ -12,8 +12,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Codes for failures that carry no SQL Server error number, so that results

@@ -15,8 +15,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // fatalWrapper stands for go-mssqldb's ServerError, a fatal error that ends

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"strings"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 var (

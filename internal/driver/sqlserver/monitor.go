@@ -11,7 +11,7 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // monitoredWaits are the wait types a sample reads one by one: the log

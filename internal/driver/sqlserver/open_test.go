@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	_ "dbprobe/internal/driver/sqlserver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	_ "github.com/dbprobe/dbprobe/internal/driver/sqlserver"
 )
 
 // openURL opens rawURL through the registry, as the command does.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // TestDeclarationsSent runs every statement path of a session against the

@@ -6,8 +6,8 @@ import (
 
 	mssql "github.com/microsoft/go-mssqldb"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // A statement refused for a missing permission is bad input that still

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // TestRecompileAfterLoad: on the procedure path of a memory-optimized

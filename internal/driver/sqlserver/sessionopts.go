@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strconv"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // sessionState is what a new connection of the pool reports about its own

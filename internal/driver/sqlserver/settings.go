@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // Azure SQL Database's SERVERPROPERTY('EngineEdition'). Its databases have

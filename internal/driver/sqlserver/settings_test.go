@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func TestPlanChanges(t *testing.T) {

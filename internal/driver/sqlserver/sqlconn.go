@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	dbdriver "dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
-	"dbprobe/internal/driver/sqltext"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
 )
 
 var (

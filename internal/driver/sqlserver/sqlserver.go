@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 const libraryPath = "github.com/microsoft/go-mssqldb"

@@ -16,10 +16,10 @@ import (
 	_ "github.com/microsoft/go-mssqldb" // the "sqlserver" database/sql driver, for the tests' own connections
 	"github.com/microsoft/go-mssqldb/azuread"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
-	"dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // mustOpen opens rawURL with opts and closes it when the test ends.

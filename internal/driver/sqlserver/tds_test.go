@@ -21,7 +21,7 @@ import (
 
 	"database/sql"
 
-	dbdriver "dbprobe/internal/driver"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // TDS packet types and tokens the fake server uses.

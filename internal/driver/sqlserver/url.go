@@ -10,8 +10,8 @@ import (
 	"github.com/microsoft/go-mssqldb/azuread"
 	"github.com/microsoft/go-mssqldb/msdsn"
 
-	"dbprobe/internal/badinput"
-	dbdriver "dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
 )
 
 // urlForm is how a --db value for SQL Server is written, for messages.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/microsoft/go-mssqldb/msdsn"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 )
 
 func TestParseURL(t *testing.T) {

@@ -8,9 +8,9 @@ import (
 	"database/sql"
 	"fmt"
 
-	"dbprobe/internal/badinput"
-	"dbprobe/internal/driver"
-	"dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 )
 
 // Hooks are what a driver adds to the shared loop.

@@ -70,10 +70,12 @@ func TestLinks(t *testing.T) {
 // fence is a fenced code block, whose brackets are not links.
 var fence = regexp.MustCompile("(?ms)^```.*?^```")
 
+// span is an inline code span.
+var span = regexp.MustCompile("`[^`\n]*`")
+
 // stripCode drops fenced code blocks and inline code spans.
 func stripCode(b []byte) []byte {
-	b = fence.ReplaceAll(b, nil)
-	return regexp.MustCompile("`[^`\n]*`").ReplaceAll(b, nil)
+	return span.ReplaceAll(fence.ReplaceAll(b, nil), nil)
 }
 
 // headings returns the anchors GitHub gives the headings of a Markdown

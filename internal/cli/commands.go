@@ -26,10 +26,9 @@ Settings: YCSB properties with YCSB's names and semantics, so an existing
 properties file works unchanged. Later sources win: --workload (or the
 built-in workloads/workloada when no -P is given), then -P files in order,
 then -p key=value, then the flags that set a property (their usage names
-it). The built-in workloads/workloada … workloadf work
-from any directory. YCSB's single-dash -threads N and -target N are
-accepted too. Every setting in force, with where it came from, heads the
-results.
+it). The built-in workloads/workloada … workloadf work from any directory.
+YCSB's single-dash -threads N and -target N are accepted too. Every
+setting in force, with where it came from, heads the results.
 
 Retries: --retries N repeats an operation that failed with a retryable
 error: the whole transaction, a load batch as a whole. The first wait is
@@ -41,7 +40,8 @@ keeps the JSON result, with the monitor's samples; --influx-out writes
 InfluxDB line protocol; --metrics-addr serves Prometheus metrics, for which
 deploy/grafana/ holds a dashboard.`
 
-// runEnds says how a run phase ends, for run's and ycsb's help.
+// runEnds says how a run phase ends and what open loop means, for run's
+// and ycsb's help.
 const runEnds = `
 
 How a run ends: after operationcount operations (--operations) or after
@@ -53,9 +53,9 @@ will end each phase (ends), the summary which bound did (# ended:).
 --warmup leaves the run's first part out of the statistics; its operations
 still count toward operationcount.
 
-Open loop: with --target, operations are due at that rate, and each one's
-latency from when it was due is reported as Intended-READ etc. beside its
-service time.`
+Closed loop by default. With --target (property target) it runs open loop:
+every operation has an intended start time, and its latency from that time
+is reported as Intended-READ etc., so a stall is never hidden.`
 
 // loadPacing says how --target paces a load, for load's and ycsb's help.
 const loadPacing = `
@@ -107,10 +107,6 @@ func newRunCommand() *cobra.Command {
 read-modify-writes against a table dbprobe load filled, and prints YCSB's
 text results: [OVERALL] RunTime and Throughput, and per operation its count,
 average, min, max and percentile latencies in microseconds and Return= counts.
-
-Closed loop by default. With --target (property target) it runs open loop:
-every operation has an intended start time, and its latency from that time
-is reported as Intended-READ etc., so a stall is never hidden.
 
 With a table type given (--table-type or -p tabletype=…), run refuses a
 table stored otherwise, rather than label its figures wrongly.` + runEnds + ycsbCommon,

@@ -58,7 +58,7 @@ type options struct {
 // addCommonFlags adds the flags every YCSB command takes.
 func addCommonFlags(cmd *cobra.Command, o *options) {
 	f := cmd.Flags()
-	f.StringVar(&o.db, "db", "", "database URL: postgres://user@host:5432/db, mysql://user@host:3306/db, sqlserver://user@host:1433?database=db, redis://host:6379/0, sqlite:///path/file.db, null (env DBPROBE_DB; default: a new SQLite database in a temporary directory)")
+	f.StringVar(&o.db, "db", "", "database URL: postgres://user@host:5432/db, mysql://user@host:3306/db, sqlserver://user@host:1433?database=db, redis://host:6379/0, sqlite:///path/file.db, null (env DBPROBE_DB; load and ycsb default to a new SQLite database in a temporary directory, run needs one)")
 	f.StringVar(&o.passwordFile, "password-file", "", "read the database password from this file (else the URL or env DBPROBE_PASSWORD)")
 	f.BoolVar(&o.allowInsecureTLS, "allow-insecure-tls", false, "connect to a database that is not on loopback without verified TLS (PostgreSQL sslmode other than verify-full, MySQL tls other than true, SQL Server without encrypt or with TrustServerCertificate=true, Redis redis:// or skip_verify); the weaker mode is recorded in the result")
 	f.StringArrayVarP(&o.propFiles, "properties", "P", nil, "YCSB properties file; repeatable, later files override earlier ones; workloads/workloada…f are built in")

@@ -14,10 +14,10 @@ import (
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
-// HlogLegend is the comment that opens every .hlog dbprobe writes, after
+// hlogComments are the comments that open every .hlog dbprobe writes, after
 // the format version: what the values are and how the lines are tagged,
 // for whoever opens the file without dbprobe's help.
-var HlogLegend = []string{
+var hlogComments = []string{
 	"[dbprobe interval histograms: values are latencies in microseconds]",
 	"[Interval_Max is the interval's maximum divided by 1000000 (the log writer's max-value unit ratio): seconds]",
 	"[Tag=PHASE/OPERATION (load/INSERT, run/READ, run/Intended-READ); warm-up intervals are tagged PHASE-warmup/OPERATION]",
@@ -98,7 +98,7 @@ func (h *Hlog) Header(hd result.Header) error {
 		base := hd.StartedAt.Truncate(time.Second)
 		h.log.SetBaseTime(base.UnixMilli())
 		h.try(h.log.OutputLogFormatVersion())
-		for _, c := range HlogLegend {
+		for _, c := range hlogComments {
 			h.try(h.log.OutputComment(c))
 		}
 		h.try(h.log.OutputStartTime(base.UnixMilli()))

@@ -145,3 +145,38 @@ func TestHlogBadInput(t *testing.T) {
 		t.Fatalf("a directory was created: %v", err)
 	}
 }
+
+// --hlog alone, without --out: the runner must encode the histograms for
+// it all the same. The counts are checked against the text summary.
+func TestHlogAloneCountsMatchTheText(t *testing.T) {
+	dir := t.TempDir()
+	hlog := filepath.Join(dir, "alone.hlog")
+	stdout, stderr, err := run(t, "ycsb", "--db", "sqlite://"+filepath.Join(dir, "alone.db"), "-p", "recordcount=300", "-p", "operationcount=900", "--hlog", hlog)
+	if err != nil {
+		t.Fatalf("ycsb: %v\n%s", err, stderr)
+	}
+	got := hlogCounts(t, hlog)
+	blocks := parseYCSB(t, stdout)
+	if len(blocks) != 2 {
+		t.Fatalf("%d summaries in the output, want load and run:\n%s", len(blocks), stdout)
+	}
+	want := map[string]int64{}
+	for i, phase := range []string{"load", "run"} {
+		for section, m := range blocks[i] {
+			if n, ok := m["Operations"]; ok && section != "OVERALL" && n > 0 {
+				want[export.HlogTag(phase, section, false)] = int64(n)
+			}
+		}
+	}
+	if want["load/INSERT"] != 300 || want["run/READ"]+want["run/UPDATE"] != 900 {
+		t.Fatalf("the text summary: %v", want)
+	}
+	for tag, n := range want {
+		if got[tag] != n {
+			t.Errorf("tag %s: the .hlog holds %d values, the text summary counts %d", tag, got[tag], n)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("the .hlog's tags %v, the summary's series %v", got, want)
+	}
+}

@@ -83,7 +83,7 @@ an -o that cannot be written, is refused (status 2) with nothing written;
 	f := cmd.Flags()
 	f.BoolVar(&o.csv, "csv", false, "write CSV (the only format export writes today; required)")
 	f.BoolVar(&o.monitor, "monitor", false, "write the monitor's samples (one column per figure) instead of the per-second operation series")
-	f.StringVarP(&o.out, "out", "o", "", "write to this file instead of stdout; it is replaced only once the whole table is written")
+	f.StringVarP(&o.out, "out", "o", "", "write to this file instead of stdout (- is stdout); it is replaced only once the whole table is written")
 	return cmd
 }
 
@@ -92,6 +92,9 @@ an -o that cannot be written, is refused (status 2) with nothing written;
 func exportResult(stdout, stderr io.Writer, path string, o exportOptions) error {
 	if !o.csv {
 		return badinput.New("export needs a format: --csv (e.g. dbprobe export --csv %s)", path)
+	}
+	if o.out == "-" {
+		o.out = ""
 	}
 	if o.out != "" {
 		if err := checkExportOut(o.out, path); err != nil {

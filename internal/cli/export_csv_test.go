@@ -61,7 +61,7 @@ func shortRun(t *testing.T) string {
 func TestExportCSVAgainstTheJSON(t *testing.T) {
 	out := shortRun(t)
 	f := readResult(t, out)
-	stdout, stderr, err := run(t, "export", "--csv", out)
+	stdout, stderr, err := run(t, "export", "--csv", out, "-o", "-")
 	if err != nil {
 		t.Fatalf("export: %v\n%s", err, stderr)
 	}

@@ -29,7 +29,7 @@ working; --out FILE also writes a JSON result as the run goes.`,
 		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
 	})
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
-	root.AddCommand(newRecoverCommand())
+	root.AddCommand(newRecoverCommand(), newExportCommand())
 	root.AddCommand(newDurabilityCommand())
 	return root
 }

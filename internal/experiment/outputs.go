@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/export"
@@ -20,6 +22,8 @@ type OutputConfig struct {
 	InfluxOut string
 	// MetricsAddr is --metrics-addr: the Prometheus endpoint.
 	MetricsAddr string
+	// Hlog is --hlog: the HdrHistogram interval log.
+	Hlog string
 	// Status is -s: status lines on stderr.
 	Status bool
 }
@@ -31,6 +35,9 @@ type Outputs struct {
 	// Kept says a JSON result keeps the intervals' histograms and the
 	// monitor's samples; Ticks, that an output takes the intervals.
 	Kept, Ticks bool
+	// Histograms says an output needs each interval's encoded histograms
+	// (the JSON result, the .hlog): the runner encodes them only then.
+	Histograms bool
 }
 
 // OpenOutputs opens the text output and those c asks for, each behind
@@ -40,14 +47,30 @@ type Outputs struct {
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
 	o := &Outputs{Outputs: &result.Outputs{}, config: c}
 	o.Add("stdout", result.NewText(stdout, stderr, c.Status))
+	// The .hlog is opened first: it empties nothing until a phase starts,
+	// so a refusal of --out after it destroys nothing.
+	if c.Hlog != "" {
+		if err := checkHlogPath(c); err != nil {
+			return nil, err
+		}
+		h, err := export.CreateHlog(c.Hlog)
+		if err != nil {
+			return nil, badinput.New("cannot write --hlog %s: %v", c.Hlog, ShortError(err))
+		}
+		// Closed between two lines, so the log ends with a whole one.
+		in.AtAbandon(func() { h.Close() })
+		o.Add("--hlog "+c.Hlog, h)
+		o.Ticks, o.Histograms = true, true
+	}
 	if c.Out != "" {
 		w, err := result.Create(c.Out)
 		if err != nil {
+			o.Close()
 			return nil, badinput.New("cannot write --out %s: %v", c.Out, ShortError(errors.Unwrap(err)))
 		}
 		in.AtAbandon(func() { w.Close() })
 		o.Add(c.Out, w)
-		o.Kept, o.Ticks = true, true
+		o.Kept, o.Ticks, o.Histograms = true, true, true
 	}
 	if c.InfluxOut != "" {
 		x, err := export.CreateInflux(c.InfluxOut, tags)
@@ -70,6 +93,31 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 		o.Ticks = true
 	}
 	return o, nil
+}
+
+// checkHlogPath refuses an --hlog that would write over another output
+// of the same run, or stdout.
+func checkHlogPath(c OutputConfig) error {
+	if c.Hlog == "-" {
+		return badinput.New("--hlog - : stdout carries the text results; give a file name, e.g. --hlog run.hlog")
+	}
+	for _, other := range []struct{ flag, path string }{{"--out", c.Out}, {"--influx-out", c.InfluxOut}} {
+		if other.path != "" && samePath(c.Hlog, other.path) {
+			return badinput.New("--hlog %s is also %s: give each output its own file", c.Hlog, other.flag)
+		}
+	}
+	return nil
+}
+
+// samePath says a and b name one file: the same path, or two names of an
+// existing file.
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // samplesNote says where the monitor's samples go, for the header.

@@ -14,4 +14,9 @@
 // "xact_commit/s" of measurement dbprobe_db in line protocol, and gauge
 // dbprobe_db_xact_commit_per_second in Prometheus, so a DBA finds the
 // database's own counter name in either.
+//
+// Hlog writes the per-interval histograms as an HdrHistogram interval log
+// (.hlog) for HdrHistogram's own tools; IntervalsCSV and MonitorCSV turn
+// a JSON result read back into CSV tables for a spreadsheet (dbprobe
+// export).
 package export

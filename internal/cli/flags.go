@@ -91,17 +91,28 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
+
+	setGroup(f, groupTarget, "db", "password-file", "allow-insecure-tls")
+	setGroup(f, groupWorkload, "workload", "properties", "property", "records", "seed", "strict")
+	setGroup(f, groupShape, "threads", "target", "duration")
+	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
+	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
+	setGroup(f, groupOutputs, "out", "status", "influx-out", "metrics-addr")
+	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
 }
 
 // addRunFlags adds the flags of the commands with a run phase.
 func addRunFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
+	setGroup(cmd.Flags(), groupWorkload, "operations")
+	setGroup(cmd.Flags(), groupShape, "warmup")
 }
 
 func addLoadFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().BoolVar(&o.dropExisting, "drop-existing", false, "drop and recreate the table if dbprobe created it earlier (a table dbprobe did not create is never dropped)")
 	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with multi-row INSERTs of db.batchsize rows instead of the database's bulk API (COPY, LOAD DATA LOCAL INFILE, bulk copy; for Redis, one script call per row)")
+	setGroup(cmd.Flags(), groupKnobs, "drop-existing", "no-copy")
 }
 
 // propertyFlags are the flags that set a property, by flag name: their

@@ -106,6 +106,7 @@ loss was scattered; 2 for bad input.`,
 	setGroup(f, groupShape, "cycles", "writers", "crash-after", "seed")
 	setGroup(f, groupKnobs, "durability")
 	setGroup(f, groupOutputs, "out")
+	completeDurabilityFlags(cmd)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:    sqliteWriterCommand,

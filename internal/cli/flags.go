@@ -99,6 +99,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
 	setGroup(f, groupOutputs, "out", "status", "influx-out", "metrics-addr")
 	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
+	completeCommonFlags(cmd)
 }
 
 // addRunFlags adds the flags of the commands with a run phase.

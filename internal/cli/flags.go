@@ -23,6 +23,7 @@ type options struct {
 	operations   int64
 	duration     time.Duration
 	status       bool
+	quiet        bool
 	strict       bool
 	warmup       time.Duration
 	out          string
@@ -68,7 +69,8 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
 	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
-	f.BoolVarP(&o.status, "status", "s", false, "print a status line on stderr every status.interval seconds (default 10)")
+	f.BoolVarP(&o.status, "status", "s", false, "print YCSB's status line on stderr every status.interval seconds (default 10) instead of the live progress line a terminal gets")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr, neither the live line nor status lines; notes (where a kept database is, the metrics address), warnings and errors still print")
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
@@ -97,7 +99,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupShape, "threads", "target", "duration")
 	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
-	setGroup(f, groupOutputs, "out", "status", "influx-out", "metrics-addr")
+	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr")
 	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
 	completeCommonFlags(cmd)
 }

@@ -19,7 +19,9 @@ With no --db it uses an embedded SQLite database in a temporary directory,
 so "dbprobe ycsb" works on a fresh machine with nothing installed.
 
 Results print on stdout in YCSB's text format, so existing parsers keep
-working; --out FILE also writes a JSON result as the run goes.
+working; --out FILE also writes a JSON result as the run goes. On a
+terminal a live progress line shows on stderr (-s for YCSB's status lines,
+--quiet for none).
 
 Shell completion of commands, flags and their values (workloads, table
 types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/export"
@@ -22,6 +23,22 @@ type OutputConfig struct {
 	MetricsAddr string
 	// Status is -s: status lines on stderr.
 	Status bool
+	// Progress is the live progress line on a terminal (Console), nil
+	// when there is none.
+	Progress *result.Progress
+}
+
+// StatusEvery is how often the runner is to report status: every
+// interval (status.interval) for -s, every second for the live line,
+// never (0) otherwise.
+func (c OutputConfig) StatusEvery(interval time.Duration) time.Duration {
+	switch {
+	case c.Status:
+		return interval
+	case c.Progress != nil:
+		return ProgressInterval
+	}
+	return 0
 }
 
 // Outputs are an experiment's open outputs, and what they keep.
@@ -40,6 +57,9 @@ type Outputs struct {
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
 	o := &Outputs{Outputs: &result.Outputs{}, config: c}
 	o.Add("stdout", result.NewText(stdout, stderr, c.Status))
+	if c.Progress != nil {
+		o.Add("progress", c.Progress)
+	}
 	if c.Out != "" {
 		w, err := result.Create(c.Out)
 		if err != nil {

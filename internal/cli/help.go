@@ -110,6 +110,9 @@ func usage(c *cobra.Command) error {
 			}
 		}
 	}
+	// InheritedFlags merges the parents' persistent flags into Flags, so
+	// that they print with the command's own.
+	c.InheritedFlags()
 	b.WriteString(groupedFlags(c.Flags()))
 	if c.HasAvailableSubCommands() {
 		fmt.Fprintf(&b, "\n\nUse \"%s [command] --help\" for more information about a command.", c.CommandPath())

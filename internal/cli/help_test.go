@@ -20,6 +20,7 @@ func allCommands() []*cobra.Command {
 	walk = func(c *cobra.Command) {
 		c.InitDefaultHelpFlag()
 		c.InitDefaultVersionFlag()
+		c.InheritedFlags() // the parents' persistent flags, in Flags
 		out = append(out, c)
 		for _, sub := range c.Commands() {
 			walk(sub)

@@ -77,8 +77,9 @@ func newLoadCommand() *cobra.Command {
 		Short: "Load the YCSB table: insert recordcount records",
 		Long: `load creates the YCSB table (usertable: YCSB_KEY varchar(255) primary key,
 FIELD0…FIELDn varchar(fieldlength) NOT NULL) when it is absent, records that
-dbprobe created it, and inserts the records insertstart … insertstart+insertcount-1
-in batches of db.batchsize rows (PostgreSQL: COPY; --no-copy: multi-row INSERT).
+dbprobe created it, and inserts the records insertstart …
+insertstart+insertcount-1 in batches of db.batchsize rows (PostgreSQL: COPY;
+--no-copy: multi-row INSERT).
 
 With -p fieldlengthdistribution=histogram, field lengths are drawn from the
 histogram file fieldlengthhistogram names (default hist.txt; a relative path is
@@ -140,5 +141,6 @@ A phase stopped by Ctrl-C is the last: ycsb stops after it.` + runEnds + loadPac
 	addLoadFlags(cmd, o)
 	addRunFlags(cmd, o)
 	cmd.Flags().BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite database created when no --db is given")
+	setGroup(cmd.Flags(), groupTarget, "keep-db")
 	return cmd
 }

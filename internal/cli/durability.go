@@ -102,6 +102,11 @@ loss was scattered; 2 for bad input.`,
 	// --db exists only to refuse it in words rather than as an unknown flag.
 	f.StringVar(&o.db, "db", "", "not accepted: the check runs only on a database it starts itself")
 	f.MarkHidden("db")
+	setGroup(f, groupTarget, "database", "bindir", "db")
+	setGroup(f, groupShape, "cycles", "writers", "crash-after", "seed")
+	setGroup(f, groupKnobs, "durability")
+	setGroup(f, groupOutputs, "out")
+	completeDurabilityFlags(cmd)
 
 	cmd.AddCommand(&cobra.Command{
 		Use:    sqliteWriterCommand,

@@ -84,6 +84,7 @@ an -o that cannot be written, is refused (status 2) with nothing written;
 	f.BoolVar(&o.csv, "csv", false, "write CSV (the only format export writes today; required)")
 	f.BoolVar(&o.monitor, "monitor", false, "write the monitor's samples (one column per figure) instead of the per-second operation series")
 	f.StringVarP(&o.out, "out", "o", "", "write to this file instead of stdout (- is stdout); it is replaced only once the whole table is written")
+	setGroup(f, groupOutputs, "csv", "monitor", "out")
 	return cmd
 }
 

@@ -23,6 +23,7 @@ type options struct {
 	operations   int64
 	duration     time.Duration
 	status       bool
+	quiet        bool
 	strict       bool
 	warmup       time.Duration
 	out          string
@@ -69,7 +70,8 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
 	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
-	f.BoolVarP(&o.status, "status", "s", false, "print a status line on stderr every status.interval seconds (default 10)")
+	f.BoolVarP(&o.status, "status", "s", false, "print YCSB's status line on stderr every status.interval seconds (default 10) instead of the live progress line a terminal gets")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr, neither the live line nor status lines; notes (where a kept database is, the metrics address), warnings and errors still print")
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
@@ -93,17 +95,29 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
 	f.StringVar(&o.hlog, "hlog", "", "also write each second's latency histograms to this file as an HdrHistogram interval log, for HdrHistogram's own tools: values in microseconds, one tag per phase and operation (Tag=load/INSERT, Tag=run/READ; warm-up as run-warmup/READ), load and run in one file; e.g. HistogramLogProcessor -i FILE -tag run/READ -outputValueUnitRatio 1000 (milliseconds)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
+
+	setGroup(f, groupTarget, "db", "password-file", "allow-insecure-tls")
+	setGroup(f, groupWorkload, "workload", "properties", "property", "records", "seed", "strict")
+	setGroup(f, groupShape, "threads", "target", "duration")
+	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
+	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
+	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "hlog")
+	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
+	completeCommonFlags(cmd)
 }
 
 // addRunFlags adds the flags of the commands with a run phase.
 func addRunFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
+	setGroup(cmd.Flags(), groupWorkload, "operations")
+	setGroup(cmd.Flags(), groupShape, "warmup")
 }
 
 func addLoadFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().BoolVar(&o.dropExisting, "drop-existing", false, "drop and recreate the table if dbprobe created it earlier (a table dbprobe did not create is never dropped)")
 	cmd.Flags().BoolVar(&o.noCopy, "no-copy", false, "load with multi-row INSERTs of db.batchsize rows instead of the database's bulk API (COPY, LOAD DATA LOCAL INFILE, bulk copy; for Redis, one script call per row)")
+	setGroup(cmd.Flags(), groupKnobs, "drop-existing", "no-copy")
 }
 
 // propertyFlags are the flags that set a property, by flag name: their

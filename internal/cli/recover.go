@@ -69,6 +69,7 @@ once the run's process is gone.`,
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the repaired result to this file and leave RESULT unchanged (default: replace RESULT)")
+	setGroup(cmd.Flags(), groupOutputs, "out")
 	return cmd
 }
 

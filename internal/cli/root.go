@@ -19,7 +19,12 @@ With no --db it uses an embedded SQLite database in a temporary directory,
 so "dbprobe ycsb" works on a fresh machine with nothing installed.
 
 Results print on stdout in YCSB's text format, so existing parsers keep
-working; --out FILE also writes a JSON result as the run goes.`,
+working; --out FILE also writes a JSON result as the run goes. On a
+terminal a live progress line shows on stderr (-s for YCSB's status lines,
+--quiet for none).
+
+Shell completion of commands, flags and their values (workloads, table
+types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       experiment.Version,
@@ -28,6 +33,7 @@ working; --out FILE also writes a JSON result as the run goes.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
 	})
+	root.SetUsageFunc(usage)
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand(), newExportCommand())
 	root.AddCommand(newDurabilityCommand())

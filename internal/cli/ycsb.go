@@ -21,6 +21,11 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 	if err != nil {
 		return err
 	}
+	con, err := experiment.NewConsole(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.status, o.quiet)
+	if err != nil {
+		return err
+	}
+	defer con.Close()
 	return ycsb.Run(cmd.Context(), &ycsb.Config{
 		Phases:     phases,
 		Properties: props,
@@ -28,7 +33,7 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		Target: experiment.TargetConfig{
 			DB: o.db, PasswordFile: o.passwordFile, AllowInsecureTLS: o.allowInsecureTLS, KeepDefault: o.keepDB,
 		},
-		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, Hlog: o.hlog, Status: o.status},
+		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
 		Monitor:      experiment.MonitorConfig{Off: o.noMonitor, Interval: o.monitorInterval, WaitSamples: o.waitSamples},
 		Warmup:       o.warmup,
 		DrainTimeout: o.drainTimeout,
@@ -40,8 +45,8 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		// --db is the header's target; -p, -P and --workload are in the
 		// properties' sources.
 		Flags:  flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload"),
-		Stdout: cmd.OutOrStdout(),
-		Stderr: cmd.ErrOrStderr(),
+		Stdout: con.Stdout,
+		Stderr: con.Stderr,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/export"
@@ -26,6 +27,22 @@ type OutputConfig struct {
 	Hlog string
 	// Status is -s: status lines on stderr.
 	Status bool
+	// Progress is the live progress line on a terminal (Console), nil
+	// when there is none.
+	Progress *result.Progress
+}
+
+// StatusEvery is how often the runner is to report status: every
+// interval (status.interval) for -s, every second for the live line,
+// never (0) otherwise.
+func (c OutputConfig) StatusEvery(interval time.Duration) time.Duration {
+	switch {
+	case c.Status:
+		return interval
+	case c.Progress != nil:
+		return ProgressInterval
+	}
+	return 0
 }
 
 // Outputs are an experiment's open outputs, and what they keep.
@@ -61,6 +78,9 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 		in.AtAbandon(func() { h.Close() })
 		o.Add("--hlog "+c.Hlog, h)
 		o.Ticks, o.Histograms = true, true
+	}
+	if c.Progress != nil {
+		o.Add("progress", c.Progress)
 	}
 	if c.Out != "" {
 		w, err := result.Create(c.Out)

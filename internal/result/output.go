@@ -27,7 +27,7 @@ type Output interface {
 	Interval(Interval) error
 	// Monitor is one interval of the monitor's samples.
 	Monitor(MonitorSample) error
-	// Status is a progress report (-s).
+	// Status is a progress report (-s, or the live line on a terminal).
 	Status(Status) error
 	// Summary ends a phase.
 	Summary(Summary) error
@@ -37,9 +37,12 @@ type Output interface {
 
 // Status is what a status line shows: the interval since the previous one.
 type Status struct {
-	Now       time.Time
-	Elapsed   time.Duration
-	TotalOps  int64
+	Now      time.Time
+	Elapsed  time.Duration
+	TotalOps int64
+	// Total is the count the phase is bounded by, 0 when it is bounded by
+	// time alone.
+	Total     int64
 	OpsPerSec float64
 	// Remaining estimates the time left; negative when unknown.
 	Remaining time.Duration

@@ -138,9 +138,12 @@ type Tick struct {
 
 // Status is what a status line shows: the interval since the last one.
 type Status struct {
-	Now       time.Time
-	Elapsed   time.Duration
-	TotalOps  int64
+	Now      time.Time
+	Elapsed  time.Duration
+	TotalOps int64
+	// Total is the count the phase is bounded by (the plan's Count), 0
+	// when it is bounded by time alone.
+	Total     int64
 	OpsPerSec float64
 	// Remaining estimates the time left; negative when unknown.
 	Remaining time.Duration
@@ -565,7 +568,7 @@ func (p *phase) tickUntil(done <-chan struct{}, ended *time.Time, start time.Tim
 		if final || now.Sub(lastStatus) >= opts.StatusInterval-opts.Tick/2 {
 			span := now.Sub(lastStatus).Seconds()
 			st := Status{
-				Now: now, Elapsed: now.Sub(start), TotalOps: totalOps, Remaining: -1,
+				Now: now, Elapsed: now.Sub(start), TotalOps: totalOps, Total: p.plan.Count, Remaining: -1,
 				Series: p.set.Summarize(measure.View{Histograms: statusHists, Statuses: statusStatuses}, StatusPercentiles),
 			}
 			if span > 0 {

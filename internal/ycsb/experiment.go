@@ -258,10 +258,10 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if ph == runner.Run {
 		ropts.Warmup = j.c.Warmup
 	}
-	if j.c.Outputs.Status {
-		ropts.StatusInterval = cfg.StatusInterval
+	if every := j.c.Outputs.StatusEvery(cfg.StatusInterval); every > 0 {
+		ropts.StatusInterval = every
 		ropts.OnStatus = func(s runner.Status) {
-			j.outs.Status(result.Status{Now: s.Now, Elapsed: s.Elapsed, TotalOps: s.TotalOps, OpsPerSec: s.OpsPerSec, Remaining: s.Remaining, Series: s.Series})
+			j.outs.Status(result.Status{Now: s.Now, Elapsed: s.Elapsed, TotalOps: s.TotalOps, Total: s.Total, OpsPerSec: s.OpsPerSec, Remaining: s.Remaining, Series: s.Series})
 		}
 	}
 	if j.outs.Ticks {

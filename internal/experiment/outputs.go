@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/export"
@@ -20,6 +23,9 @@ type OutputConfig struct {
 	InfluxOut string
 	// MetricsAddr is --metrics-addr: the Prometheus endpoint.
 	MetricsAddr string
+	// MetricsRemote is --metrics-allow-remote: MetricsAddr may be an
+	// address other machines reach.
+	MetricsRemote bool
 	// Status is -s: status lines on stderr.
 	Status bool
 }
@@ -29,16 +35,27 @@ type Outputs struct {
 	*result.Outputs
 	config OutputConfig
 	// Kept says a JSON result keeps the intervals' histograms and the
-	// monitor's samples; Ticks, that an output takes the intervals.
-	Kept, Ticks bool
+	// monitor's samples; Ticks, that an output takes the intervals;
+	// Histograms, that an output needs the intervals' HDR histograms
+	// (runner.Options.Histograms).
+	Kept, Ticks, Histograms bool
+	// RunID names this run in every exported series and in the JSON
+	// result's headers, so that the figures of two runs are never mixed.
+	RunID string
 }
 
 // OpenOutputs opens the text output and those c asks for, each behind
-// result.Output; tags label the exported series (the driver). On a second
+// result.Output; tags label the exported series (the driver), with the
+// run id (NewRunID) added as run_id. On a second
 // interrupt the JSON result is closed between two records, so it ends
 // with a whole one however the process then ends.
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
-	o := &Outputs{Outputs: &result.Outputs{}, config: c}
+	o := &Outputs{Outputs: &result.Outputs{}, config: c, RunID: NewRunID(time.Now())}
+	tags = maps.Clone(tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags["run_id"] = o.RunID
 	o.Add("stdout", result.NewText(stdout, stderr, c.Status))
 	if c.Out != "" {
 		w, err := result.Create(c.Out)
@@ -47,7 +64,7 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 		}
 		in.AtAbandon(func() { w.Close() })
 		o.Add(c.Out, w)
-		o.Kept, o.Ticks = true, true
+		o.Kept, o.Ticks, o.Histograms = true, true, true
 	}
 	if c.InfluxOut != "" {
 		x, err := export.CreateInflux(c.InfluxOut, tags)
@@ -60,16 +77,33 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 	}
 	if c.MetricsAddr != "" {
 		p := export.NewPrometheus(tags)
-		addr, err := p.Serve(ctx, c.MetricsAddr)
+		addr, err := p.Serve(ctx, c.MetricsAddr, c.MetricsRemote)
 		if err != nil {
 			o.Close()
 			return nil, err
 		}
 		fmt.Fprintf(stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
 		o.Add("--metrics-addr", p)
+		// The latency histograms are made from the intervals' HDR
+		// histograms as the runner hands them (measure.Summary.HDR), not
+		// their encoding, which costs the ticker about a millisecond per
+		// series a second.
 		o.Ticks = true
 	}
 	return o, nil
+}
+
+// Header starts a phase in every output, with the run id.
+func (o *Outputs) Header(h result.Header) error {
+	h.RunID = o.RunID
+	return o.Outputs.Header(h)
+}
+
+// NewRunID returns a run id: the start time in UTC to the second and four
+// random hex digits, e.g. 20261125T194012Z-3fa9, so that ids sort by time
+// and two runs started in the same second still differ.
+func NewRunID(now time.Time) string {
+	return fmt.Sprintf("%s-%04x", now.UTC().Format("20060102T150405Z"), rand.Uint32()&0xffff)
 }
 
 // samplesNote says where the monitor's samples go, for the header.

@@ -246,7 +246,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		OpTimeout:        cfg.OpTimeout,
 		OnError:          cfg.OnError,
 		ReconnectTimeout: cfg.ReconnectTimeout,
-		Histograms:       j.outs.Kept,
+		Histograms:       j.outs.Histograms,
 		OnStart: func(_, origin time.Time) {
 			// The runner's intervals end on whole seconds from its start.
 			mon.Align(origin)

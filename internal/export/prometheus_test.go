@@ -101,17 +101,18 @@ func TestPrometheusExposition(t *testing.T) {
 		`dbprobe_retries_total{` + l + `op="UPDATE x,y=z",phase="run",run_id="r1"} 2`,
 		`dbprobe_retries_by_code_total{code="40P01",` + l + `op="UPDATE x,y=z",phase="run",run_id="r1"} 2`,
 		`# TYPE dbprobe_latency_seconds histogram`,
-		// 100 µs and 1 ms twice each, 2 ms twice, 7.9 ms twice.
+		// 100 µs, 1 ms, 2 ms and 7.9 ms, twice each.
 		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.0001"} 2`,
 		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.001"} 4`,
 		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.0016"} 4`,
-		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.002"} 6`,
+		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.0025"} 6`,
 		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.0063"} 6`,
-		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.008"} 8`,
+		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="0.01"} 8`,
 		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="OK",phase="run",run_id="r1",le="+Inf"} 8`,
 		`dbprobe_latency_seconds_count{` + l + `op="READ",outcome="OK",phase="run",run_id="r1"} 8`,
 		`dbprobe_latency_seconds_count{` + l + `op="READ",outcome="FAILED",phase="run",run_id="r1"} 3`,
-		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="FAILED",phase="run",run_id="r1",le="5e-05"} 3`,
+		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="FAILED",phase="run",run_id="r1",le="4e-05"} 0`,
+		`dbprobe_latency_seconds_bucket{` + l + `op="READ",outcome="FAILED",phase="run",run_id="r1",le="6.3e-05"} 3`,
 		`dbprobe_intended_latency_seconds_count{` + l + `op="READ",outcome="OK",phase="run",run_id="r1"} 1`,
 	}
 	for _, w := range want {
@@ -211,7 +212,7 @@ func TestLatencyBuckets(t *testing.T) {
 		t.Fatalf("buckets %v", LatencyBuckets)
 	}
 	for i := 1; i < len(LatencyBuckets); i++ {
-		if r := LatencyBuckets[i] / LatencyBuckets[i-1]; r > 2.51 || r < 1.24 {
+		if r := LatencyBuckets[i] / LatencyBuckets[i-1]; r > 2.51 || r < 1.5 {
 			t.Errorf("bucket %g follows %g: ratio %.3f", LatencyBuckets[i], LatencyBuckets[i-1], r)
 		}
 	}

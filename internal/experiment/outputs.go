@@ -46,9 +46,9 @@ type Outputs struct {
 
 // OpenOutputs opens the text output and those c asks for, each behind
 // result.Output; tags label the exported series (the driver), with the
-// run id (NewRunID) added as run_id. On a second
-// interrupt the JSON result is closed between two records, so it ends
-// with a whole one however the process then ends.
+// run id (NewRunID) added as run_id. On a second interrupt the JSON
+// result is closed between two records, so it ends with a whole one
+// however the process then ends.
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
 	o := &Outputs{Outputs: &result.Outputs{}, config: c, RunID: NewRunID(time.Now())}
 	tags = maps.Clone(tags)

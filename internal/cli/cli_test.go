@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -572,6 +573,11 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 	if _, stderr, err := run(t, "load", "--db", loaded, "-p", "recordcount=10"); err != nil {
 		t.Fatalf("load: %v\n%s", err, stderr)
 	}
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
 	tests := []struct {
 		name string
 		args []string
@@ -599,7 +605,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"unknown durability", []string{"run", "--db", loaded, "--durability", "lazy"}, "unknown durability"},
 		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
 		{"monitor too often", []string{"run", "--db", loaded, "--monitor-interval", "1ms"}, "--monitor-interval 1ms is too short"},
-		{"metrics beyond loopback", []string{"run", "--db", loaded, "--metrics-addr", "0.0.0.0:9464"}, "loopback"},
+		{"metrics beyond loopback", []string{"run", "--db", loaded, "--metrics-addr", "0.0.0.0:9464"}, "add --metrics-allow-remote"},
+		{"metrics port in use", []string{"run", "--db", loaded, "--metrics-addr", busy.Addr().String()}, "the port is in use"},
 		{"unknown on-error", []string{"run", "--db", loaded, "--on-error", "ignore"}, `onerror="ignore" is not a choice: give stop`},
 		{"unknown onerror property", []string{"run", "--db", loaded, "-p", "onerror=skip"}, "give stop"},
 		{"reconnect timeout not a duration", []string{"run", "--db", loaded, "--reconnect-timeout", "soon"}, "give a duration such as 30s or 2m"},

@@ -52,6 +52,7 @@ type options struct {
 	waitSamples     int
 	noMonitor       bool
 	metricsAddr     string
+	metricsRemote   bool
 	influxOut       string
 	hlog            string
 	drainTimeout    time.Duration
@@ -91,7 +92,8 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result (--out), --influx-out and --metrics-addr, and the bottleneck verdict needs 3 of them")
 	f.IntVar(&o.waitSamples, "monitor-wait-samples", 10, "how many times per monitor interval the database's sessions are looked at for what they wait on (PostgreSQL pg_stat_activity, MySQL processlist, SQL Server requests), 1 to 100")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
-	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only, e.g. 127.0.0.1:9464")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only unless --metrics-allow-remote, e.g. 127.0.0.1:9464")
+	f.BoolVar(&o.metricsRemote, "metrics-allow-remote", false, "let --metrics-addr be an address other machines reach (the figures describe the database and its host)")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
 	f.StringVar(&o.hlog, "hlog", "", "also write each second's latency histograms to this file as an HdrHistogram interval log, for HdrHistogram's own tools: values in microseconds, one tag per phase and operation (Tag=load/INSERT, Tag=run/READ; warm-up as run-warmup/READ), load and run in one file; e.g. HistogramLogProcessor -i FILE -tag run/READ -outputValueUnitRatio 1000 (milliseconds)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
@@ -101,7 +103,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupShape, "threads", "target", "duration")
 	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
-	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "hlog")
+	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "metrics-allow-remote", "hlog")
 	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
 	completeCommonFlags(cmd)
 }

@@ -33,7 +33,7 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		Target: experiment.TargetConfig{
 			DB: o.db, PasswordFile: o.passwordFile, AllowInsecureTLS: o.allowInsecureTLS, KeepDefault: o.keepDB,
 		},
-		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
+		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, MetricsRemote: o.metricsRemote, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
 		Monitor:      experiment.MonitorConfig{Off: o.noMonitor, Interval: o.monitorInterval, WaitSamples: o.waitSamples},
 		Warmup:       o.warmup,
 		DrainTimeout: o.drainTimeout,

@@ -19,7 +19,16 @@ package driver
 //	device_read_bytes   blks_read × block_size    Innodb_data_read                     files' num_of_bytes_read            the process's read_bytes
 //	device_write_bytes  buffers written × block   Innodb_data_written                  data files' num_of_bytes_written    the process's write_bytes
 //	page_bytes (gauge)  block_size                innodb_page_size                     8192                                page_size
+//	commits             xact_commit               Handler_commit                       Transactions/sec (the database's)   the writer's commits
+//
+// Redis has no monitor, so none of these.
 const (
+	// CounterCommits is the transactions the database committed, a
+	// statement in autocommit included: what a commit-bound workload is
+	// bound by, and one figure a dashboard can show for every database.
+	// (MySQL's Com_commit counts COMMIT statements only, never an
+	// autocommit one, so Handler_commit it is.)
+	CounterCommits = "commits"
 	// CounterLogBytes is the bytes written to the transaction log (WAL,
 	// redo log): what a log-bound workload is bound by.
 	CounterLogBytes = "log_bytes"

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,6 +25,9 @@ type OutputConfig struct {
 	InfluxOut string
 	// MetricsAddr is --metrics-addr: the Prometheus endpoint.
 	MetricsAddr string
+	// MetricsRemote is --metrics-allow-remote: MetricsAddr may be an
+	// address other machines reach.
+	MetricsRemote bool
 	// Hlog is --hlog: the HdrHistogram interval log.
 	Hlog string
 	// Status is -s: status lines on stderr.
@@ -50,19 +55,27 @@ type Outputs struct {
 	*result.Outputs
 	config OutputConfig
 	// Kept says a JSON result keeps the intervals' histograms and the
-	// monitor's samples; Ticks, that an output takes the intervals.
-	Kept, Ticks bool
-	// Histograms says an output needs each interval's encoded histograms
-	// (the JSON result, the .hlog): the runner encodes them only then.
-	Histograms bool
+	// monitor's samples; Ticks, that an output takes the intervals;
+	// Histograms, that an output needs the intervals' encoded HDR
+	// histograms (the JSON result, the .hlog; runner.Options.Histograms).
+	Kept, Ticks, Histograms bool
+	// RunID names this run in every exported series and in the JSON
+	// result's headers, so that the figures of two runs are never mixed.
+	RunID string
 }
 
 // OpenOutputs opens the text output and those c asks for, each behind
-// result.Output; tags label the exported series (the driver). On a second
-// interrupt the JSON result is closed between two records, so it ends
-// with a whole one however the process then ends.
+// result.Output; tags label the exported series (the driver), with the
+// run id (NewRunID) added as run_id. On a second interrupt the JSON
+// result is closed between two records, so it ends with a whole one
+// however the process then ends.
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
-	o := &Outputs{Outputs: &result.Outputs{}, config: c}
+	o := &Outputs{Outputs: &result.Outputs{}, config: c, RunID: NewRunID(time.Now())}
+	tags = maps.Clone(tags)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags["run_id"] = o.RunID
 	o.Add("stdout", result.NewText(stdout, stderr, c.Status))
 	// The .hlog is opened first: it empties nothing until a phase starts,
 	// so a refusal of --out after it destroys nothing.
@@ -103,13 +116,17 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 	}
 	if c.MetricsAddr != "" {
 		p := export.NewPrometheus(tags)
-		addr, err := p.Serve(ctx, c.MetricsAddr)
+		addr, err := p.Serve(ctx, c.MetricsAddr, c.MetricsRemote)
 		if err != nil {
 			o.Close()
 			return nil, err
 		}
 		fmt.Fprintf(stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
 		o.Add("--metrics-addr", p)
+		// The latency histograms are made from the intervals' HDR
+		// histograms as the runner hands them (measure.Summary.HDR), not
+		// their encoding, which costs the ticker about a millisecond per
+		// series a second.
 		o.Ticks = true
 	}
 	return o, nil
@@ -138,6 +155,19 @@ func samePath(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// Header starts a phase in every output, with the run id.
+func (o *Outputs) Header(h result.Header) error {
+	h.RunID = o.RunID
+	return o.Outputs.Header(h)
+}
+
+// NewRunID returns a run id: the start time in UTC to the second and four
+// random hex digits, e.g. 20261125T194012Z-3fa9, so that ids sort by time
+// and two runs started in the same second still differ.
+func NewRunID(now time.Time) string {
+	return fmt.Sprintf("%s-%04x", now.UTC().Format("20060102T150405Z"), rand.Uint32()&0xffff)
 }
 
 // samplesNote says where the monitor's samples go, for the header.

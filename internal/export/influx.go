@@ -78,7 +78,7 @@ func (x *Influx) Close() error {
 
 // Interval writes one interval of the runner's series: measurement dbprobe_ops
 // with fields ops and ops_per_sec, and one dbprobe_latency line per series
-// (tag op) with its count, mean, percentiles (p99.9 is field p999_us) and
+// (tag op) with its count, mean, percentiles (p99.9 is field p99_9_us) and
 // maximum in microseconds. A series with nothing recorded in the interval
 // has only its count, since a latency of 0 would be a figure nobody
 // measured.
@@ -201,20 +201,39 @@ func (x *Influx) flush() {
 	}
 }
 
-// percentileField names a percentile's field: 99.9 → p999_us.
+// percentileField names a percentile's field by its decimal digits with
+// "_" for the point: 99 → p99_us, 99.9 → p99_9_us, 9.99 → p9_99_us. Two
+// percentiles never share a name, as they did when the point was dropped
+// (99.9 and 9.99 were both p999_us).
 func percentileField(p float64) string {
-	return "p" + strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "") + "_us"
+	return "p" + strings.ReplaceAll(strconv.FormatFloat(p, 'f', -1, 64), ".", "_") + "_us"
 }
 
 // Line protocol escapes with a backslash: commas and spaces everywhere,
-// equals signs in tag keys, tag values and field keys, and the backslash
-// itself so that a name ending in one cannot escape the separator after
-// it. A newline cannot be escaped at all (it ends the line), so line
-// breaks become spaces.
+// equals signs in tag keys, tag values and field keys. A backslash before
+// anything else is itself, as InfluxData's parser reads it; one at the
+// end of a name would escape the separator after it and cannot be
+// written, so it becomes "/". Control characters (a line break included)
+// cannot be written at all, so they become spaces.
 var (
-	measurementEscaper = strings.NewReplacer(`\`, `\\`, ",", `\,`, " ", `\ `, "\n", `\ `, "\r", `\ `)
-	keyEscaper         = strings.NewReplacer(`\`, `\\`, ",", `\,`, " ", `\ `, "=", `\=`, "\n", `\ `, "\r", `\ `)
+	measurementEscaper = strings.NewReplacer(",", `\,`, " ", `\ `)
+	keyEscaper         = strings.NewReplacer(",", `\,`, " ", `\ `, "=", `\=`)
 )
 
-func escapeMeasurement(s string) string { return measurementEscaper.Replace(s) }
-func escapeKey(s string) string         { return keyEscaper.Replace(s) }
+func escapeMeasurement(s string) string { return measurementEscaper.Replace(writable(s)) }
+func escapeKey(s string) string         { return keyEscaper.Replace(writable(s)) }
+
+// writable replaces what line protocol cannot hold: control characters
+// by spaces, a trailing backslash by "/".
+func writable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if base, ok := strings.CutSuffix(s, `\`); ok {
+		return base + "/"
+	}
+	return s
+}

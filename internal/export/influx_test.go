@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/influxdata/line-protocol/v2/lineprotocol"
+
 	"github.com/dbprobe/dbprobe/internal/measure"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
@@ -27,7 +29,7 @@ var (
 func sampleSeries() []measure.Summary {
 	return []measure.Summary{
 		{Name: "READ", Count: 1200, MeanMicros: 250.5, MinMicros: 80, MaxMicros: 9100,
-			Percentiles: []measure.Percentile{{Percentile: 50, Micros: 210}, {Percentile: 95, Micros: 600}, {Percentile: 99, Micros: 1500}, {Percentile: 99.9, Micros: 7000}}},
+			Percentiles: []measure.Percentile{{Percentile: 9.99, Micros: 3}, {Percentile: 50, Micros: 210}, {Percentile: 95, Micros: 600}, {Percentile: 99, Micros: 1500}, {Percentile: 99.9, Micros: 7000}}},
 		{Name: "UPDATE x,y=z", Count: 300, MeanMicros: 900, MinMicros: 400, MaxMicros: 12000,
 			Percentiles: []measure.Percentile{{Percentile: 99, Micros: 4000}}},
 		{Name: "SCAN", Count: 0},
@@ -36,24 +38,29 @@ func sampleSeries() []measure.Summary {
 
 func sampleInterval() result.MonitorSample {
 	return result.MonitorSample{Start: t0, End: t1, Metrics: map[string]float64{
-		"db.xact_commit/s":            1480,
-		"db.wal_bytes/s":              2.5e6,
-		"db.wait.IO:WALSync":          0.4,
-		"db.wait.CPU":                 0.35,
-		"db.wait.other.Lock:relation": 0.1,
-		"db.sessions.active":          7.5,
-		"host.cpu.user%":              41.25,
-		"host.cpu.iowait%":            3,
-		"host.disk.nvme0n1.util%":     55,
-		"client.cpu%":                 120,
-		"client.sched.latency_p99_ms": 0.8,
-		"orphan":                      1,
+		"db.xact_commit/s":                1480,
+		"db.wal_bytes/s":                  2.5e6,
+		"db.wait.IO:WALSync":              0.4,
+		"db.wait.CPU":                     0.35,
+		"db.wait.other.Lock:relation":     0.1,
+		"db.sessions.active":              7.5,
+		"host.cpu.user%":                  41.25,
+		"host.cpu.iowait%":                3,
+		"host.disk.nvme0n1.util%":         55,
+		"host.disk.nvme0n1.write_bytes/s": 3e6,
+		"host.disk.dm-0.queue_ms/s":       750,
+		"host.mem.used%":                  50,
+		"client.gc.pause_ms":              2,
+		"client.goroutines":               40,
+		"client.cpu%":                     120,
+		"client.sched.latency_p99_ms":     0.8,
+		"orphan":                          1,
 	}}
 }
 
 func TestInfluxGolden(t *testing.T) {
 	var buf bytes.Buffer
-	x := NewInflux(&buf, map[string]string{"driver": "postgres", "run id": "r=1,a", "empty": "", "phase": "ignored"})
+	x := NewInflux(&buf, map[string]string{"driver": "postgres", "run_id": "r=1,a b", "empty": "", "phase": "ignored"})
 	x.Interval(result.Interval{Phase: "run", End: t1, Ops: 1500, OpsPerSec: 1500, Series: sampleSeries()})
 	x.Monitor(withPhase("run", sampleInterval()))
 	if err := x.Err(); err != nil {
@@ -73,10 +80,17 @@ func TestInfluxGolden(t *testing.T) {
 		t.Errorf("line protocol differs from %s (-update to accept):\ngot:\n%s\nwant:\n%s", golden, got, want)
 	}
 	// Every line must parse back into what went in.
-	for line := range strings.Lines(buf.String()) {
-		if _, err := splitLine(strings.TrimSuffix(line, "\n")); err != nil {
-			t.Errorf("line %q: %v", line, err)
+	lines := parseLines(t, buf.String())
+	if len(lines) != strings.Count(buf.String(), "\n") {
+		t.Fatalf("%d lines parsed of\n%s", len(lines), buf.String())
+	}
+	for _, l := range lines {
+		if l.tags["run_id"] != "r=1,a b" || l.tags["driver"] != "postgres" || l.ts != t1.UnixNano() {
+			t.Errorf("line %+v lacks the run id, the driver or the time", l)
 		}
+	}
+	if got := lines[1].fields; got["p99_9_us"] != 7000 || got["p9_99_us"] != 3 || got["p99_us"] != 1500 || got["count"] != 1200 {
+		t.Errorf("READ's fields %v", got)
 	}
 }
 
@@ -123,7 +137,7 @@ func TestInfluxRemembersTheFirstError(t *testing.T) {
 }
 
 func TestPercentileField(t *testing.T) {
-	for p, want := range map[float64]string{50: "p50_us", 99: "p99_us", 99.9: "p999_us", 99.99: "p9999_us"} {
+	for p, want := range map[float64]string{50: "p50_us", 99: "p99_us", 99.9: "p99_9_us", 99.99: "p99_99_us", 9.99: "p9_99_us", 99.999: "p99_999_us"} {
 		if got := percentileField(p); got != want {
 			t.Errorf("percentileField(%v) = %q, want %q", p, got, want)
 		}
@@ -144,7 +158,20 @@ func FuzzInfluxEscaping(f *testing.F) {
 		x := NewInflux(&buf, map[string]string{tagKey: tagValue})
 		x.Interval(result.Interval{Phase: phase, End: t1, Ops: 3, OpsPerSec: 3, Series: []measure.Summary{{Name: op, Count: 1, MaxMicros: 5}}})
 		x.Monitor(result.MonitorSample{Phase: phase, End: t1, Metrics: map[string]float64{metric: 1.5}})
-		clean := func(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
+		clean := func(s string) string {
+			var b strings.Builder
+			for _, r := range s {
+				if r < 0x20 || r == 0x7f {
+					r = ' '
+				}
+				b.WriteRune(r)
+			}
+			s = b.String()
+			if base, ok := strings.CutSuffix(s, `\`); ok {
+				s = base + "/"
+			}
+			return s
+		}
 		wantTags := map[string]string{}
 		if tagKey != "" && tagValue != "" && tagKey != "phase" && tagKey != "op" {
 			wantTags[clean(tagKey)] = clean(tagValue)
@@ -152,24 +179,19 @@ func FuzzInfluxEscaping(f *testing.F) {
 		if phase != "" {
 			wantTags["phase"] = clean(phase)
 		}
-		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
-		for _, line := range lines {
-			p, err := splitLine(line)
-			if err != nil {
-				t.Fatalf("line %q: %v", line, err)
-			}
+		for _, p := range parseLines(t, buf.String()) {
 			for k, v := range wantTags {
 				if p.tags[k] != v {
-					t.Errorf("line %q: tag %q = %q, want %q", line, k, p.tags[k], v)
+					t.Errorf("line %+v: tag %q = %q, want %q", p, k, p.tags[k], v)
 				}
 			}
-			if p.ts != "1740830401000000000" {
-				t.Errorf("line %q: timestamp %q", line, p.ts)
+			if p.ts != 1740830401000000000 {
+				t.Errorf("line %+v: timestamp", p)
 			}
 			switch p.measurement {
 			case "dbprobe_latency":
 				if op != "" && p.tags["op"] != clean(op) {
-					t.Errorf("line %q: op %q, want %q", line, p.tags["op"], clean(op))
+					t.Errorf("line %+v: op %q, want %q", p, p.tags["op"], clean(op))
 				}
 			case "dbprobe_ops":
 			default:
@@ -178,86 +200,72 @@ func FuzzInfluxEscaping(f *testing.F) {
 				if !ok {
 					want, key = "dbprobe", metric
 				}
-				if p.measurement != clean(want) || p.fields[clean(key)] != "1.5" {
-					t.Errorf("line %q: measurement %q fields %v, want %q with %q=1.5", line, p.measurement, p.fields, clean(want), clean(key))
+				if p.measurement != clean(want) || p.fields[clean(key)] != 1.5 {
+					t.Errorf("line %+v: want measurement %q with %q=1.5", p, clean(want), clean(key))
 				}
 			}
 		}
 	})
 }
 
-// parsedLine is one line of line protocol, unescaped.
+// parsedLine is one line of line protocol as InfluxData's own parser
+// reads it.
 type parsedLine struct {
 	measurement string
 	tags        map[string]string
-	fields      map[string]string
-	ts          string
+	fields      map[string]float64
+	ts          int64
 }
 
-// splitLine is a test-only reading of line protocol: measurement and tags
-// up to the first unescaped space, fields up to the next, then the
-// timestamp; a backslash escapes the character after it.
-func splitLine(line string) (parsedLine, error) {
-	sections, err := splitUnescaped(line, ' ')
-	if err != nil {
-		return parsedLine{}, err
-	}
-	if len(sections) != 3 {
-		return parsedLine{}, errors.New("want 3 space-separated sections")
-	}
-	p := parsedLine{tags: map[string]string{}, fields: map[string]string{}, ts: sections[2]}
-	head, _ := splitUnescaped(sections[0], ',')
-	p.measurement = unescape(head[0])
-	if p.measurement == "" {
-		return p, errors.New("empty measurement")
-	}
-	for _, tag := range head[1:] {
-		kv, _ := splitUnescaped(tag, '=')
-		if len(kv) != 2 || kv[0] == "" || kv[1] == "" {
-			return p, errors.New("malformed tag " + tag)
+// parseLines decodes line protocol with github.com/influxdata/line-protocol,
+// the parser InfluxDB's clients use, and fails on anything it refuses.
+func parseLines(t testing.TB, data string) []parsedLine {
+	t.Helper()
+	var out []parsedLine
+	dec := lineprotocol.NewDecoderWithBytes([]byte(data))
+	for dec.Next() {
+		m, err := dec.Measurement()
+		if err != nil {
+			t.Fatalf("measurement: %v in\n%s", err, data)
 		}
-		p.tags[unescape(kv[0])] = unescape(kv[1])
-	}
-	fields, _ := splitUnescaped(sections[1], ',')
-	for _, f := range fields {
-		kv, _ := splitUnescaped(f, '=')
-		if len(kv) != 2 || kv[0] == "" || kv[1] == "" {
-			return p, errors.New("malformed field " + f)
-		}
-		p.fields[unescape(kv[0])] = kv[1]
-	}
-	return p, nil
-}
-
-func splitUnescaped(s string, sep byte) ([]string, error) {
-	var parts []string
-	start := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			if i+1 == len(s) {
-				return nil, errors.New("trailing backslash")
+		p := parsedLine{measurement: string(m), tags: map[string]string{}, fields: map[string]float64{}}
+		for {
+			k, v, err := dec.NextTag()
+			if err != nil {
+				t.Fatalf("tag: %v in\n%s", err, data)
 			}
-			i++
-		case sep:
-			parts = append(parts, s[start:i])
-			start = i + 1
-		case '\n':
-			return nil, errors.New("newline inside a line")
+			if k == nil {
+				break
+			}
+			if _, dup := p.tags[string(k)]; dup {
+				t.Errorf("tag %q twice in a line of\n%s", k, data)
+			}
+			p.tags[string(k)] = string(v)
 		}
-	}
-	return append(parts, s[start:]), nil
-}
-
-func unescape(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
+		for {
+			k, v, err := dec.NextField()
+			if err != nil {
+				t.Fatalf("field: %v in\n%s", err, data)
+			}
+			if k == nil {
+				break
+			}
+			if _, dup := p.fields[string(k)]; dup {
+				t.Errorf("field %q twice in a line of\n%s", k, data)
+			}
+			p.fields[string(k)] = v.FloatV()
 		}
-		b.WriteByte(s[i])
+		ts, err := dec.Time(lineprotocol.Nanosecond, time.Time{})
+		if err != nil {
+			t.Fatalf("time: %v in\n%s", err, data)
+		}
+		p.ts = ts.UnixNano()
+		out = append(out, p)
 	}
-	return b.String()
+	if err := dec.Err(); err != nil {
+		t.Fatalf("%v in\n%s", err, data)
+	}
+	return out
 }
 
 func nanValue() float64 { var z float64; return z / z }

@@ -378,6 +378,12 @@ type Summary struct {
 	// recorded. It lets summaries of intervals be merged exactly later
 	// (Merger), e.g. by dbprobe recover after a killed run.
 	Histogram string `json:"histogram,omitempty"`
+	// HDR is the series' histogram itself in the runner's per-interval
+	// summaries, for an output that reads it as they are handed out (the
+	// live metrics) without the cost of encoding and decoding it. It is
+	// the runner's: an output must not change it or keep it past the
+	// call. Never written to a file; nil in summaries read back.
+	HDR *hdr.Histogram `json:"-"`
 }
 
 // Percentile is one percentile of a series.

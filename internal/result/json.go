@@ -57,6 +57,7 @@ func (w *Writer) Header(h Header) error {
 		Phase:         h.Phase,
 		StartedAt:     h.StartedAt,
 		Command:       h.Command,
+		RunID:         h.RunID,
 		Target:        h.Target,
 		Settings:      h.Settings,
 		Notes:         h.Notes,
@@ -229,6 +230,7 @@ type headerRecord struct {
 	Phase         string      `json:"phase"`
 	StartedAt     time.Time   `json:"started_at"`
 	Command       string      `json:"command,omitempty"`
+	RunID         string      `json:"run_id,omitempty"`
 	Target        string      `json:"target,omitempty"`
 	Settings      []Setting   `json:"settings,omitempty"`
 	Notes         []string    `json:"notes,omitempty"`

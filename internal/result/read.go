@@ -127,6 +127,7 @@ func (f *File) add(line []byte) error {
 			Experiment:  rec.Experiment,
 			Phase:       rec.Phase,
 			Command:     rec.Command,
+			RunID:       rec.RunID,
 			StartedAt:   rec.StartedAt,
 			Target:      rec.Target,
 			Settings:    rec.Settings,

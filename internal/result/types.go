@@ -72,7 +72,10 @@ type Header struct {
 	// Phase is "load" or "run" (or the experiment's own phase name).
 	Phase string
 	// Command is the command line, secrets already redacted by the caller.
-	Command   string
+	Command string
+	// RunID names the run (one id for all its phases), as the exported
+	// metrics label their series; empty in results from before it.
+	RunID     string
 	StartedAt time.Time
 	// Target is the database URL, redacted by the caller.
 	Target string

@@ -543,9 +543,15 @@ func (p *phase) tickUntil(done <-chan struct{}, ended *time.Time, start time.Tim
 		iv := p.set.Tick(now, keep)
 		totalOps += iv.Ops
 		if opts.OnTick != nil {
+			series := p.summarize(iv.View)
+			for k := range series {
+				if i := p.set.Series(series[k].Name); i >= 0 {
+					series[k].HDR = iv.Histograms[i]
+				}
+			}
 			opts.OnTick(Tick{
 				Start: iv.Start, End: iv.End, Elapsed: iv.End.Sub(start), Ops: iv.Ops, Warmup: !keep,
-				Series: p.summarize(iv.View),
+				Series: series,
 			})
 		}
 		if opts.OnStatus == nil || opts.StatusInterval <= 0 {

@@ -499,3 +499,39 @@ func TestMonitorStandardCounters(t *testing.T) {
 		t.Errorf("page_bytes = %v, innodb_page_size = %v", after.Gauges[driver.GaugePageBytes], page)
 	}
 }
+
+// Commits count statements in autocommit: YCSB's updates commit one by
+// one without a COMMIT statement, so Com_commit stays put while the
+// standard commits (Handler_commit) rise with every update.
+func TestMonitorCommitsCountAutocommit(t *testing.T) {
+	_, _, db, tbl := monitored(t, 1)
+	m := openMonitor(t, db)
+	s := openSession(t, db, tbl)
+	ctx := context.Background()
+	if err := s.Insert(ctx, []byte("k"), fields("k", len(tbl.Fields))); err != nil {
+		t.Fatal(err)
+	}
+	const updates = 50
+	before := mustSample(t, m)
+	for i := range updates {
+		if err := s.Update(ctx, []byte("k"), []int{0}, [][]byte{[]byte(fmt.Sprint(i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mustSample(t, m)
+	delta := func(name string) float64 { return after.Counters[name] - before.Counters[name] }
+	if _, ok := after.Counters[driver.CounterCommits]; !ok {
+		t.Fatalf("no %s counter in %v", driver.CounterCommits, after.Counters)
+	}
+	// The server's other sessions (the monitor's own reads commit too)
+	// may add some; the updates' must all be there.
+	if got := delta(driver.CounterCommits); got < updates {
+		t.Errorf("commits rose by %v over %d autocommit updates", got, updates)
+	}
+	if after.Counters[driver.CounterCommits] != after.Counters["Handler_commit"] {
+		t.Errorf("commits %v, Handler_commit %v", after.Counters[driver.CounterCommits], after.Counters["Handler_commit"])
+	}
+	if got := delta("Com_commit"); got >= updates {
+		t.Errorf("Com_commit rose by %v: autocommit statements are not COMMIT statements, so it was not expected to count them", got)
+	}
+}

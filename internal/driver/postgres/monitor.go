@@ -171,6 +171,7 @@ func planQueries(f serverFacts) ([]statQuery, []string) {
 func standardize(s driver.Sample, f serverFacts) {
 	c, block := s.Counters, float64(f.blockSize)
 	driver.CopyCounter(c, driver.CounterLogBytes, "wal_bytes")
+	driver.CopyCounter(c, driver.CounterCommits, "xact_commit")
 	driver.CopyCounter(c, driver.CounterCacheHits, "blks_hit")
 	driver.CopyCounter(c, driver.CounterPhysicalReads, "blks_read")
 	if v, ok := driver.SumCounters(c, "blks_hit", "blks_read"); ok {

@@ -84,7 +84,8 @@ func monitorUnavailable(file, journal string, checkpointer bool) []string {
 // the sizes of the database's files. Counters: "checkpoints", the
 // background checkpoints run, and "writer_busy_seconds", the time the one
 // writer spent running writes (its rate is the share of each second it
-// was busy). Gauges: "database_bytes" (page_count ×
+// was busy), and the standard "commits", the writer's transactions (one
+// per group of writes). Gauges: "database_bytes" (page_count ×
 // page_size, what SQLite holds, WAL pages included), "database_file_bytes"
 // and "wal_file_bytes" (the files on disk; the WAL is 0 while it does not
 // exist).
@@ -99,6 +100,7 @@ func (m *sqliteMonitor) Sample(ctx context.Context) (driver.Sample, error) {
 		s.Counters["checkpoints"] = float64(m.d.ckpt.done.Load())
 	}
 	s.Counters["writer_busy_seconds"] = time.Duration(m.d.w.busy.Load()).Seconds()
+	s.Counters[driver.CounterCommits] = float64(m.d.w.commits.Load())
 	s.Gauges[driver.GaugePageBytes] = float64(pageSize)
 	if m.file != "" {
 		m.fileSize(s, "database_file_bytes", m.file, false)

@@ -59,6 +59,10 @@ type writer struct {
 	// nanoseconds: the monitor's measure of how close the one writer is to
 	// its limit.
 	busy atomic.Int64
+	// commits counts the transactions the writer committed, each holding
+	// one or more writes (group commit), or one write alone in autocommit:
+	// the monitor's commits.
+	commits atomic.Int64
 }
 
 // maxGroup bounds how many writes one transaction carries. Sessions wait
@@ -246,8 +250,8 @@ func (w *writer) runAlone(r *writeReq) {
 	rows := r.rows
 	if r.tx {
 		r.err = w.transactionLocked(func() error { return r.fn(w.conn) })
-	} else {
-		r.err = r.fn(w.conn)
+	} else if r.err = r.fn(w.conn); r.err == nil {
+		w.commits.Add(1) // its statements commit as it goes: one at least
 	}
 	// r belongs to its caller again once answered: read nothing after.
 	r.done <- struct{}{}
@@ -291,6 +295,9 @@ func (w *writer) runGroup(group []*writeReq) {
 		if ok {
 			_, err := w.commit.ExecContext(bg)
 			ok = err == nil
+			if ok {
+				w.commits.Add(1)
+			}
 		}
 		if ok {
 			for _, r := range group {
@@ -302,8 +309,11 @@ func (w *writer) runGroup(group []*writeReq) {
 		// A failed ROLLBACK means there was nothing left to roll back.
 		_, _ = w.abort.ExecContext(bg)
 	}
+	// Alone, each write commits on its own (autocommit).
 	for _, r := range group {
-		w.exec(r)
+		if w.exec(r); r.err == nil {
+			w.commits.Add(1)
+		}
 		r.done <- struct{}{}
 	}
 	w.wrote(len(group))
@@ -349,6 +359,7 @@ func (w *writer) transactionLocked(fn func() error) error {
 		_, _ = w.abort.ExecContext(bg)
 		return err
 	}
+	w.commits.Add(1)
 	return nil
 }
 

@@ -479,6 +479,7 @@ func standardize(s dbdriver.Sample) {
 	}
 	dbdriver.CopyCounter(c, dbdriver.CounterDeviceWriteBytes, fileStatName("data", "num_of_bytes_written"))
 	dbdriver.CopyCounter(c, dbdriver.CounterLogicalReads, "Page lookups/sec")
+	dbdriver.CopyCounter(c, dbdriver.CounterCommits, "Transactions/sec")
 	dbdriver.CopyCounter(c, dbdriver.CounterPhysicalReads, "Page reads/sec")
 	if lookups, ok := c["Page lookups/sec"]; ok {
 		if reads, ok := c["Page reads/sec"]; ok {

@@ -151,6 +151,8 @@ func TestStandardize(t *testing.T) {
 		{object: "SQLServer:Buffer Manager", counter: "Page lookups/sec", value: 1000},
 		{object: "MSSQL$X:Buffer Manager", counter: "Page reads/sec", value: 40},
 		{object: "SQLServer:Buffer Node", counter: "Page lookups/sec", instance: "000", value: 7},
+		{object: "SQLServer:Databases", counter: "Transactions/sec", instance: "bench", value: 321},
+		{object: "SQLServer:Databases", counter: "Transactions/sec", instance: "_Total", value: 9999},
 	}
 	s := newSample()
 	for name, v := range matchPerfCounters(rows, perfIdentity{name: "bench"}) {
@@ -166,6 +168,7 @@ func TestStandardize(t *testing.T) {
 		driver.CounterLogicalReads:     1000,
 		driver.CounterPhysicalReads:    40,
 		driver.CounterCacheHits:        960,
+		driver.CounterCommits:          321,
 	} {
 		if got, ok := s.Counters[name]; !ok || got != want {
 			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)

@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
-	"github.com/dbprobe/dbprobe/internal/experiment"
 )
 
 // NewRoot builds the dbprobe command tree.
@@ -22,8 +21,9 @@ Results print on stdout in YCSB's text format, so existing parsers keep
 working; --out FILE also writes a JSON result as the run goes.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       experiment.Version,
+		Version:       resolveVersion(),
 	}
+	root.SetVersionTemplate(versionLine())
 	// A malformed flag is bad input: one line, exit code 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
@@ -31,5 +31,6 @@ working; --out FILE also writes a JSON result as the run goes.`,
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand())
 	root.AddCommand(newDurabilityCommand())
+	root.AddCommand(newVersionCommand())
 	return root
 }

@@ -90,6 +90,11 @@ func sourceCheckout() (checkout, bool) {
 		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
 		return strings.TrimSpace(string(out)), err
 	}
+	// The file must be tracked where git looks: a source tree unpacked
+	// inside some other repository is not that repository's commit.
+	if _, err := git("ls-files", "--error-unmatch", "--", filepath.Base(file)); err != nil {
+		return checkout{}, false
+	}
 	commit, err := git("rev-parse", "--verify", "HEAD")
 	if err != nil || commit == "" {
 		return checkout{}, false

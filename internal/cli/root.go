@@ -4,7 +4,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
-	"github.com/dbprobe/dbprobe/internal/experiment"
 )
 
 // NewRoot builds the dbprobe command tree.
@@ -27,8 +26,9 @@ Shell completion of commands, flags and their values (workloads, table
 types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Version:       experiment.Version,
+		Version:       resolveVersion(),
 	}
+	root.SetVersionTemplate(versionLine())
 	// A malformed flag is bad input: one line, exit code 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
@@ -37,5 +37,6 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand(), newExportCommand())
 	root.AddCommand(newDurabilityCommand())
+	root.AddCommand(newVersionCommand())
 	return root
 }

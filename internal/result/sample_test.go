@@ -18,6 +18,7 @@ func sampleHeader(phase string) Header {
 		Phase:      phase,
 		Command:    "dbprobe ycsb -P workloads/workloada -p recordcount=1000 --threads 16 --url postgres://bench:xxxxx@db:5432/bench",
 		StartedAt:  t0,
+		RunID:      "20260301T120000Z-3fa9",
 		Target:     "postgres://bench:xxxxx@db:5432/bench",
 		Settings: []Setting{
 			{Key: "workload", Value: "core", Source: "file workloads/workloada"},

@@ -178,6 +178,11 @@ func WriteHeader(w io.Writer, h Header) error {
 	if !h.StartedAt.IsZero() {
 		put("started: %s", h.StartedAt.Format("2006-01-02 15:04:05.000 -07:00"))
 	}
+	if h.RunID != "" {
+		// The same id labels the exported series, so a line in Grafana
+		// or InfluxDB leads back to this output.
+		put("run id: %s (the run_id of its Prometheus series, InfluxDB lines and JSON result)", h.RunID)
+	}
 	if h.Command != "" {
 		put("command: %s", h.Command)
 	}

@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,9 +77,9 @@ func withCommit(base string, c checkout) string {
 // runtime.Caller reports the path the compiler saw: absolute in a plain
 // build (go run, go build, go test), module-relative under -trimpath,
 // where there is nothing to ask. It reads the checkout as it is when
-// dbprobe starts, so a binary built and then run after a checkout of
-// another commit, or after an edit, reports the tree it finds then; under
-// go run, build and run see the same tree.
+// dbprobe starts; a commit or an edit dated after the executable was
+// written cannot be in it, and then no commit is named (a checkout of an
+// older commit after the build is not seen: its date is older too).
 func sourceCheckout() (checkout, bool) {
 	_, file, _, ok := runtime.Caller(0)
 	if !ok || !filepath.IsAbs(file) {
@@ -104,7 +106,50 @@ func sourceCheckout() (checkout, bool) {
 	if err != nil {
 		return checkout{}, false
 	}
+	// The tree is read now, not when the binary was built: a commit made
+	// or a file changed after the executable was written is not in it, and
+	// then no commit is named rather than a wrong one.
+	built, ok := executableTime()
+	if !ok {
+		return checkout{}, false
+	}
+	committed, err := git("show", "-s", "--format=%ct", "HEAD")
+	if sec, perr := strconv.ParseInt(committed, 10, 64); err != nil || perr != nil || time.Unix(sec, 0).After(built) {
+		return checkout{}, false
+	}
+	if status != "" {
+		top, err := git("rev-parse", "--show-toplevel")
+		if err != nil {
+			return checkout{}, false
+		}
+		for _, line := range strings.Split(status, "\n") {
+			if len(line) < 4 {
+				continue
+			}
+			name := line[3:]
+			if _, after, found := strings.Cut(name, " -> "); found {
+				name = after // a rename: the new name is what was built
+			}
+			if st, err := os.Stat(filepath.Join(top, name)); err == nil && st.ModTime().After(built) {
+				return checkout{}, false
+			}
+		}
+	}
 	return checkout{commit: commit, dirty: status != ""}, true
+}
+
+// executableTime is when the running executable was written: the latest
+// moment the source it was built from can date from.
+func executableTime() (time.Time, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return time.Time{}, false
+	}
+	st, err := os.Stat(exe)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return st.ModTime(), true
 }
 
 // resolveVersion works the version out once per process and makes it the

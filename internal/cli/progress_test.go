@@ -143,6 +143,14 @@ func TestProgressOnATerminal(t *testing.T) {
 		})
 	}
 
+	t.Run("dumb terminal", func(t *testing.T) {
+		t.Parallel()
+		term := runOnTerminal(t, bin, args, io.Discard, "TERM=dumb")
+		if strings.ContainsAny(term, "\r\x1b") || progressText.MatchString(term) {
+			t.Errorf("progress output on a terminal that cannot clear a line:\n%q", term)
+		}
+	})
+
 	t.Run("stderr not a terminal", func(t *testing.T) {
 		t.Parallel()
 		cmd := exec.Command(bin, args...)
@@ -159,8 +167,9 @@ func TestProgressOnATerminal(t *testing.T) {
 
 // runOnTerminal runs the binary with stderr on a new pseudo-terminal of
 // progressCols columns, and stdout there too when stdout is nil; it
-// returns what the terminal received.
-func runOnTerminal(t *testing.T, bin string, args []string, stdout io.Writer) string {
+// returns what the terminal received. The terminal is an xterm unless env
+// says otherwise (TERM=dumb), whatever terminal the tests run under.
+func runOnTerminal(t *testing.T, bin string, args []string, stdout io.Writer, env ...string) string {
 	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -171,6 +180,7 @@ func runOnTerminal(t *testing.T, bin string, args []string, stdout io.Writer) st
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	cmd.Env = append(append(os.Environ(), "TERM=xterm"), env...)
 	cmd.Stderr = tty
 	cmd.Stdout = stdout
 	if stdout == nil {

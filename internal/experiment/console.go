@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"io"
+	"os"
 	"time"
 
 	"golang.org/x/term"
@@ -33,7 +34,9 @@ func NewConsole(stdout, stderr io.Writer, status, quiet bool) (*Console, error) 
 	}
 	c := &Console{Stdout: stdout, Stderr: stderr}
 	fd, ok := terminal(stderr)
-	if status || quiet || !ok {
+	// A dumb terminal (TERM=dumb: Emacs shells, some CI consoles) cannot
+	// clear a line, so it gets nothing, as a pipe does.
+	if status || quiet || !ok || os.Getenv("TERM") == "dumb" {
 		return c, nil
 	}
 	c.Progress = result.NewProgress(stderr, func() int {

@@ -606,6 +606,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{"negative retries", []string{"run", "--db", loaded, "--retries", "-1"}, "retries=-1"},
 		{"monitor too often", []string{"run", "--db", loaded, "--monitor-interval", "1ms"}, "--monitor-interval 1ms is too short"},
 		{"metrics beyond loopback", []string{"run", "--db", loaded, "--metrics-addr", "0.0.0.0:9464"}, "add --metrics-allow-remote"},
+		{"metrics linger without endpoint", []string{"run", "--db", loaded, "--metrics-linger", "30s"}, "no --metrics-addr is given"},
+		{"metrics remote without endpoint", []string{"run", "--db", loaded, "--metrics-allow-remote"}, "no --metrics-addr is given"},
 		{"metrics port in use", []string{"run", "--db", loaded, "--metrics-addr", busy.Addr().String()}, "the port is in use"},
 		{"unknown on-error", []string{"run", "--db", loaded, "--on-error", "ignore"}, `onerror="ignore" is not a choice: give stop`},
 		{"unknown onerror property", []string{"run", "--db", loaded, "-p", "onerror=skip"}, "give stop"},

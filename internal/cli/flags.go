@@ -53,6 +53,7 @@ type options struct {
 	noMonitor       bool
 	metricsAddr     string
 	metricsRemote   bool
+	metricsLinger   time.Duration
 	influxOut       string
 	hlog            string
 	drainTimeout    time.Duration
@@ -93,6 +94,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.IntVar(&o.waitSamples, "monitor-wait-samples", 10, "how many times per monitor interval the database's sessions are looked at for what they wait on (PostgreSQL pg_stat_activity, MySQL processlist, SQL Server requests), 1 to 100")
 	f.BoolVar(&o.noMonitor, "no-monitor", false, "do not sample the database, the host or dbprobe during the phase")
 	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics (throughput, latency, the monitor's samples) at http://ADDR/metrics while the run goes; loopback only unless --metrics-allow-remote, e.g. 127.0.0.1:9464")
+	f.DurationVar(&o.metricsLinger, "metrics-linger", 0, "keep serving --metrics-addr this long after the last phase, so that a scrape after the end takes the run's last counts (e.g. 30s for a 15 s scrape interval; a first Ctrl-C ends the wait); 0 = stop serving at once")
 	f.BoolVar(&o.metricsRemote, "metrics-allow-remote", false, "let --metrics-addr be an address other machines reach (the figures describe the database and its host)")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
 	f.StringVar(&o.hlog, "hlog", "", "also write each second's latency histograms to this file as an HdrHistogram interval log, for HdrHistogram's own tools: values in microseconds, one tag per phase and operation (Tag=load/INSERT, Tag=run/READ; warm-up as run-warmup/READ), load and run in one file; e.g. HistogramLogProcessor -i FILE -tag run/READ -outputValueUnitRatio 1000 (milliseconds)")
@@ -103,7 +105,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupShape, "threads", "target", "duration")
 	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout", "drain-timeout")
-	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "metrics-allow-remote", "hlog")
+	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "metrics-allow-remote", "metrics-linger", "hlog")
 	setGroup(f, groupMonitor, "monitor-interval", "monitor-wait-samples", "no-monitor")
 	completeCommonFlags(cmd)
 }

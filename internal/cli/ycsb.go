@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
@@ -21,6 +22,13 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 	if err != nil {
 		return err
 	}
+	if o.metricsAddr == "" {
+		for _, f := range []string{"metrics-allow-remote", "metrics-linger"} {
+			if cmd.Flags().Changed(f) {
+				return badinput.New("--%s applies to the Prometheus endpoint, and no --metrics-addr is given; add --metrics-addr 127.0.0.1:PORT or drop --%s", f, f)
+			}
+		}
+	}
 	con, err := experiment.NewConsole(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.status, o.quiet)
 	if err != nil {
 		return err
@@ -33,7 +41,7 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		Target: experiment.TargetConfig{
 			DB: o.db, PasswordFile: o.passwordFile, AllowInsecureTLS: o.allowInsecureTLS, KeepDefault: o.keepDB,
 		},
-		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, MetricsRemote: o.metricsRemote, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
+		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, MetricsRemote: o.metricsRemote, MetricsLinger: o.metricsLinger, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
 		Monitor:      experiment.MonitorConfig{Off: o.noMonitor, Interval: o.monitorInterval, WaitSamples: o.waitSamples},
 		Warmup:       o.warmup,
 		DrainTimeout: o.drainTimeout,

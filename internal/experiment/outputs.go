@@ -28,6 +28,9 @@ type OutputConfig struct {
 	// MetricsRemote is --metrics-allow-remote: MetricsAddr may be an
 	// address other machines reach.
 	MetricsRemote bool
+	// MetricsLinger is --metrics-linger: how long /metrics stays up after
+	// the last phase, so that a scrape after the end takes its last counts.
+	MetricsLinger time.Duration
 	// Hlog is --hlog: the HdrHistogram interval log.
 	Hlog string
 	// Status is -s: status lines on stderr.
@@ -62,6 +65,11 @@ type Outputs struct {
 	// RunID names this run in every exported series and in the JSON
 	// result's headers, so that the figures of two runs are never mixed.
 	RunID string
+
+	ctx        context.Context
+	stderr     io.Writer
+	metricsURL string // where /metrics is served; "" when it is not
+	phaseSeen  bool   // a Header went out: there are figures to linger for
 }
 
 // OpenOutputs opens the text output and those c asks for, each behind
@@ -70,7 +78,7 @@ type Outputs struct {
 // result is closed between two records, so it ends with a whole one
 // however the process then ends.
 func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, tags map[string]string, in *Interrupts) (*Outputs, error) {
-	o := &Outputs{Outputs: &result.Outputs{}, config: c, RunID: NewRunID(time.Now())}
+	o := &Outputs{Outputs: &result.Outputs{}, config: c, RunID: NewRunID(time.Now()), ctx: ctx, stderr: stderr}
 	tags = maps.Clone(tags)
 	if tags == nil {
 		tags = map[string]string{}
@@ -121,7 +129,8 @@ func OpenOutputs(ctx context.Context, c OutputConfig, stdout, stderr io.Writer, 
 			o.Close()
 			return nil, err
 		}
-		fmt.Fprintf(stderr, "dbprobe: Prometheus metrics at http://%s/metrics while the run goes\n", addr)
+		o.metricsURL = fmt.Sprintf("http://%s/metrics", addr)
+		fmt.Fprintf(stderr, "dbprobe: Prometheus metrics at %s while the run goes\n", o.metricsURL)
 		o.Add("--metrics-addr", p)
 		// The latency histograms are made from the intervals' HDR
 		// histograms as the runner hands them (measure.Summary.HDR), not
@@ -157,8 +166,23 @@ func samePath(a, b string) bool {
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
+// Close closes every output. With --metrics-linger, /metrics first stays
+// up that long after the last phase (a first Ctrl-C ends the wait), since
+// a scrape only every 15 s would otherwise miss the run's last seconds.
+func (o *Outputs) Close() error {
+	if o.metricsURL != "" && o.phaseSeen && o.config.MetricsLinger > 0 && o.ctx.Err() == nil {
+		fmt.Fprintf(o.stderr, "dbprobe: serving the final metrics at %s for %s more (--metrics-linger; Ctrl-C ends it)\n", o.metricsURL, o.config.MetricsLinger)
+		select {
+		case <-time.After(o.config.MetricsLinger):
+		case <-o.ctx.Done():
+		}
+	}
+	return o.Outputs.Close()
+}
+
 // Header starts a phase in every output, with the run id.
 func (o *Outputs) Header(h result.Header) error {
+	o.phaseSeen = true
 	h.RunID = o.RunID
 	return o.Outputs.Header(h)
 }

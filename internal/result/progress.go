@@ -3,11 +3,14 @@ package result
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/dbprobe/dbprobe/internal/measure"
 )
 
 // Progress is the Output of the live progress line on a terminal: one
@@ -125,9 +128,10 @@ func (p *Progress) clear() error {
 //
 //	run 12s  45,120/100,000 ops 45%  15s left  3,812 ops/s  READ p99 1.2ms  UPDATE p99 2.5ms  0 errors
 //
+// Under --target the p99s are those from the intended start (Intended-READ).
 // Fields that do not fit are left out, the least telling first (the
-// latencies of operations after the first, the time left, the first
-// operation's, ops/s, then the errors), so that the line never wraps; a
+// p99s but the worst, the time left, the worst p99, ops/s, then the
+// errors), so that the line never wraps; a
 // width too narrow for the phase, the time and the operations done cuts
 // the line.
 func ProgressLine(phase string, s Status, errors int64, width int) string {
@@ -149,17 +153,26 @@ func ProgressLine(phase string, s Status, errors int64, width int) string {
 		fields = append(fields, field{clock(s.Remaining) + " left", 3})
 	}
 	fields = append(fields, field{grouped(int64(s.OpsPerSec+0.5)) + " ops/s", 2})
-	rank := 2
+	// Open loop, the latency from the intended start is the one a stall
+	// cannot hide, so it replaces the service time; when the line is
+	// narrow, the worst operation's p99 is the one kept.
+	intended := slices.ContainsFunc(s.Series, func(m measure.Summary) bool { return strings.HasPrefix(m.Name, "Intended-") })
+	worst, worstMicros := -1, int64(-1)
 	for _, ser := range s.Series {
-		if strings.HasSuffix(ser.Name, "-FAILED") {
+		if strings.HasSuffix(ser.Name, "-FAILED") || strings.HasPrefix(ser.Name, "Intended-") != intended {
 			continue
 		}
 		for _, pc := range ser.Percentiles {
 			if pc.Percentile == 99 {
-				fields = append(fields, field{ser.Name + " p99 " + micros(pc.Micros), rank})
-				rank = 4
+				fields = append(fields, field{ser.Name + " p99 " + micros(pc.Micros), 4})
+				if pc.Micros > worstMicros {
+					worst, worstMicros = len(fields)-1, pc.Micros
+				}
 			}
 		}
+	}
+	if worst >= 0 {
+		fields[worst].rank = 2
 	}
 	errText := grouped(errors) + " errors"
 	if errors == 1 {

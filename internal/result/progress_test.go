@@ -31,9 +31,9 @@ func TestProgressLine(t *testing.T) {
 	}{
 		{200, full},
 		{utf8.RuneCountInString(full), full},
-		{utf8.RuneCountInString(full) - 1, "run 1m12s  45,120/100,000 ops 45%  15s left  3,812 ops/s  READ p99 1.2ms  2 errors"},
-		{72, "run 1m12s  45,120/100,000 ops 45%  3,812 ops/s  READ p99 1.2ms  2 errors"},
-		{71, "run 1m12s  45,120/100,000 ops 45%  3,812 ops/s  2 errors"},
+		{utf8.RuneCountInString(full) - 1, "run 1m12s  45,120/100,000 ops 45%  15s left  3,812 ops/s  UPDATE p99 2.50s  2 errors"},
+		{74, "run 1m12s  45,120/100,000 ops 45%  3,812 ops/s  UPDATE p99 2.50s  2 errors"},
+		{73, "run 1m12s  45,120/100,000 ops 45%  3,812 ops/s  2 errors"},
 		{50, "run 1m12s  45,120/100,000 ops 45%  2 errors"},
 		{39, "run 1m12s  45,120/100,000 ops 45%"},
 		{20, "run 1m12s  45,120/10"},
@@ -47,8 +47,15 @@ func TestProgressLine(t *testing.T) {
 			t.Errorf("width %d: line of %d columns", tc.width, n)
 		}
 	}
-	// A phase bounded by time alone: no total, no percentage.
+	// Open loop: the p99s from the intended start replace the service
+	// times.
 	s := progressStatus()
+	s.Series = append(s.Series, measure.Summary{Name: "Intended-READ", Percentiles: []measure.Percentile{{Percentile: 99, Micros: 40_000}}})
+	if got, want := ProgressLine("run", s, 0, 200), "run 1m12s  45,120/100,000 ops 45%  15s left  3,812 ops/s  Intended-READ p99 40.0ms  0 errors"; got != want {
+		t.Errorf("open loop:\n got %q\nwant %q", got, want)
+	}
+	// A phase bounded by time alone: no total, no percentage.
+	s = progressStatus()
 	s.Total, s.Remaining = 0, -1
 	if got, want := ProgressLine("load", s, 1, 200), "load 1m12s  45,120 ops  3,812 ops/s  READ p99 1.2ms  UPDATE p99 2.50s  1 error"; got != want {
 		t.Errorf("no total:\n got %q\nwant %q", got, want)

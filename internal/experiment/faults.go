@@ -161,27 +161,6 @@ func FaultAdvice(label, message string) string {
 	return ""
 }
 
-// Grouped writes n with a comma between thousands, as a stop line says
-// counts: 100,000.
-func Grouped(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
 // SecondsText says a wait in whole seconds when it is one ("60 s"), else
 // to the tenth ("0.2 s").
 func SecondsText(d time.Duration) string {

@@ -80,11 +80,6 @@ func TestTexts(t *testing.T) {
 			t.Errorf("BytesText(%d) = %q, want %q", n, got, want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 100000: "100,000", 1234567: "1,234,567", -9000: "-9,000"} {
-		if got := Grouped(n); got != want {
-			t.Errorf("Grouped(%d) = %q, want %q", n, got, want)
-		}
-	}
 	for d, want := range map[time.Duration]string{time.Minute: "60 s", 200 * time.Millisecond: "0.2 s", 90 * time.Second: "90 s"} {
 		if got := SecondsText(d); got != want {
 			t.Errorf("SecondsText(%v) = %q, want %q", d, got, want)

@@ -140,9 +140,9 @@ func ProgressLine(phase string, s Status, errors int64, width int) string {
 		rank int // lower is kept longer
 	}
 	fields := []field{{phase + " " + clock(s.Elapsed), 0}}
-	done := grouped(s.TotalOps)
+	done := Grouped(s.TotalOps)
 	if s.Total > 0 {
-		done += "/" + grouped(s.Total) + " ops"
+		done += "/" + Grouped(s.Total) + " ops"
 		fields = append(fields, field{done, 0})
 		pct := min(100, s.TotalOps*100/s.Total)
 		fields[len(fields)-1].text += " " + strconv.FormatInt(pct, 10) + "%"
@@ -152,7 +152,7 @@ func ProgressLine(phase string, s Status, errors int64, width int) string {
 	if s.Remaining >= 0 {
 		fields = append(fields, field{clock(s.Remaining) + " left", 3})
 	}
-	fields = append(fields, field{grouped(int64(s.OpsPerSec+0.5)) + " ops/s", 2})
+	fields = append(fields, field{Grouped(int64(s.OpsPerSec+0.5)) + " ops/s", 2})
 	// Open loop, the latency from the intended start is the one a stall
 	// cannot hide, so it replaces the service time; when the line is
 	// narrow, the worst operation's p99 is the one kept.
@@ -174,7 +174,7 @@ func ProgressLine(phase string, s Status, errors int64, width int) string {
 	if worst >= 0 {
 		fields[worst].rank = 2
 	}
-	errText := grouped(errors) + " errors"
+	errText := Grouped(errors) + " errors"
 	if errors == 1 {
 		errText = "1 error"
 	}
@@ -235,8 +235,9 @@ func micros(us int64) string {
 	return strconv.FormatFloat(float64(us)/1e6, 'f', 2, 64) + "s"
 }
 
-// grouped writes n with thousands separated by commas: 1,234,567.
-func grouped(n int64) string {
+// Grouped writes n with a comma between thousands, as the progress line
+// and a stop line say counts: 1,234,567.
+func Grouped(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

@@ -115,9 +115,9 @@ func TestProgressWords(t *testing.T) {
 			t.Errorf("micros(%d) = %s, want %s", us, got, want)
 		}
 	}
-	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -4500: "-4,500"} {
-		if got := grouped(n); got != want {
-			t.Errorf("grouped(%d) = %s, want %s", n, got, want)
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 100000: "100,000", 1234567: "1,234,567", -4500: "-4,500", -9000: "-9,000"} {
+		if got := Grouped(n); got != want {
+			t.Errorf("Grouped(%d) = %s, want %s", n, got, want)
 		}
 	}
 }

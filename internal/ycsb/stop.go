@@ -46,12 +46,12 @@ func failureWords(err error) string {
 // operations".
 func (j *job) progress(ph runner.Phase, out *runner.Outcome) string {
 	if ph == runner.Load {
-		return fmt.Sprintf("after %s of %s rows", experiment.Grouped(out.Ops-out.Failed), experiment.Grouped(j.cfg.Workload.InsertCount))
+		return fmt.Sprintf("after %s of %s rows", result.Grouped(out.Ops-out.Failed), result.Grouped(j.cfg.Workload.InsertCount))
 	}
 	if n := j.cfg.Workload.OperationCount; n > 0 {
-		return fmt.Sprintf("after %s of %s operations", experiment.Grouped(out.Ops), experiment.Grouped(n))
+		return fmt.Sprintf("after %s of %s operations", result.Grouped(out.Ops), result.Grouped(n))
 	}
-	return fmt.Sprintf("after %s operations", experiment.Grouped(out.Ops))
+	return fmt.Sprintf("after %s operations", result.Grouped(out.Ops))
 }
 
 // stopped describes a phase the runner stopped early: the record for the
@@ -138,5 +138,5 @@ func (j *job) failing(ph runner.Phase, out *runner.Outcome) string {
 	if ph == runner.Load {
 		what = "rows"
 	}
-	return fmt.Sprintf("%s %s failed with %s", experiment.Grouped(out.Fatal), what, failureWords(experiment.Scrubbed(j.target.Target, out.FirstFatal)))
+	return fmt.Sprintf("%s %s failed with %s", result.Grouped(out.Fatal), what, failureWords(experiment.Scrubbed(j.target.Target, out.FirstFatal)))
 }

@@ -3,7 +3,6 @@ package cli_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/instance"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -33,10 +33,7 @@ func TestSecondInterruptRestoresServerSettings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary against servers of its own")
 	}
-	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.ForTest(t)
 	for _, kind := range []instance.Kind{instance.MariaDB, instance.Redis} {
 		t.Run(kind.String(), func(t *testing.T) {
 			s := startInstance(t, kind)

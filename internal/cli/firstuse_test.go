@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -170,10 +171,7 @@ func TestClientUnderACgroupQuota(t *testing.T) {
 			t.Fatalf("setting %s: %v", name, err)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.ForTest(t)
 	// The shell moves itself into the cgroup, then becomes dbprobe.
 	cmd := exec.Command("sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg, bin, "run", "--db", "null", "--duration", "4s", "--threads", "2")
 	out, err := cmd.Output()

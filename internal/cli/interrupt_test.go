@@ -20,6 +20,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
 
 // The binary itself, stopped as a user or a machine stops it: Ctrl-C
@@ -30,9 +31,9 @@ func TestInterrupts(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	bin, err := testbin.Build(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	dbPath := filepath.Join(dir, "ycsb.db")
 	db := "sqlite://" + filepath.ToSlash(dbPath)

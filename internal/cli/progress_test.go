@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
 
 // progressCols is the width of the pseudo-terminal the binary runs on:
@@ -36,11 +37,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.ForTest(t)
 	// The null database, so the run is the same anywhere; 2.5 s gives the
 	// line about three redraws of the run phase.
 	args := []string{"ycsb", "--db", "null", "-p", "recordcount=1000", "--duration", "2500ms", "--threads", "2", "--no-monitor"}

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dbprobe/dbprobe/internal/testbin"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -46,7 +47,7 @@ func TestDashboardQueriesHaveDataOnEveryDatabase(t *testing.T) {
 		t.Skip("no prometheus binary: apt-get install prometheus to run this test")
 	}
 	rows := dashboardQueries(t)
-	bin := buildDBProbe(t)
+	bin := testbin.ForTest(t)
 	metricsPort := freePort(t)
 	prom := startPrometheus(t, promBin, fmt.Sprintf("127.0.0.1:%d", metricsPort))
 
@@ -168,15 +169,6 @@ func dashboardQueries(t *testing.T) []dashboardRow {
 		}
 	}
 	return rows
-}
-
-func buildDBProbe(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dbprobe/dbprobe/cmd/dbprobe").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 func freePort(t *testing.T) int {

@@ -94,9 +94,38 @@ type Location struct {
 // SQLRunner runs SQL text a user wrote — the stress experiment's
 // statements, its --setup and --teardown — on connections of its own.
 type SQLRunner interface {
-	// SQLConn opens a connection for one worker. It is not safe for
-	// concurrent use.
-	SQLConn(ctx context.Context) (SQLConn, error)
+	// SQLConn opens a connection for one worker, as o asks. It is not
+	// safe for concurrent use.
+	SQLConn(ctx context.Context, o SQLOptions) (SQLConn, error)
+}
+
+// SQLOptions are how a SQLConn talks to the server.
+type SQLOptions struct {
+	// Simple sends each statement as text, its parameters put into it by
+	// the database's client library (PostgreSQL's simple query protocol,
+	// as pgbench -M simple; MySQL's interpolateParams), instead of
+	// preparing it on the server. A database without that path
+	// (CapSimpleProtocol) returns Unsupported.
+	Simple bool
+	// Fresh opens a new connection to the server instead of taking one
+	// from the DB's pool, and Close closes it, so that connecting is part
+	// of what is measured (--connect-per-iteration).
+	Fresh bool
+	// Setup are statements run in order on the connection when it opens,
+	// before any other: the session settings of the user's application
+	// (--session-setup), or a TempPlacer's. A failure is the database's
+	// own error; the connection is closed. A connection with Setup is
+	// never handed back to a pool, where it would carry them to others.
+	Setup []string
+}
+
+// ScriptStatement is one statement of a script.
+type ScriptStatement struct {
+	// Text is the statement, without the separator that ended it and
+	// without the blank lines and comments around it.
+	Text string
+	// Line is the line of the script it starts on, from 1.
+	Line int
 }
 
 // SQLConn is one connection running SQL text.
@@ -129,6 +158,30 @@ type Stmt interface {
 	Params() []string
 	// Close releases the statement.
 	Close() error
+}
+
+// Explainer is a SQLConn that shows how the database runs a statement:
+// the stress experiment keeps each statement's plan, checked before the
+// measurement and, with --explain, measured at its end.
+type Explainer interface {
+	// Explain returns st's plan with args, in the database's own text
+	// format. Without analyze it does not run st (EXPLAIN, EXPLAIN QUERY
+	// PLAN, SHOWPLAN). With analyze it runs st once and returns the plan
+	// with what it did (PostgreSQL EXPLAIN (ANALYZE, BUFFERS), MariaDB
+	// ANALYZE, MySQL EXPLAIN ANALYZE, SQL Server STATISTICS XML), inside
+	// a transaction it rolls back, so that a statement that writes
+	// leaves nothing behind; where the database cannot analyze st it
+	// returns the plan without, and says so in Plan.How.
+	Explain(ctx context.Context, st Stmt, args []any, analyze bool) (Plan, error)
+}
+
+// Plan is a statement's plan as the database shows it.
+type Plan struct {
+	// Text is the plan, one line per step, as the database prints it.
+	Text string
+	// How names what produced it: "EXPLAIN (ANALYZE, BUFFERS)", "EXPLAIN
+	// QUERY PLAN (SQLite has no ANALYZE)".
+	How string
 }
 
 // Outcome is what running a statement did.
@@ -278,6 +331,107 @@ type Placer interface {
 	DropLocation(ctx context.Context, l Location) error
 }
 
+// CostReader reads what statements cost the server, from its own
+// cumulative counters: the stress experiment reads them before and after
+// the measurement and reports the difference per statement and per
+// iteration, as SQLQueryStress shows logical reads.
+type CostReader interface {
+	// Costs returns the counters now, for each of texts (statements as
+	// the user wrote them, with :name parameters, which the driver binds
+	// as it does when preparing them, to find the server's entry) and for
+	// the whole database. Per-statement figures come from PostgreSQL's
+	// pg_stat_statements, MySQL's and MariaDB's
+	// performance_schema.events_statements_summary_by_digest, SQL
+	// Server's sys.dm_exec_query_stats; where those are not there, the
+	// database's figures still are (pg_stat_database, SHOW GLOBAL
+	// STATUS), and Costs.Notes says what is missing and how to turn it on.
+	Costs(ctx context.Context, texts []string) (Costs, error)
+}
+
+// Costs is a reading of the server's cost counters. Every figure is a
+// running total: two readings are subtracted (Cost.Sub).
+type Costs struct {
+	// Source names where the figures came from, in the database's words:
+	// "pg_stat_statements; pg_stat_database".
+	Source string
+	// Statements holds one Cost per text asked for, in order; a
+	// statement the server kept no entry for has every figure unknown.
+	Statements []Cost
+	// Database is the whole database's, every session's: the monitor's
+	// and other clients' work is in it too.
+	Database Cost
+	// PageBytes is the size of one page (block) of the reads' counts.
+	PageBytes int64
+	// Notes say what the database does not count here and how to have
+	// it counted ("pg_stat_statements is not installed: …").
+	Notes []string
+}
+
+// Cost is the server's running totals for one statement or the whole
+// database; a figure is Unknown (-1) where the database does not count it.
+type Cost struct {
+	// Calls is how many times the statement ran (for the database: the
+	// transactions committed).
+	Calls int64
+	// LogicalReads are the pages read, from the cache or from storage
+	// (PostgreSQL shared_blks_hit + shared_blks_read, InnoDB buffer pool
+	// read requests, SQL Server logical reads).
+	LogicalReads int64
+	// PhysicalReads are the pages that were not in the database's cache.
+	PhysicalReads int64
+	// Rows are the rows returned or changed (MySQL: rows examined are in
+	// RowsExamined).
+	Rows         int64
+	RowsExamined int64
+	// CPU and Elapsed are server time in nanoseconds.
+	CPU     int64
+	Elapsed int64
+}
+
+// Unknown is a Cost figure the database does not count.
+const Unknown = -1
+
+// Sub returns c minus an earlier reading of the same counters; a figure
+// unknown in either is Unknown.
+func (c Cost) Sub(earlier Cost) Cost {
+	d := func(a, b int64) int64 {
+		if a == Unknown || b == Unknown {
+			return Unknown
+		}
+		return a - b
+	}
+	return Cost{
+		Calls: d(c.Calls, earlier.Calls), LogicalReads: d(c.LogicalReads, earlier.LogicalReads),
+		PhysicalReads: d(c.PhysicalReads, earlier.PhysicalReads), Rows: d(c.Rows, earlier.Rows),
+		RowsExamined: d(c.RowsExamined, earlier.RowsExamined), CPU: d(c.CPU, earlier.CPU), Elapsed: d(c.Elapsed, earlier.Elapsed),
+	}
+}
+
+// UnknownCost is a Cost with every figure Unknown.
+var UnknownCost = Cost{Calls: Unknown, LogicalReads: Unknown, PhysicalReads: Unknown, Rows: Unknown, RowsExamined: Unknown, CPU: Unknown, Elapsed: Unknown}
+
+// TempPlacer puts the database's temporary files (sorts and hashes that
+// spill, temporary tables) in a Location, per session: the stress
+// experiment's --placement-temp.
+type TempPlacer interface {
+	// TempSetup returns the statements that send a session's temporary
+	// files to l (PostgreSQL SET temp_tablespaces; SQLite PRAGMA
+	// temp_store_directory), to run on every connection when it opens
+	// (SQLOptions.Setup).
+	TempSetup(l Location) ([]string, error)
+}
+
+// Locator says where a DataTable's rows are on the server's host: the
+// stress experiment's header names the device and file system they live
+// on.
+type Locator interface {
+	// TablePath returns the file that holds t's rows, as the database
+	// reports it (PostgreSQL data_directory and pg_relation_filepath,
+	// InnoDB's FILE_NAME, SQL Server's sys.database_files, SQLite its
+	// database file): a path on the server's host, absolute.
+	TablePath(ctx context.Context, t DataTable) (string, error)
+}
+
 // Capability is one thing a database can do beyond the key-value Session.
 type Capability int
 
@@ -309,6 +463,17 @@ const (
 	// CapCounters is a monitor whose samples carry the standard counters
 	// (CounterLogBytes, …; Monitorable).
 	CapCounters
+	// CapSimpleProtocol sends statements as text with their parameters
+	// put in by the client library (SQLOptions.Simple).
+	CapSimpleProtocol
+	// CapExplain shows a statement's plan (Explainer).
+	CapExplain
+	// CapCosts reads what statements cost the server (CostReader).
+	CapCosts
+	// CapTempPlace puts temporary files in a Location (TempPlacer).
+	CapTempPlace
+	// CapLocate says which file holds a table (Locator).
+	CapLocate
 	numCapabilities
 )
 
@@ -316,6 +481,7 @@ var capabilityNames = [...]string{
 	"SQL text", "server-side cancel", "server-side table fill", "table size on disk",
 	"server-side table copy", "parallel table copy", "INSERT … SELECT in chunks", "server-side table scan",
 	"bulk load", "table placement on a directory", "standard monitor counters",
+	"simple query protocol", "statement plans", "statement costs", "temporary files on a directory", "table file location",
 }
 
 // String names the capability in messages.

@@ -233,7 +233,7 @@ func running(t *testing.T, admin *sql.DB, pattern string) int64 {
 // in flight stops the same way.
 func TestCancelStopsTheStatementOnTheServer(t *testing.T) {
 	db, admin := capDB(t)
-	c, err := db.SQLConn(context.Background())
+	c, err := db.SQLConn(context.Background(), driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +288,7 @@ func TestSQLConn(t *testing.T) {
 	if _, err := admin.Exec("CREATE TABLE notes (id INT PRIMARY KEY, body TEXT)"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := db.SQLConn(ctx)
+	c, err := db.SQLConn(ctx, driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

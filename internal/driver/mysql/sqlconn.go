@@ -44,7 +44,10 @@ func (db *DB) Capabilities() driver.Capabilities {
 // SQLConn takes a connection of the pool for SQL text. Its statements are
 // stopped by KILL QUERY from another connection when their context ends
 // (killable), and it stays usable.
-func (db *DB) SQLConn(ctx context.Context) (driver.SQLConn, error) {
+func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
+	if o.Simple || o.Fresh || len(o.Setup) > 0 {
+		return nil, driver.Unsupported("MySQL", "SQL connection options yet", "open it without them")
+	}
 	c, err := db.pool.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open a connection: %w", classify(err))

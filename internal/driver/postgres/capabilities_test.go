@@ -264,7 +264,7 @@ func running(t *testing.T, admin *pgx.Conn, pattern string) int64 {
 // runs it on. The same holds for a fill in flight.
 func TestCancelStopsTheStatementOnTheServer(t *testing.T) {
 	db, admin := capDB(t)
-	c, err := db.SQLConn(context.Background())
+	c, err := db.SQLConn(context.Background(), driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestSQLConn(t *testing.T) {
 	if _, err := admin.Exec(ctx, "CREATE TABLE notes (id int PRIMARY KEY, body text)"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := db.SQLConn(ctx)
+	c, err := db.SQLConn(ctx, driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

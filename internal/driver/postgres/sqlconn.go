@@ -44,7 +44,10 @@ func (db *DB) Capabilities() driver.Capabilities {
 // SQLConn opens a connection of the DB's configuration for SQL text. Its
 // statements are cancelled by a cancel request when their context ends
 // (the configuration's context watcher), and the connection stays usable.
-func (db *DB) SQLConn(ctx context.Context) (driver.SQLConn, error) {
+func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
+	if o.Simple || o.Fresh || len(o.Setup) > 0 {
+		return nil, driver.Unsupported("PostgreSQL", "SQL connection options yet", "open it without them")
+	}
 	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))

@@ -208,7 +208,7 @@ func TestDataTablesRefuse(t *testing.T) {
 // usable, and a fill in flight stops with its chunk rolled back.
 func TestCancelInterruptsTheStatement(t *testing.T) {
 	d, other := capDB(t)
-	c, err := d.SQLConn(context.Background())
+	c, err := d.SQLConn(context.Background(), driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestSQLConn(t *testing.T) {
 	if _, err := other.Exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := d.SQLConn(ctx)
+	c, err := d.SQLConn(ctx, driver.SQLOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

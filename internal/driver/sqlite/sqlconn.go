@@ -41,7 +41,10 @@ func (d *db) Capabilities() driver.Capabilities {
 // application's would be, so its writes take SQLite's write lock beside
 // the DB's writer and wait for it (busy_timeout). A statement whose
 // context ends is interrupted (sqlite3_interrupt); the connection stays.
-func (d *db) SQLConn(ctx context.Context) (driver.SQLConn, error) {
+func (d *db) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
+	if o.Simple || o.Fresh || len(o.Setup) > 0 {
+		return nil, driver.Unsupported("SQLite", "SQL connection options yet", "open it without them")
+	}
 	c, err := d.pool.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open a connection: %w", classify(err))

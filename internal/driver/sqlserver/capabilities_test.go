@@ -84,7 +84,7 @@ func TestDataTablesAgainstServer(t *testing.T) {
 				t.Errorf("the copy holds %+v, %v; want %d rows", r, err, rows+102)
 			}
 
-			c, err := db.SQLConn(ctx)
+			c, err := db.SQLConn(ctx, driver.SQLOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -42,7 +42,10 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 // context ends is stopped by an attention (go-mssqldb's answer to a
 // context's end), and the connection stays. go-mssqldb prepares nothing
 // on the server: each run is an sp_executesql of the text.
-func (db *DB) SQLConn(ctx context.Context) (dbdriver.SQLConn, error) {
+func (db *DB) SQLConn(ctx context.Context, o dbdriver.SQLOptions) (dbdriver.SQLConn, error) {
+	if o.Simple || o.Fresh || len(o.Setup) > 0 {
+		return nil, dbdriver.Unsupported("SQL Server", "SQL connection options yet", "open it without them")
+	}
 	c, err := db.pool.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("sqlserver: open a connection: %w", classify(err))

@@ -593,7 +593,9 @@ func Provides(db DB, c Capability) bool {
 	switch c {
 	case CapSQL:
 		_, ok = db.(SQLRunner)
-	case CapCancel:
+	case CapCancel, CapSimpleProtocol, CapExplain:
+		// Said of connections and statements (SQLOptions, Explainer on a
+		// SQLConn), which the DB's type cannot show.
 		ok = true
 	case CapFill:
 		_, ok = db.(TableFiller)
@@ -611,8 +613,26 @@ func Provides(db DB, c Capability) bool {
 		_, ok = db.(Placer)
 	case CapCounters:
 		_, ok = db.(Monitorable)
+	case CapCosts:
+		_, ok = db.(CostReader)
+	case CapTempPlace:
+		_, ok = db.(TempPlacer)
+	case CapLocate:
+		_, ok = db.(Locator)
 	}
 	return ok
+}
+
+// ownsNoInterface reports the capabilities a DB may lack while it has the
+// interface they are checked by: those said of connections, a parallel
+// copy (a TableCopier that copies serially), and standard counters (a
+// monitor may sample without the standard names).
+func ownsNoInterface(c Capability) bool {
+	switch c {
+	case CapCancel, CapSimpleProtocol, CapExplain, CapParallelCopy, CapCounters:
+		return true
+	}
+	return false
 }
 
 // CheckDescription reports where db's description and its interfaces
@@ -629,7 +649,7 @@ func CheckDescription(db DB) error {
 		switch {
 		case s.OK && !has:
 			bad = append(bad, fmt.Sprintf("claims %s without the interface", s.Capability))
-		case !s.OK && has && s.Capability != CapCancel && s.Capability != CapParallelCopy && s.Capability != CapCounters:
+		case !s.OK && has && !ownsNoInterface(s.Capability):
 			bad = append(bad, fmt.Sprintf("has the interface of %s without claiming it", s.Capability))
 		case !s.OK && strings.TrimSpace(s.Note) == "":
 			bad = append(bad, fmt.Sprintf("lacks %s without saying why", s.Capability))

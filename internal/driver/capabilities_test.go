@@ -30,7 +30,7 @@ func (describedDB) Monitor(context.Context) (Monitor, error) { return nil, nil }
 // sqlDB has SQLRunner and TableSizer but claims none of them.
 type sqlDB struct{ onlyKV }
 
-func (sqlDB) SQLConn(context.Context) (SQLConn, error)                { return nil, nil }
+func (sqlDB) SQLConn(context.Context, SQLOptions) (SQLConn, error)    { return nil, nil }
 func (sqlDB) Capabilities() Capabilities                              { return NewCapabilities("SQLish") }
 func (sqlDB) TableSize(context.Context, DataTable) (TableSize, error) { return TableSize{}, nil }
 

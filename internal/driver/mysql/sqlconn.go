@@ -38,6 +38,11 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "LOAD DATA LOCAL INFILE, one connection per writer (multi-row INSERT when the server has local_infile off)")
 	c.Has(driver.CapPlace, "DATA DIRECTORY on each table (innodb_file_per_table; MySQL 8 also wants the directory in innodb_directories)")
 	c.Has(driver.CapCounters, "SHOW GLOBAL STATUS (InnoDB's redo log, buffer pool and data files)")
+	c.Lacks(driver.CapSimpleProtocol, "not built yet")
+	c.Lacks(driver.CapExplain, "not built yet")
+	c.Lacks(driver.CapCosts, "not built yet")
+	c.Lacks(driver.CapTempPlace, "not built yet")
+	c.Lacks(driver.CapLocate, "not built yet")
 	return c
 }
 

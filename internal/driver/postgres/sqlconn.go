@@ -38,6 +38,11 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "COPY FROM STDIN, one connection per writer")
 	c.Has(driver.CapPlace, "CREATE TABLESPACE … LOCATION: a superuser, and a directory on the server's host that is empty and the server's own")
 	c.Has(driver.CapCounters, "pg_stat_wal, pg_stat_database, pg_stat_bgwriter")
+	c.Lacks(driver.CapSimpleProtocol, "not built yet")
+	c.Lacks(driver.CapExplain, "not built yet")
+	c.Lacks(driver.CapCosts, "not built yet")
+	c.Lacks(driver.CapTempPlace, "not built yet")
+	c.Lacks(driver.CapLocate, "not built yet")
 	return c
 }
 

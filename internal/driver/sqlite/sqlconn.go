@@ -34,6 +34,11 @@ func (d *db) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "one transaction per batch through the one writer: N writers take turns")
 	c.Lacks(driver.CapPlace, noPlacement)
 	c.Has(driver.CapCounters, "device_read_bytes and device_write_bytes (the process's own I/O: SQLite runs inside dbprobe) and page_bytes; SQLite counts no log bytes and no cache hits")
+	c.Lacks(driver.CapSimpleProtocol, "not built yet")
+	c.Lacks(driver.CapExplain, "not built yet")
+	c.Lacks(driver.CapCosts, "not built yet")
+	c.Lacks(driver.CapTempPlace, "not built yet")
+	c.Lacks(driver.CapLocate, "not built yet")
 	return c
 }
 

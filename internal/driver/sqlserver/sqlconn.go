@@ -35,6 +35,11 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 	c.Has(dbdriver.CapBulkLoad, "bulk copy (go-mssqldb CopyIn), one connection per writer")
 	c.Has(dbdriver.CapPlace, "a filegroup with one file in the directory (ALTER DATABASE … ADD FILEGROUP, ADD FILE); not on Azure SQL Database")
 	c.Has(dbdriver.CapCounters, "sys.dm_io_virtual_file_stats and the Buffer Manager's performance counters")
+	c.Lacks(dbdriver.CapSimpleProtocol, "not built yet")
+	c.Lacks(dbdriver.CapExplain, "not built yet")
+	c.Lacks(dbdriver.CapCosts, "not built yet")
+	c.Lacks(dbdriver.CapTempPlace, "not built yet")
+	c.Lacks(dbdriver.CapLocate, "not built yet")
 	return c
 }
 

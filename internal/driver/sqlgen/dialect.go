@@ -47,6 +47,13 @@ type Dialect struct {
 	HashComments bool
 	// NestedComments says /* … */ comments nest (PostgreSQL, SQL Server).
 	NestedComments bool
+	// Batches says a script is cut into batches by lines that hold only
+	// GO, and a semicolon ends nothing: each batch goes to the server
+	// whole, as sqlcmd and SSMS send it (SQL Server).
+	Batches bool
+	// Delimiters says a DELIMITER line of a script changes what ends a
+	// statement until the next one, as the mysql client reads it (MySQL).
+	Delimiters bool
 }
 
 // The dialects of the four SQL drivers.
@@ -56,12 +63,12 @@ var (
 	// PostgreSQL folds unquoted ones.
 	Postgres = Dialect{Name: "PostgreSQL", Open: '"', Close: '"', Numbered: true, Prefix: "$", Limit: LimitClause, DollarQuotes: true, NestedComments: true}
 	// MySQL quotes with backticks; its placeholders are ?.
-	MySQL = Dialect{Name: "MySQL", Open: '`', Close: '`', Prefix: "?", Limit: LimitClause, BackslashEscapes: true, HashComments: true}
+	MySQL = Dialect{Name: "MySQL", Open: '`', Close: '`', Prefix: "?", Limit: LimitClause, BackslashEscapes: true, HashComments: true, Delimiters: true}
 	// SQLite quotes with double quotes; its placeholders are ?.
 	SQLite = Dialect{Name: "SQLite", Open: '"', Close: '"', Prefix: "?", Limit: LimitClause}
 	// SQLServer delimits with brackets and numbers its parameters @p1,
 	// @p2, …, the names go-mssqldb binds positional arguments to.
-	SQLServer = Dialect{Name: "SQL Server", Open: '[', Close: ']', Numbered: true, Prefix: "@p", Limit: LimitTop, Brackets: true, NestedComments: true}
+	SQLServer = Dialect{Name: "SQL Server", Open: '[', Close: ']', Numbered: true, Prefix: "@p", Limit: LimitTop, Brackets: true, NestedComments: true, Batches: true}
 )
 
 // Quote delimits one identifier. Names reach the drivers checked as plain

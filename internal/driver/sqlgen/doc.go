@@ -1,7 +1,9 @@
 // Package sqlgen builds the SQL text that the four SQL drivers (postgres,
-// mysql, sqlite, sqlserver) send for the key-value operations, and binds
-// the :name parameters of SQL text the user wrote to a dialect's
-// placeholders.
+// mysql, sqlite, sqlserver) send for the key-value operations, binds the
+// :name parameters of SQL text the user wrote to a dialect's placeholders,
+// and cuts a script the user wrote into its statements (Script) by the
+// rules of the database's own client: psql's dollar quotes, sqlcmd's GO
+// lines, the mysql client's DELIMITER.
 //
 // A Dialect is the little that differs between them for these statements:
 // how an identifier is delimited, how the n-th parameter is written ($n,

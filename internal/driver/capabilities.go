@@ -97,6 +97,15 @@ type SQLRunner interface {
 	// SQLConn opens a connection for one worker, as o asks. It is not
 	// safe for concurrent use.
 	SQLConn(ctx context.Context, o SQLOptions) (SQLConn, error)
+	// SplitScript splits a script a user wrote into its statements, by
+	// the database's own rules (sqlgen.Script): a semicolon ends one
+	// outside strings, quoted names, comments, dollar quotes and BEGIN …
+	// END or CASE … END blocks (not a transaction's BEGIN); on SQL Server
+	// a line holding only GO ends a batch, which is one statement; on
+	// MySQL a DELIMITER line changes what ends them. Blank statements and
+	// comments alone are left out. A construct left open at the end is
+	// bad input naming the line it starts on.
+	SplitScript(text string) ([]ScriptStatement, error)
 }
 
 // SQLOptions are how a SQLConn talks to the server.

@@ -31,6 +31,7 @@ func (describedDB) Monitor(context.Context) (Monitor, error) { return nil, nil }
 type sqlDB struct{ onlyKV }
 
 func (sqlDB) SQLConn(context.Context, SQLOptions) (SQLConn, error)    { return nil, nil }
+func (sqlDB) SplitScript(string) ([]ScriptStatement, error)           { return nil, nil }
 func (sqlDB) Capabilities() Capabilities                              { return NewCapabilities("SQLish") }
 func (sqlDB) TableSize(context.Context, DataTable) (TableSize, error) { return TableSize{}, nil }
 

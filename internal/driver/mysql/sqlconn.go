@@ -72,6 +72,12 @@ func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn,
 	return s, nil
 }
 
+// SplitScript cuts a script into its statements by MySQL's rules, with
+// its DELIMITER lines and BEGIN … END bodies (sqlgen.Script).
+func (db *DB) SplitScript(text string) ([]driver.ScriptStatement, error) {
+	return sqltext.Script(sqlgen.MySQL, text)
+}
+
 // sqlConn is one connection of the pool running SQL text, with the
 // thread id that KILL QUERY names.
 type sqlConn struct {

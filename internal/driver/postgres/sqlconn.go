@@ -10,6 +10,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
+	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
 )
 
 var (
@@ -58,6 +59,12 @@ func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn,
 		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))
 	}
 	return &sqlConn{conn: conn}, nil
+}
+
+// SplitScript cuts a script into its statements by PostgreSQL's rules, with
+// its dollar quotes and BEGIN ATOMIC bodies (sqlgen.Script).
+func (db *DB) SplitScript(text string) ([]driver.ScriptStatement, error) {
+	return sqltext.Script(sqlgen.Postgres, text)
 }
 
 // sqlConn is one connection running SQL text.

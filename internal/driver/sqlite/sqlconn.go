@@ -57,6 +57,12 @@ func (d *db) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, 
 	return sqltext.New(c, &sqlTextHooks), nil
 }
 
+// SplitScript cuts a script into its statements by SQLite's rules, with
+// its trigger bodies (sqlgen.Script).
+func (d *db) SplitScript(text string) ([]driver.ScriptStatement, error) {
+	return sqltext.Script(sqlgen.SQLite, text)
+}
+
 // sqlTextHooks are SQLite's part of SQL text: ? placeholders, an error of
 // an interrupted statement said as its context's end, and a ROLLBACK
 // without a transaction taken as done.

@@ -58,6 +58,12 @@ func (db *DB) SQLConn(ctx context.Context, o dbdriver.SQLOptions) (dbdriver.SQLC
 	return sqltext.New(c, &sqlTextHooks), nil
 }
 
+// SplitScript cuts a script into its statements by SQL Server's rules, with
+// its GO lines (sqlgen.Script).
+func (db *DB) SplitScript(text string) ([]dbdriver.ScriptStatement, error) {
+	return sqltext.Script(sqlgen.SQLServer, text)
+}
+
 // sqlTextHooks are SQL Server's part of SQL text: @pn placeholders and a
 // rollback that is a no-op without a transaction.
 var sqlTextHooks = sqltext.Hooks{

@@ -363,8 +363,12 @@ type Costs struct {
 	// Source names where the figures came from, in the database's words:
 	// "pg_stat_statements; pg_stat_database".
 	Source string
-	// Statements holds one Cost per text asked for, in order; a
-	// statement the server kept no entry for has every figure unknown.
+	// Statements holds one Cost per text asked for, in order. Where
+	// the per-statement source is there, a statement it has no entry
+	// for has not run since its counters were reset (or its entry was
+	// evicted) and counts zero, so that a reading before its first run
+	// subtracts; where the source is not there, every figure is
+	// Unknown.
 	Statements []Cost
 	// Database is the whole database's, every session's: the monitor's
 	// and other clients' work is in it too.

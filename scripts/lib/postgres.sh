@@ -95,6 +95,13 @@ start_postgres() {
 	fi
 	rm -f "$pg_tmp/pwfile"
 
+	# pg_stat_statements loaded at start when the package ships it (Debian's
+	# postgresql-15 does), so that a test can CREATE EXTENSION it in its own
+	# database and read per-statement costs (dbprobe stress).
+	local preload=""
+	if [[ -f $pg_bindir/../lib/pg_stat_statements.so ]]; then
+		preload="shared_preload_libraries = 'pg_stat_statements'"
+	fi
 	local port attempt
 	for attempt in 1 2 3 4 5; do
 		port=$(free_port)
@@ -107,6 +114,7 @@ start_postgres() {
 			fsync = on
 			max_connections = 300
 			password_encryption = 'scram-sha-256'
+			$preload
 		EOF
 		if [[ $switch_user == 1 ]]; then
 			chown postgres: "$pg_tmp/dbprobe.conf"

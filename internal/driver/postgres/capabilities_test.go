@@ -456,28 +456,7 @@ func runScript(t *testing.T, c driver.SQLConn, stmts []driver.ScriptStatement, l
 func TestPlacement(t *testing.T) {
 	db, admin := capDB(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	if os.Geteuid() == 0 {
-		pg, err := user.Lookup("postgres")
-		if err != nil {
-			t.Skip("running as root without a postgres OS user to give the directory to")
-		}
-		uid, _ := strconv.Atoi(pg.Uid)
-		gid, _ := strconv.Atoi(pg.Gid)
-		for _, d := range []string{filepath.Dir(dir), dir} {
-			os.Chmod(d, 0o755)
-		}
-		if err := os.Chown(dir, uid, gid); err != nil {
-			t.Fatal(err)
-		}
-	}
-	loc, err := db.CreateLocation(ctx, dir)
-	if err != nil {
-		if badinput.Is(err) {
-			t.Skipf("the server cannot use a directory of this test (%v)", err)
-		}
-		t.Fatal(err)
-	}
+	dir, loc := serverLocation(t, db)
 	tbl := driver.DataTable{Name: "placed", PayloadBytes: 100, Where: &loc}
 	if err := db.CreateDataTable(ctx, tbl); err != nil {
 		t.Fatal(err)
@@ -517,6 +496,36 @@ func TestPlacement(t *testing.T) {
 	if _, err := db.CreateLocation(ctx, filepath.Join(dir, "missing")); !badinput.Is(err) {
 		t.Errorf("a directory that does not exist: %v", err)
 	}
+}
+
+// serverLocation makes a directory the server may use and a Location in
+// it. The server runs on this host as the postgres OS user (scripts/test),
+// which must own the directory.
+func serverLocation(t *testing.T, db *DB) (string, driver.Location) {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		pg, err := user.Lookup("postgres")
+		if err != nil {
+			t.Skip("running as root without a postgres OS user to give the directory to")
+		}
+		uid, _ := strconv.Atoi(pg.Uid)
+		gid, _ := strconv.Atoi(pg.Gid)
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			os.Chmod(d, 0o755)
+		}
+		if err := os.Chown(dir, uid, gid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loc, err := db.CreateLocation(context.Background(), dir)
+	if err != nil {
+		if badinput.Is(err) {
+			t.Skipf("the server cannot use a directory of this test (%v)", err)
+		}
+		t.Fatal(err)
+	}
+	return dir, loc
 }
 
 // TestDataTableSQL pins the statements' text.

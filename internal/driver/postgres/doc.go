@@ -52,4 +52,12 @@
 // deadlocks are conflicts, a full disk, a read-only transaction, a refused
 // privilege and a failed write are fatal (errors.go). faults.go says how
 // many connections the server takes and where its data directory is.
+//
+// SQL text (sqlconn.go) runs on connections of its own, never the pool's:
+// prepared on the server, or by the simple protocol with pgx writing the
+// values into the text; EXPLAIN binds the values as Run does, and EXPLAIN
+// (ANALYZE, BUFFERS) is rolled back. costs.go reads what statements cost
+// from pg_stat_statements and pg_stat_database, and says which of them is
+// missing and how to add it; where.go sends temporary files to a
+// tablespace and finds a table's file on the server's host.
 package postgres

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -23,6 +24,10 @@ var (
 	_ driver.BulkLoader   = (*DB)(nil)
 	_ driver.Placer       = (*DB)(nil)
 	_ driver.Describer    = (*DB)(nil)
+	_ driver.CostReader   = (*DB)(nil)
+	_ driver.TempPlacer   = (*DB)(nil)
+	_ driver.Locator      = (*DB)(nil)
+	_ driver.Explainer    = (*sqlConn)(nil)
 )
 
 // Capabilities says what PostgreSQL does beyond key-value, and how.
@@ -39,26 +44,37 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "COPY FROM STDIN, one connection per writer")
 	c.Has(driver.CapPlace, "CREATE TABLESPACE … LOCATION: a superuser, and a directory on the server's host that is empty and the server's own")
 	c.Has(driver.CapCounters, "pg_stat_wal, pg_stat_database, pg_stat_bgwriter")
-	c.Lacks(driver.CapSimpleProtocol, "not built yet")
-	c.Lacks(driver.CapExplain, "not built yet")
-	c.Lacks(driver.CapCosts, "not built yet")
-	c.Lacks(driver.CapTempPlace, "not built yet")
-	c.Lacks(driver.CapLocate, "not built yet")
+	c.Has(driver.CapSimpleProtocol, "the simple query protocol, pgx writing the values into the text as literals (pgbench -M simple); the text is still prepared once on the server to check it")
+	c.Has(driver.CapExplain, "EXPLAIN with the values bound (a custom plan); EXPLAIN (ANALYZE, BUFFERS) in a transaction, or a savepoint, rolled back")
+	c.Has(driver.CapCosts, "pg_stat_statements when it is in shared_preload_libraries and created in the database; pg_stat_database block and tuple counts always")
+	c.Has(driver.CapTempPlace, "SET temp_tablespaces on each connection")
+	c.Has(driver.CapLocate, "pg_relation_filepath under data_directory (a superuser or pg_read_all_settings), or under pg_tablespace_location for a table in a tablespace")
 	return c
 }
 
 // SQLConn opens a connection of the DB's configuration for SQL text. Its
 // statements are cancelled by a cancel request when their context ends
 // (the configuration's context watcher), and the connection stays usable.
+//
+// Every SQLConn is a new connection, never one of the pool's, and Close
+// closes it: o.Fresh asks for nothing more, and Setup never reaches the
+// pool. o.Setup runs in order, each statement alone by the simple
+// protocol; the first the server refuses closes the connection and is
+// returned with the server's error.
 func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
-	if o.Simple || o.Fresh || len(o.Setup) > 0 {
-		return nil, driver.Unsupported("PostgreSQL", "SQL connection options yet", "open it without them")
-	}
 	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))
 	}
-	return &sqlConn{conn: conn}, nil
+	for _, s := range o.Setup {
+		if _, err := conn.Exec(ctx, s, pgx.QueryExecModeSimpleProtocol); err != nil {
+			closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+			conn.Close(closeCtx)
+			cancel()
+			return nil, fmt.Errorf("postgres: session setup %q: %w", s, classify(err))
+		}
+	}
+	return &sqlConn{conn: conn, simple: o.Simple}, nil
 }
 
 // SplitScript cuts a script into its statements by PostgreSQL's rules, with
@@ -70,11 +86,15 @@ func (db *DB) SplitScript(text string) ([]driver.ScriptStatement, error) {
 // sqlConn is one connection running SQL text.
 type sqlConn struct {
 	conn *pgx.Conn
-	n    int // statements prepared, to name the next
-	args []any
+	// simple sends statements by the simple query protocol, their values
+	// written into the text by pgx (SQLOptions.Simple).
+	simple bool
+	n      int // statements prepared, to name the next
+	args   []any
 }
 
-// sqlStmt is a statement prepared on a sqlConn under name.
+// sqlStmt is a statement prepared on a sqlConn under name; name is "" on
+// a simple-protocol connection, where nothing stays prepared.
 type sqlStmt struct {
 	c     *sqlConn
 	name  string
@@ -86,13 +106,18 @@ func (st *sqlStmt) Params() []string { return st.bound.Names }
 
 // Close deallocates the statement.
 func (st *sqlStmt) Close() error {
+	if st.name == "" {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	return classify(st.c.conn.Deallocate(ctx, st.name))
 }
 
 // Prepare binds text's :name parameters to $n and prepares it, which has
-// the server parse and analyse it.
+// the server parse and analyse it. On a simple-protocol connection the
+// statement is deallocated at once: the check is made, and Run sends the
+// text each time.
 func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error) {
 	b, err := sqlgen.Bind(sqlgen.Postgres, text)
 	if err != nil {
@@ -103,23 +128,50 @@ func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error)
 	if _, err := c.conn.Prepare(ctx, name, b.Text); err != nil {
 		return nil, classify(err)
 	}
-	return &sqlStmt{c: c, name: name, bound: b}, nil
+	st := &sqlStmt{c: c, name: name, bound: b}
+	if c.simple {
+		if err := c.conn.Deallocate(ctx, name); err != nil {
+			return nil, classify(err)
+		}
+		st.name = ""
+	}
+	return st, nil
+}
+
+// bind checks that s is c's and puts lead, then args in the order of its
+// $n, into c.args, which the caller clears after use.
+func (c *sqlConn) bind(s driver.Stmt, args []any, lead ...any) (*sqlStmt, error) {
+	st, ok := s.(*sqlStmt)
+	if !ok || st.c != c {
+		return nil, fmt.Errorf("postgres: a statement of another connection")
+	}
+	if len(args) != len(st.bound.Names) {
+		return nil, fmt.Errorf("postgres: %d values for the parameters %v", len(args), st.bound.Names)
+	}
+	c.args = append(c.args[:0], lead...)
+	for _, i := range st.bound.Args {
+		c.args = append(c.args, args[i])
+	}
+	return st, nil
 }
 
 // Run executes a prepared statement and reads its rows.
 func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
-	st, ok := s.(*sqlStmt)
-	if !ok || st.c != c {
-		return driver.Outcome{}, fmt.Errorf("postgres: a statement of another connection")
+	var st *sqlStmt
+	var err error
+	if c.simple {
+		st, err = c.bind(s, args, pgx.QueryExecModeSimpleProtocol)
+	} else {
+		st, err = c.bind(s, args)
 	}
-	if len(args) != len(st.bound.Names) {
-		return driver.Outcome{}, fmt.Errorf("postgres: %d values for the parameters %v", len(args), st.bound.Names)
+	if err != nil {
+		return driver.Outcome{}, err
 	}
-	c.args = c.args[:0]
-	for _, i := range st.bound.Args {
-		c.args = append(c.args, args[i])
+	query := st.name
+	if c.simple {
+		query = st.bound.Text
 	}
-	rows, err := c.conn.Query(ctx, st.name, c.args...)
+	rows, err := c.conn.Query(ctx, query, c.args...)
 	clear(c.args)
 	if err != nil {
 		return driver.Outcome{}, classify(err)
@@ -170,4 +222,64 @@ func (c *sqlConn) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	return c.conn.Close(ctx)
+}
+
+// Explain runs EXPLAIN of st's text with args bound by the extended
+// protocol, described first so that the server infers the parameters'
+// types as it did when preparing st. PostgreSQL 15 has no GENERIC_PLAN,
+// so the plan is the custom plan for these values; a prepared statement
+// run more than five times may switch to a generic plan
+// (plan_cache_mode), which this does not show. With analyze it runs
+// EXPLAIN (ANALYZE, BUFFERS) in a transaction it rolls back, or, when the
+// connection is already in one, under a savepoint it rolls back to.
+func (c *sqlConn) Explain(ctx context.Context, s driver.Stmt, args []any, analyze bool) (driver.Plan, error) {
+	st, err := c.bind(s, args, pgx.QueryExecModeDescribeExec)
+	if err != nil {
+		return driver.Plan{}, err
+	}
+	defer clear(c.args)
+	if !analyze {
+		text, err := c.explain(ctx, "EXPLAIN "+st.bound.Text)
+		return driver.Plan{Text: text, How: "EXPLAIN (a custom plan for the values given)"}, err
+	}
+	open, undo, how := "BEGIN", "ROLLBACK", "EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back"
+	switch c.conn.PgConn().TxStatus() {
+	case 'T':
+		open, undo, how = "SAVEPOINT dbprobe_explain", "ROLLBACK TO SAVEPOINT dbprobe_explain; RELEASE SAVEPOINT dbprobe_explain",
+			"EXPLAIN (ANALYZE, BUFFERS) under a savepoint rolled back"
+	case 'E':
+		return driver.Plan{}, fmt.Errorf("postgres: explain: the connection's transaction has failed; roll it back first")
+	}
+	if err := c.exec(ctx, open); err != nil {
+		return driver.Plan{}, fmt.Errorf("postgres: explain: %s: %w", open, err)
+	}
+	text, err := c.explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+st.bound.Text)
+	// The statement's work is undone even when ctx ended while it ran.
+	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
+	defer cancel()
+	if uerr := c.exec(undoCtx, undo); uerr != nil && err == nil {
+		err = fmt.Errorf("postgres: explain: %s: %w", undo, uerr)
+	}
+	return driver.Plan{Text: text, How: how}, err
+}
+
+// explain runs an EXPLAIN with c.args and returns its lines.
+func (c *sqlConn) explain(ctx context.Context, sql string) (string, error) {
+	rows, err := c.conn.Query(ctx, sql, c.args...)
+	if err != nil {
+		return "", classify(err)
+	}
+	var lines []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return "", classify(err)
+		}
+		lines = append(lines, line)
+	}
+	if err := rows.Err(); err != nil {
+		return "", classify(err)
+	}
+	return strings.Join(lines, "\n"), nil
 }

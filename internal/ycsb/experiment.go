@@ -554,4 +554,3 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	}
 	return e
 }
-

@@ -36,7 +36,7 @@ func columnNames(query string) ([]string, error) {
 				name = unquote(name[k+1:])
 			}
 		}
-		if name == "*" || strings.HasSuffix(it, "*") {
+		if strings.HasSuffix(strings.TrimSpace(it), "*") {
 			return nil, fmt.Errorf("the select list has *: give the columns by name (SELECT id, name FROM …), whose names are the parameters'")
 		}
 		if !isParamName(name) {

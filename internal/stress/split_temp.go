@@ -59,8 +59,17 @@ func splitScript(_ driver.SQLRunner, text string) ([]driver.ScriptStatement, err
 	return out, nil
 }
 
-// stripComments drops -- comments, for telling a statement from none.
+// stripComments drops -- and /* */ comments, for telling a statement
+// from none.
 func stripComments(s string) string {
+	for {
+		i := strings.Index(s, "/*")
+		j := strings.Index(s, "*/")
+		if i < 0 || j < i {
+			break
+		}
+		s = s[:i] + s[j+2:]
+	}
 	var b strings.Builder
 	for _, l := range strings.Split(s, "\n") {
 		if k := strings.Index(l, "--"); k >= 0 && !strings.ContainsAny(l[:k], `'"`) {
@@ -75,7 +84,7 @@ func stripComments(s string) string {
 func firstCode(s string) string {
 	for _, l := range strings.Split(s, "\n") {
 		t := strings.TrimSpace(l)
-		if t != "" && !strings.HasPrefix(t, "--") {
+		if t != "" && !strings.HasPrefix(t, "--") && !strings.HasPrefix(t, "/*") {
 			return t
 		}
 	}

@@ -52,7 +52,7 @@ func columnNames(query string) ([]string, error) {
 func selectList(q string) ([]string, error) {
 	var items []string
 	depth, start := 0, -1
-	upper := strings.ToUpper(q)
+	upper := asciiUpper(q)
 	for i := 0; i < len(q); i++ {
 		c := q[i]
 		switch {
@@ -198,4 +198,16 @@ func unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// asciiUpper upper-cases the ASCII letters of s alone, so that every byte
+// stays where it was (strings.ToUpper may change an invalid byte's width).
+func asciiUpper(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'a' <= c && c <= 'z' {
+			b[i] = c - 'a' + 'A'
+		}
+	}
+	return string(b)
 }

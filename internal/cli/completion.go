@@ -63,7 +63,6 @@ func completeDB(*cobra.Command, []string, string) ([]string, cobra.ShellCompDire
 // completeCommonFlags registers the value completions of the flags
 // addCommonFlags defines.
 func completeCommonFlags(cmd *cobra.Command) {
-	register(cmd, "db", completeDB)
 	register(cmd, "workload", completeWorkload)
 	register(cmd, "table-type", fixedValues(enumNames(driver.ParseTableType)))
 	register(cmd, "durability", fixedValues(enumNames(driver.ParseDurability)))

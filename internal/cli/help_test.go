@@ -62,7 +62,7 @@ func help(t *testing.T, args ...string) string {
 // --help prints each visible flag once, under its group's heading, in
 // the groups' order, and no line wider than 80 columns.
 func TestHelpGroupsFlags(t *testing.T) {
-	for _, args := range [][]string{nil, {"load"}, {"run"}, {"ycsb"}, {"durability"}, {"recover"}, {"completion"}} {
+	for _, args := range [][]string{nil, {"load"}, {"run"}, {"ycsb"}, {"durability"}, {"stress"}, {"recover"}, {"completion"}} {
 		text := help(t, args...)
 		name := strings.Join(append([]string{"dbprobe"}, args...), " ")
 		for i, line := range strings.Split(text, "\n") {

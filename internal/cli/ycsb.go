@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
@@ -22,27 +21,23 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 	if err != nil {
 		return err
 	}
-	if o.metricsAddr == "" {
-		for _, f := range []string{"metrics-allow-remote", "metrics-linger"} {
-			if cmd.Flags().Changed(f) {
-				return badinput.New("--%s applies to the Prometheus endpoint, and no --metrics-addr is given; add --metrics-addr 127.0.0.1:PORT or drop --%s", f, f)
-			}
-		}
+	if err := checkMetricsFlags(cmd, &o.sharedOptions); err != nil {
+		return err
 	}
 	con, err := experiment.NewConsole(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.status, o.quiet)
 	if err != nil {
 		return err
 	}
 	defer con.Close()
+	target, outputs, monitor := o.experimentConfigs(con)
+	target.KeepDefault = o.keepDB
 	return ycsb.Run(cmd.Context(), &ycsb.Config{
-		Phases:     phases,
-		Properties: props,
-		Strict:     o.strict,
-		Target: experiment.TargetConfig{
-			DB: o.db, PasswordFile: o.passwordFile, AllowInsecureTLS: o.allowInsecureTLS, KeepDefault: o.keepDB,
-		},
-		Outputs:      experiment.OutputConfig{Out: o.out, InfluxOut: o.influxOut, MetricsAddr: o.metricsAddr, MetricsRemote: o.metricsRemote, MetricsLinger: o.metricsLinger, Hlog: o.hlog, Status: o.status, Progress: con.Progress},
-		Monitor:      experiment.MonitorConfig{Off: o.noMonitor, Interval: o.monitorInterval, WaitSamples: o.waitSamples},
+		Phases:       phases,
+		Properties:   props,
+		Strict:       o.strict,
+		Target:       target,
+		Outputs:      outputs,
+		Monitor:      monitor,
 		Warmup:       o.warmup,
 		DrainTimeout: o.drainTimeout,
 		Seed:         o.seed,

@@ -157,6 +157,7 @@ func (w *Writer) Summary(s Summary) error {
 		Availability: s.Availability,
 		Ending:       s.Ending,
 		Stopped:      s.Stopped,
+		Stress:       s.Stress,
 	}, true)
 }
 
@@ -275,6 +276,7 @@ type summaryRecord struct {
 	Availability *Availability     `json:"availability,omitempty"`
 	Ending       *Ending           `json:"ended,omitempty"`
 	Stopped      *Stopped          `json:"stopped,omitempty"`
+	Stress       *StressSummary    `json:"stress,omitempty"`
 }
 
 type cycleRecord struct {

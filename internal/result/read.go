@@ -202,7 +202,7 @@ func (f *File) add(line []byte) error {
 			return fmt.Errorf("record out of place: second summary for phase %q", cur.Header.Phase)
 		}
 		switch cur.Header.Experiment {
-		case ExperimentYCSB:
+		case ExperimentYCSB, ExperimentStress:
 		case ExperimentDurability:
 			var rec durabilitySummaryRecord
 			if err := json.Unmarshal(line, &rec); err != nil {
@@ -258,6 +258,7 @@ func (f *File) add(line []byte) error {
 			Availability: rec.Availability,
 			Ending:       rec.Ending,
 			Stopped:      rec.Stopped,
+			Stress:       rec.Stress,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

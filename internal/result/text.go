@@ -51,6 +51,9 @@ import (
 // one "# overflow:" line per series with values above the histogram range,
 // the error counts, the warm-up, an interruption, what ended the phase,
 // why it was stopped early ("# stopped:"), and the Notes.
+//
+// A stress run's summary (Stress) adds lines in YCSB's shape after the
+// series (writeStressLines), and its statements and plans as comments.
 func WriteText(w io.Writer, s Summary) error {
 	bw := bufio.NewWriter(w)
 	line := func(metric, measurement, value string) {
@@ -94,6 +97,10 @@ func WriteText(w io.Writer, s Summary) error {
 		}
 	}
 
+	if s.Stress != nil {
+		writeStressLines(bw, s.Stress)
+	}
+
 	for _, ser := range s.Series {
 		if ser.Overflow > 0 {
 			fmt.Fprintf(bw, "# overflow: [%s] %s above %s, counted as %d us: its maximum and top percentiles are at least that\n",
@@ -126,6 +133,9 @@ func WriteText(w io.Writer, s Summary) error {
 	writeAvailability(bw, s.Availability)
 	if s.Diagnosis != nil {
 		bw.WriteString("# bottleneck: " + oneLine(s.Diagnosis.Verdict) + "\n")
+	}
+	if s.Stress != nil {
+		writeStressNotes(bw, s.Stress)
 	}
 	for _, n := range s.Notes {
 		bw.WriteString("# note: " + oneLine(n) + "\n")

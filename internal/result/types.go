@@ -27,6 +27,11 @@ const (
 	// ExperimentDurability is a crash-durability check: cycle records and
 	// a summary of acknowledged and lost writes (Summary.Durability).
 	ExperimentDurability = "durability"
+	// ExperimentStress is a run of SQL a user wrote (dbprobe stress):
+	// interval and monitor records as a YCSB run has, its series one per
+	// statement and [ITERATION], and a summary that also holds each
+	// statement's rows, plans and server-side costs (Summary.Stress).
+	ExperimentStress = "stress"
 )
 
 // Setting is one effective setting and where its value came from, so a
@@ -146,6 +151,75 @@ type Summary struct {
 	// Phase, RunTime, Interrupted, Recovered and Notes besides it: it
 	// counts writes, not operations with latencies.
 	Durability *DurabilitySummary
+	// Stress holds what a stress run measured beyond the series: each
+	// statement's rows, plans and costs on the server. Nil for every
+	// other experiment.
+	Stress *StressSummary
+}
+
+// StressSummary is what a stress run reports beside its series.
+type StressSummary struct {
+	// Statements are the scripts' statements, in the order of their
+	// series.
+	Statements []StressStatement `json:"statements"`
+	// CostSource names where the server-side costs came from, in the
+	// database's words ("pg_stat_statements; pg_stat_database"); empty
+	// when they were not read.
+	CostSource string `json:"cost_source,omitempty"`
+	// PerIteration is the whole database's cost over the measured part
+	// divided by the iterations measured: every session's work is in it,
+	// the monitor's and other clients' included. Nil when not read.
+	PerIteration *CostFigures `json:"per_iteration,omitempty"`
+}
+
+// StressStatement is one statement of a stress script and what it did.
+type StressStatement struct {
+	// Label names its series: the script's base name upper-cased and the
+	// statement's place in it from 1 ("LOOP.SQL-3").
+	Label string `json:"label"`
+	// File is the script as given, Line the line the statement starts on.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	Text string `json:"text"`
+	// Rows and Affected add up, over the measured executions that
+	// succeeded, the rows it returned and those it changed; Affected is
+	// -1 when the database never said (a statement that returns rows).
+	Rows     int64 `json:"rows"`
+	Affected int64 `json:"affected"`
+	// Plan is its plan as checked before the measurement, with the first
+	// parameter values; PlanEnd, with --explain, the analyzed plan at the
+	// end; PlanChanged says the plan's shape at the end differs from the
+	// one at the start.
+	Plan        *Plan `json:"plan,omitempty"`
+	PlanEnd     *Plan `json:"plan_end,omitempty"`
+	PlanChanged bool  `json:"plan_changed,omitempty"`
+	// Cost is what one call cost the server on average over the measured
+	// part, from the database's per-statement counters; nil when it does
+	// not keep them.
+	Cost *CostFigures `json:"cost,omitempty"`
+}
+
+// Plan is a statement's plan as the database showed it.
+type Plan struct {
+	Text string `json:"text"`
+	// How names what produced it ("EXPLAIN (ANALYZE, BUFFERS)").
+	How string `json:"how"`
+}
+
+// CostFigures are averages of the server's cost counters: per call of a
+// statement, or per iteration. A figure the database does not count is
+// nil.
+type CostFigures struct {
+	// Calls is what the averages are over: the server's count of the
+	// statement's calls, or the iterations measured.
+	Calls         int64    `json:"calls"`
+	LogicalReads  *float64 `json:"logical_reads,omitempty"`
+	PhysicalReads *float64 `json:"physical_reads,omitempty"`
+	Rows          *float64 `json:"rows,omitempty"`
+	RowsExamined  *float64 `json:"rows_examined,omitempty"`
+	// CPUMicros and ElapsedMicros are server time in microseconds.
+	CPUMicros     *float64 `json:"cpu_us,omitempty"`
+	ElapsedMicros *float64 `json:"elapsed_us,omitempty"`
 }
 
 // The patterns of a durability cycle's loss (Cycle.Pattern).

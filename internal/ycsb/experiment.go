@@ -79,22 +79,9 @@ type job struct {
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
 // phase and ends the command with its summary; a second one returns at
-// once, leaving the phases' goroutine to die with the process, which only
-// cmd/dbprobe may end.
+// once (experiment.RunInterruptible).
 func Run(ctx context.Context, c *Config) error {
-	stops := experiment.WatchInterrupts(ctx)
-	defer stops.Stop()
-	done := make(chan error, 1)
-	go func() { done <- run(c, stops) }()
-	select {
-	case err := <-done:
-		if sig := stops.Signal(); sig != nil {
-			return &experiment.Interrupted{Signal: sig, Out: c.Outputs.Out, Err: err}
-		}
-		return err
-	case <-stops.Abandoned():
-		return &experiment.Interrupted{Signal: stops.Signal(), Abandoned: true, Out: c.Outputs.Out}
-	}
+	return experiment.RunInterruptible(ctx, c.Outputs.Out, func(stops *experiment.Interrupts) error { return run(c, stops) })
 }
 
 // run connects and runs the phases; stops' context is cancelled by the
@@ -246,75 +233,34 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		OpTimeout:        cfg.OpTimeout,
 		OnError:          cfg.OnError,
 		ReconnectTimeout: cfg.ReconnectTimeout,
-		Histograms:       j.outs.Histograms,
-		OnStart: func(_, origin time.Time) {
-			// The runner's intervals end on whole seconds from its start.
-			mon.Align(origin)
-		},
-		OnFirstError: func(op, code string, err error) {
-			j.log.Warn("operation failed; later failures with this code are only counted", "op", op, "code", code, "error", j.target.ScrubError(err))
-		},
 	}
 	if ph == runner.Run {
 		ropts.Warmup = j.c.Warmup
 	}
-	if every := j.c.Outputs.StatusEvery(cfg.StatusInterval); every > 0 {
-		ropts.StatusInterval = every
-		ropts.OnStatus = func(s runner.Status) {
-			j.outs.Status(result.Status{Now: s.Now, Elapsed: s.Elapsed, TotalOps: s.TotalOps, Total: s.Total, OpsPerSec: s.OpsPerSec, Remaining: s.Remaining, Series: s.Series})
-		}
-	}
-	if j.outs.Ticks {
-		ropts.OnTick = func(t runner.Tick) {
-			iv := result.Interval{Phase: ph.String(), Start: t.Start, End: t.End, Elapsed: t.Elapsed, Ops: t.Ops, Warmup: t.Warmup, Series: t.Series}
-			if d := t.End.Sub(t.Start).Seconds(); d > 0 {
-				iv.OpsPerSec = float64(t.Ops) / d
-			}
-			j.outs.Interval(iv)
-		}
-	}
+	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
 
 	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
-	// The monitor's last interval belongs before the summary; it does not
-	// wait on a database that was not answering when the phase ended.
-	if out != nil && (out.EndedBy == runner.EndedByUnreachable || (len(out.Outages) > 0 && out.Outages[len(out.Outages)-1].Ongoing)) {
-		mon.Abandon()
-	} else {
-		mon.Stop()
-	}
+	mon.EndMonitor(out)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
 	}
-	sum := result.Summary{
-		Phase:       ph.String(),
-		RunTime:     out.RunTime,
-		Ops:         out.Ops,
-		Throughput:  out.Throughput,
-		Series:      out.Series,
-		Errors:      out.Errors,
-		Interrupted: out.Interrupted,
-		Warmup:      out.Warmup,
-		RetryLimit:  cfg.Retries,
-	}
+	sum := experiment.Summary(ph.String(), out, cfg.Retries, mon)
 	sum.Ending = j.ending(ph, out)
-	if len(out.Outages) > 0 || out.Reconnects > 0 {
-		sum.Availability = &result.Availability{Reconnects: out.Reconnects}
-		for _, o := range out.Outages {
-			sum.Availability.Outages = append(sum.Availability.Outages, result.Outage{Start: o.Start, End: o.End, Failed: o.Failed, Ongoing: o.Ongoing})
-		}
-	}
-	sum.Notes = append(sum.Notes, mon.LateNotes()...)
 	if out.Interrupted {
-		sum.Notes = append(sum.Notes, j.interruptNote())
+		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout))
 	}
 	var stopped error
-	faults := experiment.Faults{Failing: j.failing(ph, out)}
+	what := "operations"
+	if ph == runner.Load {
+		what = "rows"
+	}
+	faults := experiment.Faults{Failing: experiment.Failing(out, j.target.Target, what)}
 	if sum.Availability != nil {
 		faults.Outages = sum.Availability.Outages
 	}
 	if out.Stopped != nil {
 		sum.Stopped, faults.Stopped = j.stopped(ph, out)
-		stopped = &phaseStopped{text: sum.Stopped.Text, userFix: badinput.Is(out.Stopped.Err)}
+		stopped = &experiment.PhaseStopped{Text: sum.Stopped.Text, UserFix: badinput.Is(out.Stopped.Err), Failed: ErrPhaseFailed}
 	}
 	sum.Diagnosis = mon.Diagnose(out.Start, out.End, cfg.Threads, faults)
 	// WriteText itself reports interruption, warm-up, overflow and errors.
@@ -583,7 +529,7 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	case runner.EndedByInterrupt:
 		e.Text = fmt.Sprintf("interrupted after %d operations%s", out.Ops, failed)
 	case runner.EndedByError:
-		e.Text = fmt.Sprintf("stopped after %d operations%s by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failed, failureWords(out.Stopped.Err))
+		e.Text = fmt.Sprintf("stopped after %d operations%s by a failure more attempts cannot fix (%s; onerror=stop)", out.Ops, failed, experiment.FailureWords(out.Stopped.Err))
 	case runner.EndedByUnreachable:
 		e.Text = fmt.Sprintf("stopped after %d operations%s: the database did not answer for %s (reconnect.timeout)", out.Ops, failed, experiment.SecondsText(j.cfg.ReconnectTimeout))
 	case runner.EndedByTime:
@@ -607,14 +553,4 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 		}
 	}
 	return e
-}
-
-// interruptNote says what stopped the phase and how long operations in
-// flight were given.
-func (j *job) interruptNote() string {
-	by := "stopped early"
-	if sig := j.stops.Signal(); sig != nil {
-		by = "stopped by " + experiment.SignalName(sig)
-	}
-	return fmt.Sprintf("%s: no operation started after it; those in flight had up to %s (--drain-timeout) to finish, and any still running then was cancelled and counted as failed", by, j.c.DrainTimeout)
 }

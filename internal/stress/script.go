@@ -66,7 +66,7 @@ func loadStatements(db driver.SQLRunner, flag, path string) ([]driver.ScriptStat
 	if err != nil {
 		return nil, err
 	}
-	stmts, err := splitScript(db, text)
+	stmts, err := db.SplitScript(text)
 	if err != nil {
 		return nil, badinput.New("%s %s: %v", flag, path, err)
 	}

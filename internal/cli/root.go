@@ -36,7 +36,7 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.SetUsageFunc(usage)
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand(), newExportCommand())
-	root.AddCommand(newDurabilityCommand(), newStressCommand())
+	root.AddCommand(newDurabilityCommand(), newStressCommand(), newStorageCommand())
 	root.AddCommand(newVersionCommand())
 	return root
 }

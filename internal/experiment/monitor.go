@@ -117,6 +117,11 @@ func (m *Monitoring) stop(abandon bool) {
 	m.mon = nil
 }
 
+// Intervals are the intervals the monitor took during the phase, in
+// order: an experiment reads its own evidence from them (the log rate of
+// each second, the host's CPU during a step). Call it once Stop returned.
+func (m *Monitoring) Intervals() []monitor.Interval { return m.intervals }
+
 // LateNotes are what the monitor lost during the phase, for its summary.
 func (m *Monitoring) LateNotes() []string { return m.late }
 

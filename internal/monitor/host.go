@@ -170,7 +170,9 @@ func cpuPercents(prev, cur cpuTimes, metrics map[string]float64) {
 
 // diskStats is one line of /proc/diskstats: cumulative counts since boot.
 type diskStats struct {
+	major, minor                               uint64
 	reads, sectorsRead, writes, sectorsWritten uint64
+	readMillis, writeMillis                    uint64 // time spent on reads and on writes, summed over the requests
 	ioMillis                                   uint64 // time the device had IO in flight
 	weightedMillis                             uint64 // time in flight summed over the requests
 }
@@ -198,8 +200,14 @@ func parseDiskstats(data []byte, disks map[string]diskStats) error {
 			}
 			v[i] = n
 		}
+		major, err1 := strconv.ParseUint(fields[0], 10, 32)
+		minor, err2 := strconv.ParseUint(fields[1], 10, 32)
+		if err1 != nil || err2 != nil {
+			return fmt.Errorf("device %q: its numbers %s:%s", fields[2], fields[0], fields[1])
+		}
 		disks[fields[2]] = diskStats{
-			reads: v[0], sectorsRead: v[2], writes: v[4], sectorsWritten: v[6],
+			major: major, minor: minor,
+			reads: v[0], sectorsRead: v[2], readMillis: v[3], writes: v[4], sectorsWritten: v[6], writeMillis: v[7],
 			ioMillis: v[9], weightedMillis: v[10],
 		}
 	}

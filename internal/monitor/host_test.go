@@ -179,8 +179,8 @@ func TestParseDiskstats(t *testing.T) {
 			name: "kernel 2.6.25 and 5.5 lines",
 			text: " 8 0 sda 1 2 3 4 5 6 7 8 9 10 11\n259 0 nvme0n1 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17\n\n",
 			want: map[string]diskStats{
-				"sda":     {reads: 1, sectorsRead: 3, writes: 5, sectorsWritten: 7, ioMillis: 10, weightedMillis: 11},
-				"nvme0n1": {reads: 1, sectorsRead: 3, writes: 5, sectorsWritten: 7, ioMillis: 10, weightedMillis: 11},
+				"sda":     {major: 8, reads: 1, sectorsRead: 3, readMillis: 4, writes: 5, sectorsWritten: 7, writeMillis: 8, ioMillis: 10, weightedMillis: 11},
+				"nvme0n1": {major: 259, reads: 1, sectorsRead: 3, readMillis: 4, writes: 5, sectorsWritten: 7, writeMillis: 8, ioMillis: 10, weightedMillis: 11},
 			},
 		},
 		{name: "empty", text: "", want: map[string]diskStats{}},

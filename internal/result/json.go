@@ -158,6 +158,7 @@ func (w *Writer) Summary(s Summary) error {
 		Ending:       s.Ending,
 		Stopped:      s.Stopped,
 		Stress:       s.Stress,
+		Storage:      s.Storage,
 	}, true)
 }
 
@@ -277,6 +278,7 @@ type summaryRecord struct {
 	Ending       *Ending           `json:"ended,omitempty"`
 	Stopped      *Stopped          `json:"stopped,omitempty"`
 	Stress       *StressSummary    `json:"stress,omitempty"`
+	Storage      *StorageSummary   `json:"storage,omitempty"`
 }
 
 type cycleRecord struct {

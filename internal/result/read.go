@@ -202,7 +202,7 @@ func (f *File) add(line []byte) error {
 			return fmt.Errorf("record out of place: second summary for phase %q", cur.Header.Phase)
 		}
 		switch cur.Header.Experiment {
-		case ExperimentYCSB, ExperimentStress:
+		case ExperimentYCSB, ExperimentStress, ExperimentStorage:
 		case ExperimentDurability:
 			var rec durabilitySummaryRecord
 			if err := json.Unmarshal(line, &rec); err != nil {
@@ -259,6 +259,7 @@ func (f *File) add(line []byte) error {
 			Ending:       rec.Ending,
 			Stopped:      rec.Stopped,
 			Stress:       rec.Stress,
+			Storage:      rec.Storage,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -131,11 +131,17 @@ func RecoverSummary(p Phase) (Summary, error) {
 		s, err := recoverYCSB(p)
 		s.Notes = append(s.Notes, "the statements' rows, plans and server-side costs are read at the end of a stress run and are not in a recovered summary")
 		return s, err
+	case ExperimentStorage:
+		// Its intervals are a YCSB run's, counting chunks; its rate,
+		// proof and verdict are made at the end and are lost with it.
+		s, err := recoverYCSB(p)
+		s.Notes = append(s.Notes, "the storage rate, its per-second series in bytes, its proof and its verdict are made at the end of a storage run and are not in a recovered summary: the chunks per interval above are what is left")
+		return s, err
 	case ExperimentDurability:
 		return recoverDurability(p), nil
 	}
-	return Summary{}, fmt.Errorf("dbprobe recover rebuilds the summaries of %s and %s runs and %s checks, not of a %q experiment; use a newer dbprobe",
-		ExperimentYCSB, ExperimentStress, ExperimentDurability, p.Header.Experiment)
+	return Summary{}, fmt.Errorf("dbprobe recover rebuilds the summaries of %s, %s and %s runs and %s checks, not of a %q experiment; use a newer dbprobe",
+		ExperimentYCSB, ExperimentStress, ExperimentStorage, ExperimentDurability, p.Header.Experiment)
 }
 
 // recoverDurability rebuilds a durability check's totals from its cycle

@@ -365,9 +365,9 @@ func TestRepairDurability(t *testing.T) {
 }
 
 func TestRecoverRefusesAnUnknownExperiment(t *testing.T) {
-	data := []byte(`{"type":"header","schema_version":2,"experiment":"storage","phase":"scan"}` + "\n" + `{"type":"chunk","gb":1.5}` + "\n")
+	data := []byte(`{"type":"header","schema_version":2,"experiment":"sweep","phase":"scan"}` + "\n" + `{"type":"chunk","gb":1.5}` + "\n")
 	_, _, _, err := Repair(data, nil)
-	if err == nil || !strings.Contains(err.Error(), `result: phase 1 (scan): dbprobe recover rebuilds the summaries of ycsb and stress runs and durability checks, not of a "storage" experiment`) {
+	if err == nil || !strings.Contains(err.Error(), `result: phase 1 (scan): dbprobe recover rebuilds the summaries of ycsb, stress and storage runs and durability checks, not of a "sweep" experiment`) {
 		t.Fatalf("err %v", err)
 	}
 	// A complete phase of an unknown kind needs nothing and is left alone.

@@ -53,7 +53,9 @@ import (
 // why it was stopped early ("# stopped:"), and the Notes.
 //
 // A stress run's summary (Stress) adds lines in YCSB's shape after the
-// series (writeStressLines), and its statements and plans as comments.
+// series (writeStressLines), and its statements and plans as comments; a
+// storage run's (Storage) its rates (writeStorageLines), and its
+// evidence and verdict as comments.
 func WriteText(w io.Writer, s Summary) error {
 	bw := bufio.NewWriter(w)
 	line := func(metric, measurement, value string) {
@@ -100,6 +102,9 @@ func WriteText(w io.Writer, s Summary) error {
 	if s.Stress != nil {
 		writeStressLines(bw, s.Stress)
 	}
+	if s.Storage != nil {
+		writeStorageLines(bw, s.Storage)
+	}
 
 	for _, ser := range s.Series {
 		if ser.Overflow > 0 {
@@ -136,6 +141,9 @@ func WriteText(w io.Writer, s Summary) error {
 	}
 	if s.Stress != nil {
 		writeStressNotes(bw, s.Stress)
+	}
+	if s.Storage != nil {
+		writeStorageNotes(bw, s.Storage)
 	}
 	for _, n := range s.Notes {
 		bw.WriteString("# note: " + oneLine(n) + "\n")

@@ -32,6 +32,12 @@ const (
 	// statement and [ITERATION], and a summary that also holds each
 	// statement's rows, plans and server-side costs (Summary.Stress).
 	ExperimentStress = "stress"
+	// ExperimentStorage is a storage rate experiment (dbprobe storage
+	// scan|read|write|bulk|logcopy): interval and monitor records as a
+	// YCSB run has, its series one per kind of chunk, and a summary that
+	// also holds the rate, its series, its proof and its verdict
+	// (Summary.Storage).
+	ExperimentStorage = "storage"
 )
 
 // Setting is one effective setting and where its value came from, so a
@@ -155,6 +161,10 @@ type Summary struct {
 	// statement's rows, plans and costs on the server. Nil for every
 	// other experiment.
 	Stress *StressSummary
+	// Storage holds what a storage experiment measured beyond the
+	// series: its rate, the counters behind it and its verdict. Nil for
+	// every other experiment.
+	Storage *StorageSummary
 }
 
 // StressSummary is what a stress run reports beside its series.

@@ -1,0 +1,411 @@
+package result
+
+import (
+	"bufio"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// StorageSummary is what a storage experiment (dbprobe storage scan,
+// read, write, bulk, logcopy) reports beside the runner's series: its
+// rate, what the rate's bytes are, the rate's series and spread, the
+// evidence behind it and the verdict. Rates are in bytes per second;
+// the text says them in decimal units (1 GB = 10^9 bytes).
+type StorageSummary struct {
+	// Experiment is "scan", "read", "write", "bulk" or "logcopy".
+	Experiment string `json:"experiment"`
+	// Table is the table the experiment worked on, as the database sized
+	// it.
+	Table StorageTable `json:"table"`
+	// BytesAre says what the rate's bytes are: "the table's size on disk
+	// as the database reports it", "row payload received by the client".
+	BytesAre string `json:"bytes_are"`
+	// Bytes and Seconds are what the overall rate is over: the time spent
+	// moving them, the time between passes (making the table cold again,
+	// dropping a copy) left out. Rate is Bytes / Seconds.
+	Bytes   int64   `json:"bytes"`
+	Seconds float64 `json:"seconds"`
+	Rate    float64 `json:"rate_bytes_per_s"`
+	// Rows are the rows moved, and RowsPerSec their rate; 0 where rows
+	// are not what is counted.
+	Rows       int64   `json:"rows,omitempty"`
+	RowsPerSec float64 `json:"rows_per_s,omitempty"`
+	// PerSecond is the rate of each second of the measured part;
+	// PerMinute of each minute.
+	PerSecond []RatePoint `json:"per_second"`
+	PerMinute []RatePoint `json:"per_minute,omitempty"`
+	// Consistency is the spread of the per-second rates (and of the
+	// per-minute ones when there are two or more).
+	Consistency       *Consistency `json:"consistency,omitempty"`
+	MinuteConsistency *Consistency `json:"minute_consistency,omitempty"`
+	// Steps are the parts of an experiment run at different settings:
+	// read and bulk at each --threads value, logcopy at each --dop, scan
+	// at each pass.
+	Steps []StorageStep `json:"steps,omitempty"`
+	// Cold says what was done to make the table cold before the reads,
+	// and what could not be done.
+	Cold []string `json:"cold,omitempty"`
+	// Proof is the database's and the host's own count of what was read
+	// (scan) or written (write, bulk, logcopy).
+	Proof *StorageProof `json:"proof,omitempty"`
+	// Device is the block device that holds the table's files, when the
+	// database is on this machine, over the measured part.
+	Device *DeviceFigures `json:"device,omitempty"`
+	// Verdict says in a sentence what the figures mean: "physical: …",
+	// "not physical: …", "log-bound: 48 MB/s at DOP 2, 4 and 8; …".
+	Verdict string `json:"verdict"`
+	// Expect holds measured ÷ promised for each --expect that applies.
+	Expect []ExpectCheck `json:"expect,omitempty"`
+	// Cost is the run's price with --price.
+	Cost *RunCost `json:"cost,omitempty"`
+}
+
+// StorageTable is a table a storage experiment made.
+type StorageTable struct {
+	Name string `json:"name"`
+	// Bytes is its size on disk as the database reports it, and How
+	// where that came from ("pg_total_relation_size").
+	Bytes int64  `json:"bytes"`
+	How   string `json:"how,omitempty"`
+	Rows  int64  `json:"rows"`
+	// PayloadBytes is each row's payload width.
+	PayloadBytes int `json:"payload_bytes"`
+	// File is the file that holds its rows on the database's host, when
+	// the database says.
+	File string `json:"file,omitempty"`
+}
+
+// RatePoint is the rate of one second or one minute of the measured
+// part.
+type RatePoint struct {
+	// Elapsed is the end of the span, from the measured part's start.
+	Elapsed float64 `json:"elapsed_s"`
+	// Seconds is how long the span was: a first or last second is cut
+	// short.
+	Seconds float64 `json:"seconds"`
+	Bytes   int64   `json:"bytes"`
+	Rate    float64 `json:"rate_bytes_per_s"`
+	// Fell marks a second below 90% of the median.
+	Fell bool `json:"fell,omitempty"`
+}
+
+// Consistency is the spread of a series of rates.
+type Consistency struct {
+	// Points is how many spans it is over.
+	Points int     `json:"points"`
+	Median float64 `json:"median"`
+	Min    float64 `json:"min"`
+	Max    float64 `json:"max"`
+	// CV is the coefficient of variation: standard deviation ÷ mean.
+	CV float64 `json:"cv"`
+	// BelowShare is the share of spans below 90% of the median.
+	BelowShare float64 `json:"below_90pct_share"`
+}
+
+// StorageStep is one part of a storage experiment: a pass of a scan, a
+// thread count of read or bulk, a degree of logcopy.
+type StorageStep struct {
+	// Label names it: "pass 2", "threads 4", "DOP 8".
+	Label   string  `json:"label"`
+	Seconds float64 `json:"seconds"`
+	Bytes   int64   `json:"bytes"`
+	Rate    float64 `json:"rate_bytes_per_s"`
+	Rows    int64   `json:"rows,omitempty"`
+	// LogBytes is the transaction log written during it, from the
+	// database's counters; -1 when they do not count it.
+	LogBytes int64   `json:"log_bytes"`
+	LogRate  float64 `json:"log_rate_bytes_per_s,omitempty"`
+	// PhysicalBytes is what the database read into its cache
+	// (physical reads × page size, or its own byte count); -1 when not
+	// counted. DeviceReadBytes and DeviceWriteBytes are the table's
+	// device's, -1 when not seen.
+	PhysicalBytes    int64 `json:"physical_bytes"`
+	DeviceReadBytes  int64 `json:"device_read_bytes"`
+	DeviceWriteBytes int64 `json:"device_write_bytes"`
+	// HostCores is the host's busy CPU in cores during it (a database on
+	// this machine); ClientCPU this process's, in percent of one core.
+	HostCores float64 `json:"host_cores,omitempty"`
+	ClientCPU float64 `json:"client_cpu_pct,omitempty"`
+	// Degree is the degree of parallelism the database planned (logcopy).
+	Degree int `json:"degree,omitempty"`
+	// Cold says what made it cold (scan).
+	Cold []string `json:"cold,omitempty"`
+	// How says what ran, in the database's words.
+	How string `json:"how,omitempty"`
+	// Verdict is the step's own, where it has one (read's limit).
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// StorageProof is the database's and the host's count of the bytes
+// behind a rate, beside the bytes the rate counts.
+type StorageProof struct {
+	// Bytes is what the rate counts over the measured part.
+	Bytes int64 `json:"bytes"`
+	// DatabaseBytes is what the database says it read from storage
+	// (scan) or wrote to its log (write, bulk, logcopy): Counter names
+	// it. -1 when it does not count it.
+	DatabaseBytes int64  `json:"database_bytes"`
+	Counter       string `json:"counter,omitempty"`
+	// DeviceBytes is what the table's block device read (scan) or wrote
+	// (the others) in /proc/diskstats; -1 when not seen (a remote
+	// database, a file system without a block device).
+	DeviceBytes int64  `json:"device_bytes"`
+	Device      string `json:"device,omitempty"`
+	// Physical says the bytes came from storage, not from a cache (scan).
+	Physical bool `json:"physical"`
+}
+
+// DeviceFigures are a block device's figures over the measured part,
+// from /proc/diskstats.
+type DeviceFigures struct {
+	Name            string  `json:"name"`
+	ReadBytes       int64   `json:"read_bytes"`
+	WriteBytes      int64   `json:"write_bytes"`
+	IOPS            float64 `json:"iops"`
+	AvgRequestBytes float64 `json:"avg_request_bytes"`
+	AwaitMs         float64 `json:"await_ms"`
+	UtilPct         float64 `json:"util_pct"`
+}
+
+// ExpectCheck is one promised rate held against the measured one.
+type ExpectCheck struct {
+	// Key is the --expect key: scan, read, write, bulk, log.
+	Key      string  `json:"key"`
+	Promised float64 `json:"promised_bytes_per_s"`
+	// PromisedText is the promise as given ("14GB/min").
+	PromisedText string  `json:"promised_text"`
+	Measured     float64 `json:"measured_bytes_per_s"`
+	Ratio        float64 `json:"ratio"`
+	Held         bool    `json:"held"`
+	Verdict      string  `json:"verdict"`
+}
+
+// RunCost is what a run cost at --price.
+type RunCost struct {
+	// PerHour is the price per hour it was computed from, and Given the
+	// price as given ("2.5/hour", "1800/month").
+	PerHour float64 `json:"per_hour"`
+	Given   string  `json:"given"`
+	// Run is the cost of the run's wall time; PerGB the cost per GB (10^9
+	// bytes) moved.
+	Run   float64 `json:"run"`
+	PerGB float64 `json:"per_gb"`
+}
+
+// The rate units of the text: GB/min for reads, MB/s for logs and bulk
+// loads, MB/min for writes, as the price lists say them.
+const (
+	gb = 1e9
+	mb = 1e6
+)
+
+// RateText says a rate in the unit a storage figure is usually given in
+// for its kind ("scan", "read", "write", "bulk", "log").
+func RateText(kind string, bytesPerSec float64) string {
+	switch kind {
+	case "scan", "read":
+		return strconv.FormatFloat(bytesPerSec*60/gb, 'f', 2, 64) + " GB/min"
+	case "write":
+		return strconv.FormatFloat(bytesPerSec*60/mb, 'f', 0, 64) + " MB/min"
+	}
+	return strconv.FormatFloat(bytesPerSec/mb, 'f', 1, 64) + " MB/s"
+}
+
+// rateUnit is the label and scale of RateText's unit, for YCSB-shaped
+// lines.
+func rateUnit(kind string) (string, float64) {
+	switch kind {
+	case "scan", "read":
+		return "Rate(GB/min)", 60 / gb
+	case "write":
+		return "Rate(MB/min)", 60 / mb
+	}
+	return "Rate(MB/s)", 1 / mb
+}
+
+// writeStorageLines writes a storage run's figures in YCSB's shape:
+//
+//	[SCAN], Rate(GB/min), 1.53
+//	[SCAN], Bytes, 2147483648
+//	[SCAN], Seconds, 84.2
+//	[SCAN], MedianRate(GB/min), 1.55
+func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
+	name := strings.ToUpper(st.Experiment)
+	line := func(metric, measurement, value string) {
+		bw.WriteString("[" + field(metric) + "], " + field(measurement) + ", " + value + "\n")
+	}
+	unit, scale := rateUnit(st.Experiment)
+	fixed := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	line(name, unit, fixed(st.Rate*scale))
+	line(name, "Bytes", strconv.FormatInt(st.Bytes, 10))
+	line(name, "Seconds", fixed(st.Seconds))
+	if st.Rows > 0 {
+		line(name, "Rows", strconv.FormatInt(st.Rows, 10))
+		line(name, "RowsPerSec", fixed(st.RowsPerSec))
+	}
+	if c := st.Consistency; c != nil {
+		base := strings.TrimSuffix(unit, ")")
+		base = base[strings.IndexByte(base, '(')+1:]
+		line(name, "MedianRate("+base+")", fixed(c.Median*scale))
+		line(name, "MinRate("+base+")", fixed(c.Min*scale))
+		line(name, "MaxRate("+base+")", fixed(c.Max*scale))
+		line(name, "RateCV", fixed(c.CV))
+		line(name, "SecondsBelow90PctOfMedian(%)", fixed(100*c.BelowShare))
+	}
+	for _, s := range st.Steps {
+		label := name + " " + strings.ToUpper(s.Label)
+		line(label, unit, fixed(s.Rate*scale))
+		if s.LogBytes >= 0 && s.Seconds > 0 {
+			line(label, "LogRate(MB/s)", fixed(s.LogRate/mb))
+		}
+	}
+	if p := st.Proof; p != nil {
+		if p.DatabaseBytes >= 0 {
+			line(name, "DatabaseBytes", strconv.FormatInt(p.DatabaseBytes, 10))
+		}
+		if p.DeviceBytes >= 0 {
+			line(name, "DeviceBytes", strconv.FormatInt(p.DeviceBytes, 10))
+		}
+	}
+	for _, e := range st.Expect {
+		line("EXPECT "+strings.ToUpper(e.Key), "MeasuredOverPromised", fixed(e.Ratio))
+	}
+}
+
+// writeStorageNotes writes, as comments, what the rate is over and the
+// evidence behind it, then the verdict.
+func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
+	put := func(format string, args ...any) {
+		bw.WriteString("# " + oneLine(fmt.Sprintf(format, args...)) + "\n")
+	}
+	t := st.Table
+	put("table: %s, %s on disk (%s), %s rows of %d-byte payload%s", t.Name, BytesText(t.Bytes), t.How, Grouped(t.Rows), t.PayloadBytes, fileText(t.File))
+	put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
+	if st.Rows > 0 {
+		put("rows: %s at %s rows/s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64))
+	}
+	if c := st.Consistency; c != nil {
+		put("per second (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
+			c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
+	}
+	if c := st.MinuteConsistency; c != nil {
+		put("per minute (%d): median %s, min %s, max %s, CV %.2f", c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV)
+	}
+	for _, m := range st.PerMinute {
+		put("minute ending at %.0f s: %s over %.0f s", m.Elapsed, RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
+	}
+	for _, s := range st.Steps {
+		parts := []string{fmt.Sprintf("%s in %.2f s = %s", BytesText(s.Bytes), s.Seconds, RateText(rateKind(st.Experiment), s.Rate))}
+		if s.Rows > 0 {
+			parts = append(parts, Grouped(s.Rows)+" rows")
+		}
+		if s.LogBytes >= 0 {
+			parts = append(parts, fmt.Sprintf("log %s = %s", BytesText(s.LogBytes), RateText("log", s.LogRate)))
+		}
+		if s.PhysicalBytes >= 0 {
+			parts = append(parts, "database read "+BytesText(s.PhysicalBytes))
+		}
+		if s.DeviceReadBytes >= 0 {
+			parts = append(parts, fmt.Sprintf("device read %s, wrote %s", BytesText(s.DeviceReadBytes), BytesText(s.DeviceWriteBytes)))
+		}
+		if s.HostCores > 0 {
+			parts = append(parts, fmt.Sprintf("host CPU %.2f cores", s.HostCores))
+		}
+		if s.ClientCPU > 0 {
+			parts = append(parts, fmt.Sprintf("client CPU %.0f%% of a core", s.ClientCPU))
+		}
+		if s.Degree > 0 {
+			parts = append(parts, fmt.Sprintf("degree %d planned", s.Degree))
+		}
+		if len(s.Cold) > 0 {
+			parts = append(parts, "cold: "+strings.Join(s.Cold, "; "))
+		}
+		if s.How != "" {
+			parts = append(parts, s.How)
+		}
+		if s.Verdict != "" {
+			parts = append(parts, s.Verdict)
+		}
+		put("%s: %s", s.Label, strings.Join(parts, ", "))
+	}
+	for _, c := range st.Cold {
+		put("cold: %s", c)
+	}
+	if p := st.Proof; p != nil {
+		db, dev := "not counted by the database", "not seen (no block device of this machine holds the files)"
+		if p.DatabaseBytes >= 0 {
+			db = fmt.Sprintf("%s (%s)", BytesText(p.DatabaseBytes), p.Counter)
+		}
+		if p.DeviceBytes >= 0 {
+			dev = fmt.Sprintf("%s (/proc/diskstats of %s)", BytesText(p.DeviceBytes), p.Device)
+		}
+		put("proof: the rate counts %s; the database says %s; the device says %s", BytesText(p.Bytes), db, dev)
+	}
+	if d := st.Device; d != nil {
+		put("device %s: read %s, wrote %s, %.0f IO/s, %s per request, await %.2f ms, utilisation %.0f%%",
+			d.Name, BytesText(d.ReadBytes), BytesText(d.WriteBytes), d.IOPS, BytesText(int64(d.AvgRequestBytes)), d.AwaitMs, d.UtilPct)
+	}
+	for _, e := range st.Expect {
+		put("expect %s=%s: measured %s, %.2f× the promise: %s", e.Key, e.PromisedText, RateText(e.Key, e.Measured), e.Ratio, e.Verdict)
+	}
+	if c := st.Cost; c != nil {
+		put("cost at %s: %.4f for the run, %.4f per GB moved", c.Given, c.Run, c.PerGB)
+	}
+	if st.Verdict != "" {
+		put("verdict: %s", st.Verdict)
+	}
+}
+
+// rateKind is the unit family of an experiment's rate.
+func rateKind(experiment string) string {
+	if experiment == "logcopy" {
+		return "log"
+	}
+	return experiment
+}
+
+// fileText names the table's file, when known.
+func fileText(file string) string {
+	if file == "" {
+		return ""
+	}
+	return ", file " + file
+}
+
+// fellText lists the first seconds whose rate fell below 90% of the
+// median.
+func fellText(points []RatePoint) string {
+	var fell []string
+	for _, p := range points {
+		if p.Fell {
+			fell = append(fell, strconv.FormatFloat(p.Elapsed, 'f', 0, 64))
+		}
+	}
+	if len(fell) == 0 {
+		return ""
+	}
+	more := ""
+	if len(fell) > 10 {
+		more = fmt.Sprintf(" and %d more", len(fell)-10)
+		fell = fell[:10]
+	}
+	return "; the rate fell at s " + strings.Join(fell, ", ") + more
+}
+
+// BytesText says a byte count in decimal units, as storage rates are
+// sold: 0 B, 950 B, 12.3 MB, 1.50 GB.
+func BytesText(n int64) string {
+	v := float64(n)
+	switch {
+	case v >= 1e12:
+		return strconv.FormatFloat(v/1e12, 'f', 2, 64) + " TB"
+	case v >= gb:
+		return strconv.FormatFloat(v/gb, 'f', 2, 64) + " GB"
+	case v >= mb:
+		return strconv.FormatFloat(v/mb, 'f', 1, 64) + " MB"
+	case v >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'f', 1, 64) + " kB"
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}

@@ -1,0 +1,133 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cooler makes a table cold for a scan: read from the device, not from a
+// cache. Two caches stand between a scan and the device: the database's
+// own (shared buffers, the buffer pool), which a table larger than it
+// cannot stay in and which --restart-cmd empties, and the operating
+// system's page cache on the database's host, from which dbprobe evicts
+// the table's files when that host is this machine.
+type cooler struct {
+	// files are the table's files on this machine; nil when not known.
+	files []string
+	// local says the database's files are on this machine.
+	local bool
+	// root says dbprobe may drop the whole page cache.
+	root bool
+	// filesWhy says why the files are not known.
+	filesWhy string
+}
+
+// tableFiles returns path and its numbered continuations beside it
+// (path.1, path.2, …: a database that splits a large table into
+// segments names them so).
+func tableFiles(path string) []string {
+	files := []string{path}
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return files
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), base+".")
+		if !ok {
+			continue
+		}
+		if _, err := strconv.Atoi(rest); err == nil && e.Type().IsRegular() {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	return files
+}
+
+// canEvict says whether the OS page cache can be emptied of the table.
+func (c *cooler) canEvict() bool { return c.local && (len(c.files) > 0 || c.root) }
+
+// cannotEvict says why the OS page cache cannot be emptied of the table.
+func (c *cooler) cannotEvict() string {
+	if !c.local {
+		return "the database is not on this machine: dbprobe cannot evict the table from its host's page cache (a table larger than the host's memory cannot stay in it)"
+	}
+	return "dbprobe does not know the table's files (" + c.filesWhy + ") and is not root, so it can neither evict them from the page cache nor drop the page cache; run as root, or give a table larger than the host's memory"
+}
+
+// evict empties the OS page cache of the table: posix_fadvise DONTNEED on
+// each of its files, after fdatasync so that no page is kept for being
+// dirty; or, when its files are not known, drop_caches as root. It
+// returns what it did, in words.
+func (c *cooler) evict() (string, error) {
+	if !c.local {
+		return "", nil
+	}
+	if len(c.files) > 0 {
+		var total int64
+		for _, f := range c.files {
+			n, err := fadviseDontNeed(f)
+			if err != nil {
+				return "", err
+			}
+			total += n
+		}
+		return fmt.Sprintf("evicted the table's %d file(s), %s, from the OS page cache (fdatasync, then posix_fadvise DONTNEED)", len(c.files), SizeText(total)), nil
+	}
+	if c.root {
+		unix.Sync()
+		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
+			return "", fmt.Errorf("dropping the page cache: %w", err)
+		}
+		return "dropped the whole OS page cache (sync; echo 1 > /proc/sys/vm/drop_caches, as root), since the database does not say which files hold the table", nil
+	}
+	return "", nil
+}
+
+// fadviseDontNeed evicts one file from the page cache and returns its
+// size.
+func fadviseDontNeed(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("evicting %s from the page cache: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	fd := int(f.Fd())
+	// Dirty pages are not dropped; written back first, they are.
+	if err := unix.Fdatasync(fd); err != nil {
+		return 0, fmt.Errorf("fdatasync %s: %w", path, err)
+	}
+	if err := unix.Fadvise(fd, 0, 0, unix.FADV_DONTNEED); err != nil {
+		return 0, fmt.Errorf("posix_fadvise %s: %w", path, err)
+	}
+	return st.Size(), nil
+}
+
+// restartTimeout bounds --restart-cmd and the wait for the database to
+// answer again after it.
+const restartTimeout = 5 * time.Minute
+
+// runRestart runs --restart-cmd through sh -c; its output is in the
+// error when it fails.
+func runRestart(ctx context.Context, cmdText string) error {
+	ctx, cancel := context.WithTimeout(ctx, restartTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "sh", "-c", cmdText)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("--restart-cmd %q failed: %w: %s", cmdText, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}

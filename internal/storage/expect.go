@@ -1,0 +1,134 @@
+package storage
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/result"
+)
+
+// Expectation is one promised rate of --expect: "scan=14GB/min".
+type Expectation struct {
+	// Key is the rate it promises: scan, read, write, bulk or log.
+	Key string
+	// Rate is the promise in bytes per second; Text as given.
+	Rate float64
+	Text string
+}
+
+// expectKeys are the keys --expect takes, named after the experiments
+// (log is logcopy's rate, and the log rate of write and bulk).
+var expectKeys = []string{"scan", "read", "write", "bulk", "log"}
+
+// rateUnits are the time units a promised rate may be per.
+var rateUnits = map[string]float64{"s": 1, "sec": 1, "second": 1, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
+
+// ParseExpect reads --expect: KEY=RATE pairs separated by commas, each
+// RATE a size per time unit (14GB/min, 48MB/s, 1TB/h). A key given twice
+// or unknown, or a rate without a unit, is bad input.
+func ParseExpect(s string) ([]Expectation, error) {
+	var out []Expectation
+	seen := map[string]bool{}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		key, val, ok := strings.Cut(pair, "=")
+		key = strings.ToLower(strings.TrimSpace(key))
+		if !ok || !knownKey(key) {
+			return nil, badinput.New("--expect %q: give KEY=RATE pairs, KEY one of %s, e.g. --expect scan=14GB/min,log=48MB/s", s, strings.Join(expectKeys, ", "))
+		}
+		if seen[key] {
+			return nil, badinput.New("--expect gives %s twice; give each rate once", key)
+		}
+		seen[key] = true
+		rate, err := parseRate(val)
+		if err != nil {
+			return nil, badinput.New("--expect %s=%s: %v", key, val, err)
+		}
+		out = append(out, Expectation{Key: key, Rate: rate, Text: strings.TrimSpace(val)})
+	}
+	return out, nil
+}
+
+func knownKey(k string) bool {
+	for _, e := range expectKeys {
+		if e == k {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRate reads SIZE/UNIT into bytes per second.
+func parseRate(s string) (float64, error) {
+	size, per, ok := strings.Cut(strings.TrimSpace(s), "/")
+	secs, known := rateUnits[strings.ToLower(strings.TrimSpace(per))]
+	if !ok || !known {
+		return 0, fmt.Errorf("give a size per time unit, such as 14GB/min, 48MB/s or 1TB/h")
+	}
+	b, ok := parseBytes(size)
+	if !ok || b <= 0 {
+		return 0, fmt.Errorf("%q is not a size: give one such as 14GB or 48MB (decimal units)", size)
+	}
+	return b / secs, nil
+}
+
+// check holds a measured rate against the promise: held when it reaches
+// it, else below it by the shortfall.
+func (e Expectation) check(measured float64) result.ExpectCheck {
+	c := result.ExpectCheck{Key: e.Key, Promised: e.Rate, PromisedText: e.Text, Measured: measured}
+	if e.Rate > 0 {
+		c.Ratio = measured / e.Rate
+	}
+	c.Held = c.Ratio >= 1
+	if c.Held {
+		c.Verdict = "held"
+	} else {
+		c.Verdict = fmt.Sprintf("below promise by %.0f%%", math.Round(100*(1-c.Ratio)))
+	}
+	return c
+}
+
+// hoursPerMonth turns a monthly price into an hourly one: 730 hours, the
+// year's 8,760 over 12, as the cloud price lists count a month.
+const hoursPerMonth = 730
+
+// Price is --price: what an hour of the database costs.
+type Price struct {
+	PerHour float64
+	// Given is the price as given.
+	Given string
+}
+
+// ParsePrice reads --price AMOUNT/hour or AMOUNT/month (a currency sign
+// before the amount is dropped).
+func ParsePrice(s string) (*Price, error) {
+	amount, per, ok := strings.Cut(strings.TrimSpace(s), "/")
+	amount = strings.TrimLeft(strings.TrimSpace(amount), "$€£¥ ")
+	v, err := strconv.ParseFloat(amount, 64)
+	if !ok || err != nil || !(v >= 0) || math.IsInf(v, 0) {
+		return nil, badinput.New("--price %q: give AMOUNT/hour or AMOUNT/month, e.g. --price 2.40/hour", s)
+	}
+	switch strings.ToLower(strings.TrimSpace(per)) {
+	case "hour", "h", "hr":
+		return &Price{PerHour: v, Given: s}, nil
+	case "month", "mo":
+		return &Price{PerHour: v / hoursPerMonth, Given: s}, nil
+	}
+	return nil, badinput.New("--price %q: the price is per hour or per month (AMOUNT/hour, AMOUNT/month)", s)
+}
+
+// cost is what the run cost: its wall time at the price, and per GB
+// moved.
+func (p *Price) cost(wallSeconds float64, bytes int64) *result.RunCost {
+	if p == nil {
+		return nil
+	}
+	c := &result.RunCost{PerHour: p.PerHour, Given: p.Given, Run: p.PerHour * wallSeconds / 3600}
+	if bytes > 0 {
+		c.PerGB = c.Run / (float64(bytes) / 1e9)
+	}
+	return c
+}

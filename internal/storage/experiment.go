@@ -1,0 +1,655 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/monitor"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
+)
+
+// ErrRunFailed marks a storage run stopped early by a failure: exit
+// code 1.
+var ErrRunFailed = errors.New("storage run failed")
+
+// cleanupTimeout bounds dropping the run's tables once its own context is
+// gone (Ctrl-C, a failure), so that a hung server does not hold the
+// command.
+const cleanupTimeout = 2 * time.Minute
+
+// job is one storage run, resolved and connected.
+type job struct {
+	c      Config
+	stops  *experiment.Interrupts
+	log    *slog.Logger
+	target *experiment.Target
+	db     driver.DB
+	caps   driver.Capabilities
+	info   driver.Info
+	where  string // the database in messages
+	local  bool
+	// dataDir is the database's data directory on this machine, "" when
+	// not known or not local.
+	dataDir string
+	outs    *experiment.Outputs
+	mon     *experiment.Monitoring
+	ev      *evidence
+	// made are the tables this run created, dropped at its end unless
+	// --keep.
+	made []driver.DataTable
+	// notes go in the header; sum is the summary being built.
+	notes []string
+	sum   result.StorageSummary
+	// The measured part: its spans (chunks or log bytes per interval),
+	// its start, the runner's series of every execution, and how it
+	// ended.
+	spans    []span
+	origin   time.Time
+	series   [][]measure.Summary
+	ops      int64
+	runTime  time.Duration
+	errs     map[string]int64
+	stopped  *runner.Stop
+	intr     bool
+	lastOut  *runner.Outcome
+	steps    []stepWindow
+	wallFrom time.Time
+	// verdict, when set, makes the verdict from the monitor's intervals
+	// once the steps have their figures.
+	verdict func([]monitor.Interval)
+}
+
+// stepWindow is when a step ran, for the monitor's figures of it.
+type stepWindow struct {
+	index      int
+	start, end time.Time
+}
+
+// Run runs one storage experiment: its table made and filled on the
+// server, its measured passes beside the monitor, its summary, and its
+// tables dropped (unless --keep), also after Ctrl-C or a failure. A
+// first Ctrl-C stops the statement in flight on the server and keeps
+// what was measured; a second one returns at once.
+func Run(ctx context.Context, c *Config) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	cc := c.withDefaults()
+	return experiment.RunInterruptible(ctx, c.Outputs.Out, func(stops *experiment.Interrupts) error { return run(cc, stops) })
+}
+
+func run(c Config, stops *experiment.Interrupts) (err error) {
+	ctx := stops.Context()
+	j := &job{c: c, stops: stops, errs: map[string]int64{}}
+	j.log = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	tc := c.Target
+	tc.DefaultFile = "storage.db"
+	if j.target, err = experiment.ResolveTarget(tc, c.Stderr); err != nil {
+		return err
+	}
+	defer j.target.Cleanup(c.Stderr)
+	j.target.RemoveAtAbandon(stops)
+	sessions := 4
+	for _, n := range c.Threads {
+		sessions = max(sessions, n+3)
+	}
+	// Bulk loads by the bulk API unless --no-copy; every other
+	// experiment writes on the server and loads nothing.
+	bulk := !(c.Kind == Bulk && c.NoCopy)
+	if j.db, err = j.target.Open(ctx, driver.Options{Sessions: sessions, BulkLoad: bulk}); err != nil {
+		return err
+	}
+	defer j.db.Close()
+	experiment.RestoreAtAbandon(j.db, stops, c.Stderr)
+	j.info = j.db.Info()
+	j.where = experiment.Where(j.db, j.target.Target)
+	if err := j.capabilities(); err != nil {
+		return err
+	}
+	j.local = experiment.Local(j.db, j.target.Target)
+	j.dataDir = experiment.DataDirectory(ctx, j.db, j.target.Target)
+	if err := j.refuseEarly(); err != nil {
+		return err
+	}
+	if err := j.dropLeftovers(ctx); err != nil {
+		return err
+	}
+	if err := j.checkSpace(); err != nil {
+		return err
+	}
+	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.info.Driver}, stops); err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := j.outs.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	defer j.dropMade(ctx)
+	return j.runKind(ctx)
+}
+
+// needs are the capabilities each experiment cannot do without.
+func (j *job) needs() []driver.Capability {
+	switch j.c.Kind {
+	case Scan:
+		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapScan}
+	case Read:
+		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapSQL}
+	case Write:
+		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapInsertSelect}
+	case Bulk:
+		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapBulkLoad, driver.CapScan}
+	}
+	return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapCopy}
+}
+
+// capabilities refuses, in one line naming the database, one that cannot
+// run the experiment.
+func (j *job) capabilities() error {
+	j.caps = driver.Describe(j.db)
+	if err := j.caps.Need(j.needs()...); err != nil {
+		return badinput.New("dbprobe storage %s: %v", j.c.Kind, err)
+	}
+	return nil
+}
+
+// refuseEarly refuses what the database cannot give before anything is
+// made: a cold scan asked for where dbprobe cannot evict the table.
+func (j *job) refuseEarly() error {
+	if j.c.Kind != Scan || !j.c.RequireCold {
+		return nil
+	}
+	if !j.local {
+		return badinput.New("%s is not on this machine: dbprobe cannot evict the table from its host's page cache, and --require-cold asks that it be; drop --require-cold (the scan then says what it could not do), or run dbprobe on the database's host", j.where)
+	}
+	if !j.caps.OK(driver.CapLocate) && os.Geteuid() != 0 {
+		return badinput.New("%s does not say which files hold a table (%s), and dbprobe is not root, so it cannot make the table cold as --require-cold asks; run as root (drop_caches) or drop --require-cold", j.caps.Database, j.caps.Support(driver.CapLocate).Note)
+	}
+	return nil
+}
+
+// tableNames are the tables an experiment uses: fixed names, so that the
+// next run finds what a killed one left.
+func (j *job) tableNames() []string {
+	base := "dbprobe_storage_" + j.c.Kind.String()
+	switch j.c.Kind {
+	case Write:
+		return []string{base + "_src", base}
+	case LogCopy:
+		return []string{base + "_src", base + "_copy"}
+	}
+	return []string{base}
+}
+
+// dataTable is the experiment's table of that name.
+func (j *job) dataTable(name string) driver.DataTable {
+	return driver.DataTable{Name: name, PayloadBytes: j.c.Payload}
+}
+
+// dropLeftovers drops the tables of the experiment that an earlier run
+// left (a kill -9 gives it no chance to), saying so; a table of that name
+// dbprobe did not create is bad input, and stays.
+func (j *job) dropLeftovers(ctx context.Context) error {
+	for _, name := range j.tableNames() {
+		t := j.dataTable(name)
+		st, err := j.db.Inspect(ctx, t.Table())
+		if err != nil {
+			return experiment.Scrubbed(j.target.Target, err)
+		}
+		if !st.Exists {
+			continue
+		}
+		if !st.CreatedByDbprobe {
+			note := ""
+			if st.OwnershipNote != "" {
+				note = " (" + st.OwnershipNote + ")"
+			}
+			return badinput.New("%s has a table %s that dbprobe did not create%s; dbprobe storage uses that name and never drops a table it did not create: rename or drop it yourself", j.where, name, note)
+		}
+		if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
+			return fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
+		}
+		fmt.Fprintf(j.c.Stderr, "dbprobe: dropped table %s, which an earlier dbprobe storage %s left behind (it was stopped before it could drop it)\n", name, j.c.Kind)
+	}
+	return nil
+}
+
+// spaceFactor is how many times --size the experiment writes on the
+// database's file system at most: logcopy holds the source and its copy,
+// and writes the copy's log too; write holds its source (a chunk) and the
+// target.
+func (j *job) spaceFactor() float64 {
+	switch j.c.Kind {
+	case LogCopy:
+		return 3
+	case Write:
+		return 2
+	}
+	return 1.2
+}
+
+// checkSpace refuses a --size the file system of a database on this
+// machine has no room for.
+func (j *job) checkSpace() error {
+	if !j.local || j.dataDir == "" {
+		return nil
+	}
+	fs, err := experiment.FileSystemOf(j.dataDir)
+	if err != nil {
+		return nil
+	}
+	need := float64(j.c.Size) * j.spaceFactor()
+	if float64(fs.Free) < need {
+		return badinput.New("--size %s: dbprobe storage %s needs about %s on the file system of %s's data (%s on %s), which has %s free; give a smaller --size or free space there",
+			SizeText(j.c.Size), j.c.Kind, SizeText(int64(need)), j.where, j.dataDir, fs.Mount, SizeText(int64(fs.Free)))
+	}
+	return nil
+}
+
+// create creates t, empty, and records that this run made it.
+func (j *job) create(ctx context.Context, t driver.DataTable) error {
+	if err := j.db.(driver.TableFiller).CreateDataTable(ctx, t); err != nil {
+		return j.statementError("creating the table "+t.Name, err)
+	}
+	j.made = append(j.made, t)
+	return nil
+}
+
+// fill creates t and fills it with rows on the server up to about size
+// bytes of rows, and returns its rows.
+func (j *job) fill(ctx context.Context, t driver.DataTable, size int64) (int64, error) {
+	if err := j.create(ctx, t); err != nil {
+		return 0, err
+	}
+	rows := max(1, size/int64(t.PayloadBytes+8))
+	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows (%s) on the server\n", t.Name, result.Grouped(rows), SizeText(size))
+	n, err := j.db.(driver.TableFiller).FillTable(ctx, t, 1, rows)
+	if err != nil {
+		return n, j.statementError("filling the table "+t.Name, err)
+	}
+	return n, nil
+}
+
+// sized reads t's size on disk.
+func (j *job) sized(ctx context.Context, t driver.DataTable) (driver.TableSize, error) {
+	s, err := j.db.(driver.TableSizer).TableSize(ctx, t)
+	if err != nil {
+		return s, j.statementError("sizing the table "+t.Name, err)
+	}
+	return s, nil
+}
+
+// statementError says what failed, in the database's words, with the
+// advice a full disk or a refused privilege calls for: bad input when the
+// user must fix it.
+func (j *job) statementError(doing string, err error) error {
+	if errors.Is(err, context.Canceled) || badinput.Is(err) {
+		return experiment.Scrubbed(j.target.Target, err)
+	}
+	words := experiment.FailureWords(experiment.Scrubbed(j.target.Target, err))
+	label := driver.Label(err)
+	switch {
+	case experiment.LooksFull(label, err.Error()):
+		space, _ := experiment.SpaceNote(j.dataDir)
+		if space == "" {
+			space = "the database's storage is full"
+		}
+		return fmt.Errorf("%w: %s: %s: %s; free space there or give a smaller --size", ErrRunFailed, doing, words, space)
+	case experiment.FaultAdvice(label, err.Error()) != "":
+		return badinput.New("%s: %s: %s", doing, words, experiment.FaultAdvice(label, err.Error()))
+	}
+	return fmt.Errorf("%s: %w", doing, experiment.Scrubbed(j.target.Target, err))
+}
+
+// dropMade drops the tables this run made, unless --keep: at the end, and
+// after Ctrl-C or a failure, on a context of its own.
+func (j *job) dropMade(ctx context.Context) {
+	if len(j.made) == 0 {
+		return
+	}
+	if j.c.Keep {
+		names := make([]string, len(j.made))
+		for i, t := range j.made {
+			names[i] = t.Name
+		}
+		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s drops them before it starts\n", strings.Join(names, ", "), j.c.Kind)
+		return
+	}
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	for i := len(j.made) - 1; i >= 0; i-- {
+		t := j.made[i]
+		if err := j.db.(driver.TableFiller).DropDataTable(dctx, t); err != nil {
+			fmt.Fprintf(j.c.Stderr, "dbprobe: could not drop the table %s this run made: %s; the next dbprobe storage %s drops it, or drop it yourself\n", t.Name, j.target.ScrubError(err), j.c.Kind)
+		}
+	}
+	j.made = nil
+}
+
+// dropOne drops one table this run made, between passes.
+func (j *job) dropOne(ctx context.Context, t driver.DataTable) error {
+	if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
+		return j.statementError("dropping the table "+t.Name, err)
+	}
+	for i, m := range j.made {
+		if m.Name == t.Name {
+			j.made = append(j.made[:i], j.made[i+1:]...)
+			break
+		}
+	}
+	return nil
+}
+
+// header describes the run: the database and the settings that change
+// its storage rates, every flag and its source, and the notes.
+func (j *job) header() result.Header {
+	h := result.Header{
+		Experiment:  result.ExperimentStorage,
+		Phase:       j.c.Kind.String(),
+		Command:     j.c.CommandLine,
+		StartedAt:   time.Now(),
+		Target:      j.target.Redacted(),
+		Environment: experiment.Environment(),
+		Database:    result.Database{Driver: j.info.Driver, Library: j.info.Library, ServerVersion: j.info.ServerVersion, Placement: j.info.Placement.String()},
+	}
+	for _, s := range j.info.Settings {
+		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
+	}
+	for _, s := range j.c.Flags {
+		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+	}
+	h.Settings = append(h.Settings, result.Setting{Key: "threadcount", Value: strconv.Itoa(j.threadsNow()), Source: "derived"})
+	for _, k := range j.needs() {
+		h.Notes = append(h.Notes, fmt.Sprintf("%s: %s", k, j.caps.Support(k).Note))
+	}
+	h.Notes = append(h.Notes, "sizes and rates are in decimal units: 1 GB = 10^9 bytes, 1 MB = 10^6 bytes")
+	h.Notes = append(h.Notes, j.notes...)
+	return h
+}
+
+// threadsNow is the threads of the run's first step, for the header.
+func (j *job) threadsNow() int {
+	if j.c.Kind == Read || j.c.Kind == Bulk {
+		return j.c.Threads[0]
+	}
+	return 1
+}
+
+// startPhase writes the header and starts the monitor and the evidence
+// readers: the measured part begins.
+func (j *job) startPhase(ctx context.Context, evidencePath string) error {
+	mon, notes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, j.c.Kind.String(), j.outs)
+	j.mon = mon
+	j.ev = openEvidence(ctx, j.db, evidencePath)
+	if j.ev.device == "" && j.local {
+		j.notes = append(j.notes, "device figures: none: "+j.ev.why)
+	}
+	if j.ev.mon == nil {
+		j.notes = append(j.notes, "database counters: none: "+j.caps.Database+" has no monitor here, so the proof has the device's figures only")
+	}
+	h := j.header()
+	h.Notes = append(h.Notes, notes...)
+	j.wallFrom = time.Now()
+	return j.outs.Header(h)
+}
+
+// series names of the runner's plan: one per experiment, and its
+// failures.
+func (j *job) plan(op string, count int64, split runner.Split, worker func(i int) runner.Worker) runner.Plan {
+	return runner.Plan{
+		Series:  []runner.Series{{Name: op, CountsOK: true, Retryable: true}, {Name: op + "-FAILED"}},
+		Cleanup: runner.NoSeries,
+		Count:   count,
+		Split:   split,
+		Worker:  worker,
+	}
+}
+
+// opOf is the runner Op of a plan made by plan.
+func opOf(name string) runner.Op {
+	return runner.Op{Name: name, OK: 0, Failed: 1, IntendedOK: runner.NoSeries, IntendedFailed: runner.NoSeries}
+}
+
+// execute runs one measured execution of plan with threads workers,
+// ending after limit (0: at the plan's count), and keeps its ticks as
+// spans of unitBytes per unit. It returns the outcome; a failure that
+// stopped it is kept for the summary (j.stopped).
+func (j *job) execute(ctx context.Context, plan runner.Plan, threads, batch int, limit time.Duration, unitBytes func() float64) (*runner.Outcome, error) {
+	ropts := runner.Options{
+		Phase:            runner.Run,
+		Threads:          threads,
+		MaxExecutionTime: limit,
+		BatchSize:        batch,
+		DrainTimeout:     max(j.c.DrainTimeout, time.Nanosecond),
+		Histograms:       true,
+	}
+	experiment.PhaseWiring{Phase: j.c.Kind.String(), Outputs: j.outs, Monitor: j.mon, Log: j.log, Target: j.target, StatusInterval: j.c.StatusInterval}.Wire(&ropts)
+	// The runner keeps its histograms for merging the executions' series.
+	ropts.Histograms = true
+	var ticks []runner.Tick
+	onTick := ropts.OnTick
+	ropts.OnTick = func(t runner.Tick) {
+		ticks = append(ticks, runner.Tick{Start: t.Start, End: t.End, Ops: t.Ops})
+		if onTick != nil {
+			onTick(t)
+		}
+	}
+	onStart := ropts.OnStart
+	ropts.OnStart = func(start, origin time.Time) {
+		if j.origin.IsZero() {
+			j.origin = start
+		}
+		onStart(start, origin)
+	}
+	out, err := runner.Execute(ctx, plan, ropts)
+	if err != nil {
+		return nil, experiment.Scrubbed(j.target.Target, err)
+	}
+	per := unitBytes()
+	for _, t := range ticks {
+		j.spans = append(j.spans, span{start: t.Start, end: t.End, bytes: float64(t.Ops) * per})
+	}
+	j.series = append(j.series, out.Series)
+	j.ops += out.Ops
+	j.runTime += out.RunTime
+	for k, v := range out.Errors {
+		j.errs[k] += v
+	}
+	j.intr = j.intr || out.Interrupted
+	if out.Stopped != nil && j.stopped == nil {
+		j.stopped = out.Stopped
+	}
+	j.lastOut = out
+	return out, nil
+}
+
+// halted reports whether the run must stop starting executions: an
+// interrupt, or a failure that stopped the last one.
+func (j *job) halted(ctx context.Context) bool {
+	return ctx.Err() != nil || j.stopped != nil || (j.lastOut != nil && j.lastOut.Failed > 0)
+}
+
+// step records a step's window for the monitor's figures of it.
+func (j *job) stepWindow(index int, start, end time.Time) {
+	j.steps = append(j.steps, stepWindow{index: index, start: start, end: end})
+}
+
+// finish stops the monitor, completes the summary from what was measured
+// and writes it; it returns the error of a run a failure stopped.
+func (j *job) finish(ctx context.Context) error {
+	if j.mon != nil {
+		j.mon.EndMonitor(j.lastOut)
+	}
+	if j.ev != nil {
+		defer j.ev.close()
+	}
+	st := &j.sum
+	st.Experiment = j.c.Kind.String()
+	st.PerSecond, st.Consistency = perSecond(j.spans, j.origin)
+	st.PerMinute, st.MinuteConsistency = perMinute(st.PerSecond)
+	if st.Seconds > 0 {
+		st.Rate = float64(st.Bytes) / st.Seconds
+		st.RowsPerSec = float64(st.Rows) / st.Seconds
+	}
+	j.stepFigures()
+	if j.verdict != nil {
+		var intervals []monitor.Interval
+		if j.mon != nil {
+			intervals = j.mon.Intervals()
+		}
+		j.verdict(intervals)
+	}
+	for _, e := range j.c.Expect {
+		measured := st.Rate
+		if e.Key == "log" && j.c.Kind != LogCopy {
+			measured = j.logRate()
+		}
+		st.Expect = append(st.Expect, e.check(measured))
+	}
+	st.Cost = j.c.Price.cost(time.Since(j.wallFrom).Seconds(), st.Bytes)
+	sum := result.Summary{
+		Phase:       j.c.Kind.String(),
+		RunTime:     j.runTime,
+		Ops:         j.ops,
+		Series:      mergeSeries(j.series),
+		Errors:      j.errs,
+		Interrupted: j.intr,
+		Storage:     st,
+	}
+	if j.runTime > 0 {
+		sum.Throughput = float64(j.ops) / j.runTime.Seconds()
+	}
+	if j.intr {
+		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout)+"; the figures cover what was measured before it")
+	}
+	var stopped error
+	if j.stopped != nil {
+		rec, _ := experiment.Stopped(j.stopped, j.db, j.target.Target, experiment.StopContext{
+			Phase: j.c.Kind.String(), Progress: fmt.Sprintf("after %s of %s", result.BytesText(st.Bytes), j.c.Kind),
+			Left: "its tables are dropped (unless --keep)", DataDir: j.dataDir})
+		sum.Stopped = rec
+		stopped = &experiment.PhaseStopped{Text: rec.Text, UserFix: badinput.Is(j.stopped.Err), Failed: ErrRunFailed}
+	}
+	if j.mon != nil {
+		sum.Notes = append(sum.Notes, j.mon.LateNotes()...)
+	}
+	if err := j.outs.Summary(sum); err != nil {
+		return err
+	}
+	return stopped
+}
+
+// logRate is the log bytes per second over the measured part, from the
+// steps; 0 when not counted.
+func (j *job) logRate() float64 {
+	var bytes int64
+	var secs float64
+	for _, s := range j.sum.Steps {
+		if s.LogBytes < 0 {
+			return 0
+		}
+		bytes += s.LogBytes
+		secs += s.Seconds
+	}
+	if secs <= 0 {
+		return 0
+	}
+	return float64(bytes) / secs
+}
+
+// stepFigures adds to each step the monitor's figures of its window: the
+// host's busy cores (a database on this machine) and the client's CPU.
+func (j *job) stepFigures() {
+	if j.mon == nil {
+		return
+	}
+	intervals := j.mon.Intervals()
+	for _, w := range j.steps {
+		if w.index >= len(j.sum.Steps) {
+			continue
+		}
+		s := &j.sum.Steps[w.index]
+		var busy, client, weights float64
+		var haveBusy bool
+		for _, iv := range intervals {
+			mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
+			if mid.Before(w.start) || mid.After(w.end) {
+				continue
+			}
+			wgt := iv.End.Sub(iv.Start).Seconds()
+			if idle, ok := iv.Metrics["host.cpu.idle%"]; ok && j.local {
+				busy += (100 - idle - iv.Metrics["host.cpu.iowait%"]) * wgt
+				haveBusy = true
+			}
+			client += iv.Metrics["client.cpu%"] * wgt
+			weights += wgt
+		}
+		if weights == 0 {
+			continue
+		}
+		if haveBusy {
+			s.HostCores = round3(busy / weights / 100 * float64(hostCPUs()))
+		}
+		s.ClientCPU = round3(client / weights)
+	}
+}
+
+// mergeSeries merges the executions' series of the same name into one
+// each: their histograms exactly, their statuses and retries added up.
+func mergeSeries(all [][]measure.Summary) []measure.Summary {
+	var order []string
+	merged := map[string]*measure.Merger{}
+	base := map[string]*measure.Summary{}
+	for _, list := range all {
+		for _, s := range list {
+			b, ok := base[s.Name]
+			if !ok {
+				order = append(order, s.Name)
+				c := measure.Summary{Name: s.Name}
+				if s.Retries != nil {
+					var zero int64
+					c.Retries = &zero
+				}
+				base[s.Name], merged[s.Name] = &c, &measure.Merger{}
+				b = &c
+			}
+			_ = merged[s.Name].Add(s)
+			for _, st := range s.Statuses {
+				addStatus(b, st)
+			}
+			if s.Retries != nil && b.Retries != nil {
+				*b.Retries += *s.Retries
+			}
+			b.Overflow += s.Overflow
+		}
+	}
+	out := make([]measure.Summary, 0, len(order))
+	for _, name := range order {
+		b := base[name]
+		merged[name].Describe(b, measure.DefaultPercentiles)
+		out = append(out, *b)
+	}
+	return out
+}
+
+func addStatus(s *measure.Summary, st measure.StatusCount) {
+	for i := range s.Statuses {
+		if s.Statuses[i].Status == st.Status {
+			s.Statuses[i].Count += st.Count
+			return
+		}
+	}
+	s.Statuses = append(s.Statuses, st)
+}

@@ -1,0 +1,286 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/measure"
+	"github.com/dbprobe/dbprobe/internal/monitor"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
+)
+
+// The thresholds of logcopy's verdict.
+const (
+	// almostNoLog is the log bytes per byte copied below which a copy
+	// wrote almost no log: a database that skips the log for a table
+	// created in the same transaction (PostgreSQL at wal_level=minimal)
+	// writes the table and syncs it instead.
+	almostNoLog = 0.1
+	// flatLogRate is how far apart the log rates of the degrees may be
+	// (max ÷ min) for more degrees to have made no difference.
+	flatLogRate = 1.15
+	// logWaitShare is the share of the database's sampled sessions
+	// waiting on its log from which the log is what the copy waited on;
+	// cpuShare the share on CPU from which a core was.
+	logWaitShare = 0.4
+	cpuShare     = 0.6
+	// busyDevice is the utilisation of the log's device from which it is
+	// saturated.
+	busyDevice = 80.0
+)
+
+// logcopy fills the source table and copies it on the server at each
+// --dop in turn, copy after copy until --duration is up for each (at
+// least once), the copy dropped between two; the log bytes come from the
+// database's counters.
+func (j *job) logcopy(ctx context.Context) error {
+	names := j.tableNames()
+	src, dst := j.dataTable(names[0]), j.dataTable(names[1])
+	rows, err := j.fill(ctx, src, j.c.Size)
+	if err != nil {
+		return err
+	}
+	size, err := j.sized(ctx, src)
+	if err != nil {
+		return err
+	}
+	j.sum.Table = result.StorageTable{Name: src.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: src.PayloadBytes}
+	j.sum.BytesAre = "the source table's size on disk as the database reports it (" + size.How + "), once per copy"
+	dops := j.c.Dops
+	if slices.ContainsFunc(dops, func(d int) bool { return d > 1 }) && !j.caps.OK(driver.CapParallelCopy) {
+		j.notes = append(j.notes, fmt.Sprintf("--dop %s: %s copies serially (%s): the copy runs once at DOP 1", joinInts(dops), j.caps.Database, j.caps.Support(driver.CapParallelCopy).Note))
+		dops = []int{1}
+	}
+	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter",
+		src.Name, dst.Name, j.caps.Support(driver.CapCopy).Note, joinInts(dops), j.c.Duration, driver.CounterLogBytes))
+	if err := j.startPhase(ctx, j.dataDir); err != nil {
+		return err
+	}
+	copier := j.db.(driver.TableCopier)
+	var windows [][2]time.Time
+	for _, dop := range dops {
+		if j.halted(ctx) {
+			break
+		}
+		w := &copyWorker{db: copier, src: src, dst: dst, degree: dop, op: opOf("COPY")}
+		before := j.ev.read(ctx)
+		start := time.Now()
+		deadline := start.Add(j.c.Duration)
+		var secs float64
+		copies := 0
+		for first := true; first || (time.Now().Before(deadline) && !j.halted(ctx)); first = false {
+			plan := j.plan(w.op.Name, 1, runner.PerWorker, func(int) runner.Worker { return w })
+			out, err := j.execute(ctx, plan, 1, 1, 0, func() float64 { return 0 })
+			if err != nil {
+				return j.statementError(fmt.Sprintf("copying at DOP %d", dop), err)
+			}
+			if w.made {
+				j.made = append(j.made, dst)
+				w.made = false
+				windows = append(windows, [2]time.Time{w.start, w.end})
+				secs += w.end.Sub(w.start).Seconds()
+				copies++
+				if err := j.dropOne(context.WithoutCancel(ctx), dst); err != nil {
+					return err
+				}
+			}
+			if out.Failed > 0 {
+				break
+			}
+		}
+		end := time.Now()
+		dctx := context.WithoutCancel(ctx)
+		settle(dctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, src) })
+		d := j.ev.read(dctx).since(before)
+		j.stepWindow(len(j.sum.Steps), start, end)
+		step := result.StorageStep{Label: "DOP " + strconv.Itoa(dop), Seconds: secs, Bytes: int64(copies) * size.Bytes, Rows: int64(copies) * w.res.Rows,
+			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Degree: w.res.Degree, How: w.res.How}
+		if secs > 0 {
+			step.Rate = float64(step.Bytes) / secs
+			if d.log >= 0 {
+				step.LogRate = float64(d.log) / secs
+			}
+		}
+		if copies > 1 {
+			step.How = fmt.Sprintf("%d copies; %s", copies, step.How)
+		}
+		j.sum.Steps = append(j.sum.Steps, step)
+		j.sum.Bytes += step.Bytes
+		j.sum.Seconds += secs
+		j.sum.Rows += step.Rows
+		if j.sum.Device == nil {
+			j.sum.Device = d.figures()
+		}
+	}
+	j.verdict = func(intervals []monitor.Interval) {
+		// The per-second series is the log's, from the monitor, over the
+		// copies: the copy's own bytes are known only at its end.
+		if s := logSpans(intervals, windows); len(s) > 0 {
+			j.spans = s
+			j.sum.BytesAre += "; the per-second series is the log's bytes per second (" + driver.CounterLogBytes + "), over the copies"
+		}
+		j.logcopyVerdict(intervals)
+	}
+	return j.finish(ctx)
+}
+
+// logSpans are the monitor's log bytes per interval within the copies'
+// windows.
+func logSpans(intervals []monitor.Interval, windows [][2]time.Time) []span {
+	var out []span
+	name := "db." + driver.CounterLogBytes + "/s"
+	for _, iv := range intervals {
+		v, ok := iv.Metrics[name]
+		if !ok {
+			continue
+		}
+		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
+		for _, w := range windows {
+			if !mid.Before(w[0]) && !mid.After(w[1]) {
+				out = append(out, span{start: iv.Start, end: iv.End, bytes: v * iv.End.Sub(iv.Start).Seconds()})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// logcopyVerdict tells a log-bound copy (the log's rate flat across the
+// degrees, the sessions waiting on the log or its device saturated) from
+// a CPU-bound one (the writer on a core: PostgreSQL parallelizes only the
+// SELECT of a CREATE TABLE AS, and a leader at 100% of a core is not a
+// log wall), and says when the copy wrote almost no log.
+func (j *job) logcopyVerdict(intervals []monitor.Interval) {
+	steps := j.sum.Steps
+	if len(steps) == 0 {
+		j.sum.Verdict = "nothing was copied"
+		return
+	}
+	var logBytes, copied int64
+	for _, s := range steps {
+		if s.LogBytes < 0 {
+			j.sum.Verdict = fmt.Sprintf("%s does not count its log bytes here: the copy took %s; no log rate to judge", j.caps.Database, stepRates(steps, false))
+			return
+		}
+		logBytes += s.LogBytes
+		copied += s.Bytes
+	}
+	j.sum.Proof = &result.StorageProof{Bytes: copied, DatabaseBytes: logBytes, Counter: "the database's log bytes (" + driver.CounterLogBytes + ")", DeviceBytes: -1, Device: j.ev.device}
+	if float64(logBytes) < almostNoLog*float64(copied) {
+		j.sum.Verdict = fmt.Sprintf("almost no log: %s of log for %s copied (%.3f bytes per byte): the database wrote the copy without logging its rows (as PostgreSQL does at wal_level=minimal for a table created in the same transaction, syncing the table instead), so this is not the log's rate; copies: %s",
+			result.BytesText(logBytes), result.BytesText(copied), float64(logBytes)/float64(copied), stepRates(steps, false))
+		return
+	}
+	var logWait, cpu float64
+	var judged int
+	for _, w := range j.steps {
+		d := monitor.Diagnose(within(intervals, w), monitor.Phase{Threads: 1, Span: w.end.Sub(w.start), Placement: j.info.Placement})
+		if v, ok := d.Evidence["wait.commit_flush"]; ok {
+			logWait += v
+			judged++
+		}
+		cpu += d.Evidence["wait.cpu"]
+	}
+	if judged > 0 {
+		logWait /= float64(judged)
+		cpu /= float64(judged)
+	}
+	lo, hi := steps[0].LogRate, steps[0].LogRate
+	for _, s := range steps {
+		lo, hi = min(lo, s.LogRate), max(hi, s.LogRate)
+	}
+	flat := len(steps) > 1 && lo > 0 && hi/lo <= flatLogRate
+	busy := j.sum.Device != nil && j.sum.Device.UtilPct >= busyDevice
+	rate := result.RateText("log", (lo+hi)/2)
+	dopList := joinWords(steps)
+	waits := ""
+	if judged > 0 {
+		waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU)", 100*logWait, 100*cpu)
+	}
+	switch {
+	case judged > 0 && cpu >= cpuShare && logWait < logWaitShare:
+		j.sum.Verdict = fmt.Sprintf("CPU-bound: the copy's writer was on a core%s, at log %s; a higher DOP parallelizes the reading, not the writing of rows, so more cores do not copy faster, and this is no log wall; copies: %s", waits, stepRates(steps, true), stepRates(steps, false))
+	case flat:
+		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s; more cores do not copy faster%s", rate, dopList, waits)
+	case judged > 0 && logWait >= logWaitShare, busy:
+		dev := ""
+		if busy {
+			dev = fmt.Sprintf("; the device %s was %.0f%% busy", j.sum.Device.Name, j.sum.Device.UtilPct)
+		}
+		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s: the copy waited on the log%s%s", rate, dopList, waits, dev)
+	case len(steps) > 1 && hi > lo*flatLogRate:
+		j.sum.Verdict = fmt.Sprintf("scales with the DOP: log %s; neither the log nor one core held it back%s", stepRates(steps, true), waits)
+	default:
+		j.sum.Verdict = fmt.Sprintf("neither log- nor CPU-bound by the samples: log %s at %s%s", rate, dopList, waits)
+	}
+}
+
+// stepRates lists each step's log rate (log) or copy rate.
+func stepRates(steps []result.StorageStep, log bool) string {
+	parts := make([]string, len(steps))
+	for i, s := range steps {
+		if log {
+			parts[i] = result.RateText("log", s.LogRate) + " at " + s.Label
+		} else {
+			parts[i] = fmt.Sprintf("%s in %.1f s at %s", result.BytesText(s.Bytes), s.Seconds, s.Label)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// joinWords says "DOP 2, 4 and 8".
+func joinWords(steps []result.StorageStep) string {
+	dops := make([]string, len(steps))
+	for i, s := range steps {
+		dops[i] = strings.TrimPrefix(s.Label, "DOP ")
+	}
+	if len(dops) == 1 {
+		return "DOP " + dops[0]
+	}
+	return "DOP " + strings.Join(dops[:len(dops)-1], ", ") + " and " + dops[len(dops)-1]
+}
+
+// joinInts says a list as the flag takes it.
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+// copyWorker runs one copy per step.
+type copyWorker struct {
+	db         driver.TableCopier
+	src, dst   driver.DataTable
+	degree     int
+	op         runner.Op
+	res        driver.CopyResult
+	made       bool
+	start, end time.Time
+}
+
+func (w *copyWorker) Open(context.Context) error { return nil }
+func (w *copyWorker) Close() error               { return nil }
+
+func (w *copyWorker) Step(ctx context.Context, s *runner.Step) {
+	t0 := measure.Now()
+	var res driver.CopyResult
+	err := s.Call(ctx, &w.op, func(ctx context.Context) error {
+		var err error
+		res, err = w.db.CopyTable(ctx, w.src, w.dst, w.degree)
+		return err
+	})
+	t1 := measure.Now()
+	s.Finish(&w.op, err, t0, t1, 0)
+	if err == nil {
+		w.res, w.made = res, true
+		w.start, w.end = measure.Wall(t0), measure.Wall(t1)
+	}
+}

@@ -295,7 +295,11 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	for _, m := range st.PerMinute {
 		put("minute ending at %.0f s: %s over %.0f s", m.Elapsed, RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
 	}
-	for _, s := range st.Steps {
+	for i, s := range st.Steps {
+		if i == maxTextSteps && len(st.Steps) > maxTextSteps+1 {
+			put("… and %d more steps, in the JSON result (--out)", len(st.Steps)-maxTextSteps)
+			break
+		}
 		parts := []string{fmt.Sprintf("%s in %.2f s = %s", BytesText(s.Bytes), s.Seconds, RateText(rateKind(st.Experiment), s.Rate))}
 		if s.Rows > 0 {
 			parts = append(parts, Grouped(s.Rows)+" rows")
@@ -356,6 +360,10 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		put("verdict: %s", st.Verdict)
 	}
 }
+
+// maxTextSteps is how many steps the text lists: a scan of a small
+// table may make hundreds of passes, which the JSON result keeps.
+const maxTextSteps = 12
 
 // rateKind is the unit family of an experiment's rate.
 func rateKind(experiment string) string {

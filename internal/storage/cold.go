@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // cooler makes a table cold for a scan: read from the device, not from a
@@ -80,14 +82,14 @@ func (c *cooler) evict() (string, error) {
 			}
 			total += n
 		}
-		return fmt.Sprintf("evicted the table's %d file(s), %s, from the OS page cache (fdatasync, then posix_fadvise DONTNEED)", len(c.files), SizeText(total)), nil
+		return fmt.Sprintf("evicted %d file(s), %s", len(c.files), result.BytesText(total)), nil
 	}
 	if c.root {
 		unix.Sync()
 		if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("1"), 0); err != nil {
 			return "", fmt.Errorf("dropping the page cache: %w", err)
 		}
-		return "dropped the whole OS page cache (sync; echo 1 > /proc/sys/vm/drop_caches, as root), since the database does not say which files hold the table", nil
+		return "dropped the OS page cache", nil
 	}
 	return "", nil
 }

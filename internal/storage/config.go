@@ -121,6 +121,11 @@ type Config struct {
 	Flags       []config.Setting
 	// Stdout takes the text results, Stderr messages and status lines.
 	Stdout, Stderr io.Writer
+
+	// around, when set, is called just before and just after the
+	// counters of each step are read: a test reads the database's own
+	// positions there to check the counters against.
+	around func(label string, after bool)
 }
 
 // Validate checks what can be checked before connecting.

@@ -481,6 +481,13 @@ func (j *job) halted(ctx context.Context) bool {
 	return ctx.Err() != nil || j.stopped != nil || (j.lastOut != nil && j.lastOut.Failed > 0)
 }
 
+// around calls the test hook around a step's counter readings.
+func (j *job) around(label string, after bool) {
+	if j.c.around != nil {
+		j.c.around(label, after)
+	}
+}
+
 // step records a step's window for the monitor's figures of it.
 func (j *job) stepWindow(index int, start, end time.Time) {
 	j.steps = append(j.steps, stepWindow{index: index, start: start, end: end})

@@ -63,17 +63,18 @@ func (j *job) logcopy(ctx context.Context) error {
 		return err
 	}
 	copier := j.db.(driver.TableCopier)
-	var windows [][2]time.Time
+	var copies []span
 	for _, dop := range dops {
 		if j.halted(ctx) {
 			break
 		}
 		w := &copyWorker{db: copier, src: src, dst: dst, degree: dop, op: opOf("COPY")}
+		j.around("DOP "+strconv.Itoa(dop), false)
 		before := j.ev.read(ctx)
 		start := time.Now()
 		deadline := start.Add(j.c.Duration)
 		var secs float64
-		copies := 0
+		n := 0
 		for first := true; first || (time.Now().Before(deadline) && !j.halted(ctx)); first = false {
 			plan := j.plan(w.op.Name, 1, runner.PerWorker, func(int) runner.Worker { return w })
 			out, err := j.execute(ctx, plan, 1, 1, 0, func() float64 { return 0 })
@@ -83,9 +84,9 @@ func (j *job) logcopy(ctx context.Context) error {
 			if w.made {
 				j.made = append(j.made, dst)
 				w.made = false
-				windows = append(windows, [2]time.Time{w.start, w.end})
+				copies = append(copies, span{start: w.start, end: w.end, bytes: float64(size.Bytes)})
 				secs += w.end.Sub(w.start).Seconds()
-				copies++
+				n++
 				if err := j.dropOne(context.WithoutCancel(ctx), dst); err != nil {
 					return err
 				}
@@ -98,8 +99,9 @@ func (j *job) logcopy(ctx context.Context) error {
 		dctx := context.WithoutCancel(ctx)
 		settle(dctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, src) })
 		d := j.ev.read(dctx).since(before)
+		j.around("DOP "+strconv.Itoa(dop), true)
 		j.stepWindow(len(j.sum.Steps), start, end)
-		step := result.StorageStep{Label: "DOP " + strconv.Itoa(dop), Seconds: secs, Bytes: int64(copies) * size.Bytes, Rows: int64(copies) * w.res.Rows,
+		step := result.StorageStep{Label: "DOP " + strconv.Itoa(dop), Seconds: secs, Bytes: int64(n) * size.Bytes, Rows: int64(n) * w.res.Rows,
 			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Degree: w.res.Degree, How: w.res.How}
 		if secs > 0 {
 			step.Rate = float64(step.Bytes) / secs
@@ -107,8 +109,8 @@ func (j *job) logcopy(ctx context.Context) error {
 				step.LogRate = float64(d.log) / secs
 			}
 		}
-		if copies > 1 {
-			step.How = fmt.Sprintf("%d copies; %s", copies, step.How)
+		if n > 1 {
+			step.How = fmt.Sprintf("%d copies; %s", n, step.How)
 		}
 		j.sum.Steps = append(j.sum.Steps, step)
 		j.sum.Bytes += step.Bytes
@@ -118,37 +120,11 @@ func (j *job) logcopy(ctx context.Context) error {
 			j.sum.Device = d.figures()
 		}
 	}
-	j.verdict = func(intervals []monitor.Interval) {
-		// The per-second series is the log's, from the monitor, over the
-		// copies: the copy's own bytes are known only at its end.
-		if s := logSpans(intervals, windows); len(s) > 0 {
-			j.spans = s
-			j.sum.BytesAre += "; the per-second series is the log's bytes per second (" + driver.CounterLogBytes + "), over the copies"
-		}
-		j.logcopyVerdict(intervals)
-	}
+	// A copy's bytes are known only at its end: the per-second series
+	// spreads each over the seconds it took.
+	j.spans = spread(copies, j.origin)
+	j.verdict = j.logcopyVerdict
 	return j.finish(ctx)
-}
-
-// logSpans are the monitor's log bytes per interval within the copies'
-// windows.
-func logSpans(intervals []monitor.Interval, windows [][2]time.Time) []span {
-	var out []span
-	name := "db." + driver.CounterLogBytes + "/s"
-	for _, iv := range intervals {
-		v, ok := iv.Metrics[name]
-		if !ok {
-			continue
-		}
-		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
-		for _, w := range windows {
-			if !mid.Before(w[0]) && !mid.After(w[1]) {
-				out = append(out, span{start: iv.Start, end: iv.End, bytes: v * iv.End.Sub(iv.Start).Seconds()})
-				break
-			}
-		}
-	}
-	return out
 }
 
 // logcopyVerdict tells a log-bound copy (the log's rate flat across the

@@ -157,9 +157,9 @@ func (j *job) coldBeforeFirstPass(ctx context.Context, t driver.DataTable, cool 
 		j.sum.Cold = append(j.sum.Cold, "the database's own cache: not emptied (no --restart-cmd); a table larger than it cannot stay in it, and the proof below shows what it held")
 	}
 	if cool.canEvict() {
-		how := "posix_fadvise DONTNEED on the table's files"
+		how := "fdatasync, then posix_fadvise DONTNEED, on the table's files"
 		if len(cool.files) == 0 {
-			how = "drop_caches, as root, since the database does not say which files hold the table"
+			how = "sync; echo 1 > /proc/sys/vm/drop_caches, as root, since the database does not say which files hold the table: every process's cached files go"
 		}
 		j.sum.Cold = append(j.sum.Cold, "the OS page cache: emptied of the table before each pass ("+how+")")
 	} else {

@@ -1,0 +1,239 @@
+package storage
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/result"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1GB": 1e9, "500MB": 5e8, "1.5GiB": 3 << 29, "2g": 2e9, "1000000": 1e6, " 64 mb ": 64e6, "1e9": 1e9, "4kib": 4096,
+	} {
+		if got, err := ParseSize("--size", in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "GB", "-1GB", "1XB", "NaN", "inf", "0", "0.5"} {
+		if _, err := ParseSize("--size", in); !badinput.Is(err) || !strings.Contains(err.Error(), "--size") {
+			t.Errorf("ParseSize(%q): %v, want bad input naming --size", in, err)
+		}
+	}
+}
+
+func TestParseExpect(t *testing.T) {
+	got, err := ParseExpect("scan=14GB/min, log=48MB/s,write=250MB/min,bulk=1TB/h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Expectation{{"scan", 14e9 / 60, "14GB/min"}, {"log", 48e6, "48MB/s"}, {"write", 250e6 / 60, "250MB/min"}, {"bulk", 1e12 / 3600, "1TB/h"}}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for i := range want {
+		if got[i].Key != want[i].Key || math.Abs(got[i].Rate-want[i].Rate) > 1e-6 || got[i].Text != want[i].Text {
+			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	for _, in := range []string{"scan", "scan=14GB", "scan=14GB/week", "disk=1GB/s", "scan=1GB/s,scan=2GB/s", "scan=-1GB/s", "scan=x/s", ""} {
+		if _, err := ParseExpect(in); !badinput.Is(err) {
+			t.Errorf("ParseExpect(%q): %v, want bad input", in, err)
+		}
+	}
+}
+
+// A promise is held when the measured rate reaches it, and otherwise the
+// shortfall is said.
+func TestExpectCheck(t *testing.T) {
+	e := Expectation{Key: "log", Rate: 48e6, Text: "48MB/s"}
+	if c := e.check(50e6); !c.Held || c.Verdict != "held" || math.Abs(c.Ratio-50.0/48) > 1e-9 {
+		t.Errorf("above: %+v", c)
+	}
+	if c := e.check(36e6); c.Held || c.Verdict != "below promise by 25%" {
+		t.Errorf("below: %+v", c)
+	}
+}
+
+func TestParsePrice(t *testing.T) {
+	p, err := ParsePrice("$2.40/hour")
+	if err != nil || p.PerHour != 2.4 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	p, err = ParsePrice("730/month")
+	if err != nil || math.Abs(p.PerHour-1) > 1e-12 {
+		t.Fatalf("%+v %v", p, err)
+	}
+	c := p.cost(1800, 2e9)
+	if math.Abs(c.Run-0.5) > 1e-12 || math.Abs(c.PerGB-0.25) > 1e-12 {
+		t.Errorf("cost %+v", c)
+	}
+	for _, in := range []string{"2.40", "2.40/day", "x/hour", "-1/hour"} {
+		if _, err := ParsePrice(in); !badinput.Is(err) {
+			t.Errorf("ParsePrice(%q): %v", in, err)
+		}
+	}
+}
+
+func TestParseList(t *testing.T) {
+	got, err := ParseList("--dop", "1, 2,4,8")
+	if err != nil || len(got) != 4 || got[3] != 8 {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, in := range []string{"", "0", "1,,2", "2000", "a"} {
+		if _, err := ParseList("--dop", in); !badinput.Is(err) || !strings.Contains(err.Error(), "--dop") {
+			t.Errorf("ParseList(%q): %v", in, err)
+		}
+	}
+}
+
+// Validate refuses flags the experiment does not take, and --expect keys
+// it does not measure.
+func TestValidate(t *testing.T) {
+	bad := []Config{
+		{Kind: Read, NoCopy: true},
+		{Kind: Bulk, NoCold: true},
+		{Kind: Write, RestartCmd: "true"},
+		{Kind: Scan, Size: 1000},
+		{Kind: Scan, Expect: []Expectation{{Key: "log"}}},
+		{Kind: LogCopy, Dops: []int{0}},
+		{Kind: Scan, NoCold: true, RequireCold: true},
+	}
+	for _, c := range bad {
+		c.Monitor.Off = true
+		if err := c.Validate(); !badinput.Is(err) {
+			t.Errorf("%+v: %v, want bad input", c, err)
+		}
+	}
+	ok := Config{Kind: Write, Expect: []Expectation{{Key: "write"}, {Key: "log"}}}
+	ok.Monitor.Off = true
+	if err := ok.Validate(); err != nil {
+		t.Errorf("write with write and log promises: %v", err)
+	}
+}
+
+// The per-second series marks the seconds below 90% of the median, leaves
+// short ones out of the spread, and the minutes add the seconds up.
+func TestSeries(t *testing.T) {
+	origin := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	var spans []span
+	rates := []float64{100, 100, 100, 50, 100, 100}
+	for i, r := range rates {
+		s := origin.Add(time.Duration(i) * time.Second)
+		spans = append(spans, span{start: s, end: s.Add(time.Second), bytes: r})
+	}
+	// A 0.2 s tail at a rate that would be a fall.
+	tail := origin.Add(6 * time.Second)
+	spans = append(spans, span{start: tail, end: tail.Add(200 * time.Millisecond), bytes: 2})
+	points, c := perSecond(spans, origin)
+	if len(points) != 7 || c == nil || c.Points != 6 || c.Median != 100 || c.Min != 50 || c.Max != 100 {
+		t.Fatalf("points %+v consistency %+v", points, c)
+	}
+	if !points[3].Fell || points[0].Fell || points[6].Fell {
+		t.Errorf("fell marks: %+v", points)
+	}
+	mean := 550.0 / 6
+	cv := math.Sqrt((5*(100-mean)*(100-mean)+(50-mean)*(50-mean))/6) / mean
+	if math.Abs(c.BelowShare-1.0/6) > 1e-9 || math.Abs(c.CV-cv) > 1e-9 {
+		t.Errorf("spread %+v", c)
+	}
+	minutes, mc := perMinute(points)
+	if len(minutes) != 1 || minutes[0].Bytes != 552 || mc != nil {
+		t.Errorf("minutes %+v %+v", minutes, mc)
+	}
+}
+
+// A span longer than a second is cut at the whole seconds from the
+// origin, each piece with its share of the bytes.
+func TestSpread(t *testing.T) {
+	origin := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	got := spread([]span{{start: origin.Add(500 * time.Millisecond), end: origin.Add(2500 * time.Millisecond), bytes: 400}}, origin)
+	want := []float64{100, 200, 100}
+	if len(got) != 3 {
+		t.Fatalf("spread %+v", got)
+	}
+	for i, s := range got {
+		if math.Abs(s.bytes-want[i]) > 1e-9 {
+			t.Errorf("piece %d: %+v", i, s)
+		}
+	}
+}
+
+// The scan's verdict comes from the device when it was seen, else from
+// the database; a scan mostly served by a cache is not physical.
+func TestScanVerdict(t *testing.T) {
+	tests := []struct {
+		p        result.StorageProof
+		local    bool
+		physical bool
+		prefix   string
+	}{
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 98e7, Device: "vda"}, true, true, "physical: the device vda read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 1e6, Device: "vda"}, true, false, "not physical: the device vda read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e7, DeviceBytes: -1}, false, false, "not physical: the database read only"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, true, "physical as far as the database can tell"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: -1}, false, false, "unproven"},
+	}
+	for _, tt := range tests {
+		v, phys := scanVerdict(&tt.p, tt.local)
+		if phys != tt.physical || !strings.HasPrefix(v, tt.prefix) {
+			t.Errorf("%+v: %v %q", tt.p, phys, v)
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1GB", "1.5GiB", "12", "x", "1e400", "-3MB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := ParseSize("--size", s)
+		if err == nil && (n < 1 || n > 1<<60) {
+			t.Fatalf("ParseSize(%q) = %d", s, n)
+		}
+		if err != nil && !badinput.Is(err) {
+			t.Fatalf("ParseSize(%q): %v is not bad input", s, err)
+		}
+	})
+}
+
+func FuzzParseExpect(f *testing.F) {
+	for _, s := range []string{"scan=14GB/min,log=48MB/s", "read=2GB/min", "x=1", "scan=1e400GB/s"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ParseExpect(s)
+		if err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("ParseExpect(%q): %v is not bad input", s, err)
+			}
+			return
+		}
+		for _, e := range got {
+			if !knownKey(e.Key) || !(e.Rate > 0) || math.IsInf(e.Rate, 0) {
+				t.Fatalf("ParseExpect(%q) = %+v", s, got)
+			}
+		}
+	})
+}
+
+func FuzzParsePrice(f *testing.F) {
+	for _, s := range []string{"2.40/hour", "$100/month", "1/day", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePrice(s)
+		if err != nil {
+			if !badinput.Is(err) {
+				t.Fatalf("ParsePrice(%q): %v is not bad input", s, err)
+			}
+			return
+		}
+		if p.PerHour < 0 || math.IsNaN(p.PerHour) || math.IsInf(p.PerHour, 0) {
+			t.Fatalf("ParsePrice(%q) = %+v", s, p)
+		}
+	})
+}

@@ -145,6 +145,13 @@ const (
 // spent on writes, from its "writer_busy_seconds" counter.
 const writerBusyMetric = "db.writer_busy_seconds/s"
 
+// WaitClass sorts a database's wait event, in the database's own words,
+// into the class the diagnosis uses: "commit_flush" (the log's write or
+// sync), "log_rate", "lock", "read_io", "cpu" (a session on CPU), or ""
+// for an event of no class. An experiment reads its own evidence with it
+// (logcopy: is the copy waiting on the log or on a core?).
+func WaitClass(event string) string { return waitClass(event) }
+
 // waitClass sorts a database's wait event, in the database's own words,
 // into the classes the rules use; "" is an event of no class.
 func waitClass(event string) string {

@@ -51,6 +51,7 @@ func (j *job) bulk(ctx context.Context) error {
 		}
 		sh := &bulkShared{loader: loader, t: t, payload: payload, op: opOf("BULK-BATCH")}
 		plan := j.plan(sh.op.Name, rows, runner.Sequence, func(int) runner.Worker { return &bulkWorker{sh: sh} })
+		settle(ctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, t) })
 		before := j.ev.read(ctx)
 		start := time.Now()
 		out, err := j.execute(ctx, plan, n, j.c.Batch, j.c.Duration, func() float64 { return float64(rowBytes) })

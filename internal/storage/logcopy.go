@@ -69,6 +69,9 @@ func (j *job) logcopy(ctx context.Context) error {
 			break
 		}
 		w := &copyWorker{db: copier, src: src, dst: dst, degree: dop, op: opOf("COPY")}
+		// What ran before (the fill, the last degree's drop) is published
+		// first, so that it is not counted as this degree's.
+		settle(ctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, src) })
 		j.around("DOP "+strconv.Itoa(dop), false)
 		before := j.ev.read(ctx)
 		start := time.Now()
@@ -138,8 +141,13 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 		j.sum.Verdict = "nothing was copied"
 		return
 	}
-	var logBytes, copied int64
+	var logBytes, copied, device int64
 	for _, s := range steps {
+		if s.DeviceWriteBytes < 0 || device < 0 {
+			device = -1
+		} else {
+			device += s.DeviceWriteBytes
+		}
 		if s.LogBytes < 0 {
 			j.sum.Verdict = fmt.Sprintf("%s does not count its log bytes here: the copy took %s; no log rate to judge", j.caps.Database, stepRates(steps, false))
 			return
@@ -147,21 +155,20 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 		logBytes += s.LogBytes
 		copied += s.Bytes
 	}
-	j.sum.Proof = &result.StorageProof{Bytes: copied, DatabaseBytes: logBytes, Counter: "the database's log bytes (" + driver.CounterLogBytes + ")", DeviceBytes: -1, Device: j.ev.device}
+	j.sum.Proof = &result.StorageProof{Bytes: copied, DatabaseBytes: logBytes, Counter: "the database's log bytes (" + driver.CounterLogBytes + ")", DeviceBytes: device, Device: j.ev.device}
 	if float64(logBytes) < almostNoLog*float64(copied) {
 		j.sum.Verdict = fmt.Sprintf("almost no log: %s of log for %s copied (%.3f bytes per byte): the database wrote the copy without logging its rows (as PostgreSQL does at wal_level=minimal for a table created in the same transaction, syncing the table instead), so this is not the log's rate; copies: %s",
 			result.BytesText(logBytes), result.BytesText(copied), float64(logBytes)/float64(copied), stepRates(steps, false))
 		return
 	}
 	var logWait, cpu float64
-	var judged int
+	judged := 0
 	for _, w := range j.steps {
-		d := monitor.Diagnose(within(intervals, w), monitor.Phase{Threads: 1, Span: w.end.Sub(w.start), Placement: j.info.Placement})
-		if v, ok := d.Evidence["wait.commit_flush"]; ok {
-			logWait += v
+		if l, c, ok := waitShares(within(intervals, w)); ok {
+			logWait += l
+			cpu += c
 			judged++
 		}
-		cpu += d.Evidence["wait.cpu"]
 	}
 	if judged > 0 {
 		logWait /= float64(judged)
@@ -195,6 +202,39 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	default:
 		j.sum.Verdict = fmt.Sprintf("neither log- nor CPU-bound by the samples: log %s at %s%s", rate, dopList, waits)
 	}
+}
+
+// waitShares is the share of the database's sampled active sessions, its
+// own and the server's others (the copy runs on a connection of the
+// pool, which the monitor may count as another's), that waited on the
+// log and that were on CPU; ok is false when none were sampled.
+func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
+	var active float64
+	for _, iv := range intervals {
+		wgt := iv.End.Sub(iv.Start).Seconds()
+		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
+		active += own + other
+		for name, share := range iv.Metrics {
+			event, isWait := strings.CutPrefix(name, "db.wait.")
+			if !isWait {
+				continue
+			}
+			n := own
+			if e, isOther := strings.CutPrefix(event, "other."); isOther {
+				event, n = e, other
+			}
+			switch monitor.WaitClass(event) {
+			case "commit_flush":
+				logWait += share * n
+			case "cpu":
+				cpu += share * n
+			}
+		}
+	}
+	if active <= 0 {
+		return 0, 0, false
+	}
+	return logWait / active, cpu / active, true
 }
 
 // stepRates lists each step's log rate (log) or copy rate.

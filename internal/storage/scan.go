@@ -138,6 +138,9 @@ func (j *job) coldBeforeFirstPass(ctx context.Context, t driver.DataTable, cool 
 	restarted := ""
 	if j.c.RestartCmd != "" || j.c.Restart != nil {
 		what := "--restart-cmd " + j.c.RestartCmd
+		if j.c.RestartCmd == "" {
+			what = "the restart the caller gave"
+		}
 		fmt.Fprintf(j.c.Stderr, "dbprobe: restarting the database (%s) to empty its cache\n", what)
 		var err error
 		if j.c.Restart != nil {

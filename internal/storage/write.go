@@ -46,6 +46,9 @@ func (j *job) write(ctx context.Context) error {
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err
 	}
+	// The fill's counters are published first, not to count as the
+	// writes'.
+	settle(ctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, dst) })
 	before := j.ev.read(ctx)
 	w := &writeWorker{db: j.db.(driver.ChunkWriter), src: src, dst: dst, rows: srcRows, op: opOf("WRITE-CHUNK")}
 	var perChunk float64

@@ -1,0 +1,382 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/instance"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
+)
+
+// The tests here check the storage figures against a block device that
+// only the test uses: an ext4 file system in a file, mounted through a
+// loop device of its own, holding a throwaway server's data (or a SQLite
+// file), and, for the rates, throttled for the server's processes by
+// cgroup v1 blkio. They need root; without it they skip (fail under
+// CI=true).
+
+// needRoot skips a test that needs root and the tools it runs.
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		testdb.Unavailable(t, "this test needs root: a loop-mounted file system and blkio throttling")
+	}
+	for _, tool := range []string{"losetup", "mkfs.ext4", "mount", "umount"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			testdb.Unavailable(t, tool+" is missing: install the Debian packages mount and e2fsprogs")
+		}
+	}
+}
+
+// device is a loop-mounted file system of the test's.
+type device struct {
+	mnt  string
+	name string // its /proc/diskstats name, loopN
+	num  string // MAJOR:MINOR
+}
+
+// loopDevice makes an ext4 file system of sizeMB in a file, mounts it and
+// gives its root to owner ("" for root); the test's end unmounts it and
+// detaches the loop device.
+func loopDevice(t *testing.T, sizeMB int, owner string) device {
+	t.Helper()
+	needRoot(t)
+	dir, err := os.MkdirTemp("", "dbprobe-storage-dev-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	img := filepath.Join(dir, "fs.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, int64(sizeMB)<<20); err != nil {
+		t.Fatal(err)
+	}
+	cmd := func(name string, args ...string) string {
+		out, err := exec.Command(name, args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s %v: %v: %s", name, args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	cmd("mkfs.ext4", "-q", "-F", "-m", "0", "-E", "lazy_itable_init=0,lazy_journal_init=0", img)
+	loop := cmd("losetup", "--find", "--show", img)
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if out, err := exec.Command("mount", loop, mnt).CombinedOutput(); err != nil {
+		exec.Command("losetup", "-d", loop).Run()
+		t.Fatalf("mount: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 50 && exec.Command("umount", mnt).Run() != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+		exec.Command("losetup", "-d", loop).Run()
+	})
+	if owner != "" {
+		u, err := user.Lookup(owner)
+		if err != nil {
+			testdb.Unavailable(t, "no OS user "+owner)
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		os.Chown(mnt, uid, gid)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(loop, &st); err != nil {
+		t.Fatal(err)
+	}
+	return device{mnt: mnt, name: filepath.Base(loop), num: fmt.Sprintf("%d:%d", unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)))}
+}
+
+// blkioRoot is cgroup v1's blkio hierarchy.
+const blkioRoot = "/sys/fs/cgroup/blkio"
+
+// needBlkio skips a test without cgroup v1 blkio throttling.
+func needBlkio(t *testing.T) {
+	if _, err := os.Stat(filepath.Join(blkioRoot, "blkio.throttle.read_bps_device")); err != nil {
+		testdb.Unavailable(t, "no cgroup v1 blkio controller at "+blkioRoot+": the throttled tests need one")
+	}
+}
+
+// throttle puts the process tree of pid into a blkio cgroup of the
+// test's that caps its reads or writes of dev at bps bytes per second;
+// the group goes at the test's end, its processes back to the root
+// group. It may run on a goroutine other than the test's.
+func throttle(t *testing.T, dev device, pid int, file string, bps int64) error {
+	root := blkioRoot
+	group := filepath.Join(root, fmt.Sprintf("dbprobe-storage-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	if err := os.Mkdir(group, 0o755); err != nil {
+		return err
+	}
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(filepath.Join(group, "cgroup.procs")); err == nil {
+			for _, p := range strings.Fields(string(data)) {
+				os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(p), 0)
+			}
+		}
+		os.Remove(group)
+	})
+	if err := os.WriteFile(filepath.Join(group, "blkio.throttle."+file), []byte(fmt.Sprintf("%s %d", dev.num, bps)), 0); err != nil {
+		return fmt.Errorf("setting %s: %w", file, err)
+	}
+	for _, p := range tree(pid) {
+		// A process that ended meanwhile is no matter.
+		os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(p)), 0)
+	}
+	return nil
+}
+
+// tree is pid and every process descended from it.
+func tree(pid int) []int {
+	out := []int{pid}
+	entries, _ := os.ReadDir("/proc")
+	parent := map[int]int{}
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 {
+			parent[p], _ = strconv.Atoi(fields[1])
+		}
+	}
+	for i := 0; i < len(out); i++ {
+		for p, pp := range parent {
+			if pp == out[i] {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// postgresOn starts a throwaway PostgreSQL with its data on dev, or only
+// its WAL when walOnly.
+func postgresOn(t *testing.T, dev device, walOnly bool, settings map[string]string) *instance.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	opts := instance.Options{DataDir: filepath.Join(dev.mnt, "data"), Settings: settings}
+	if walOnly {
+		opts = instance.Options{InitArgs: []string{"--waldir=" + filepath.Join(dev.mnt, "wal")}, Settings: settings}
+	}
+	s, err := instance.Start(ctx, instance.Postgres, opts)
+	if err != nil {
+		testdb.Unavailable(t, "PostgreSQL did not start: "+err.Error())
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// restart stops the server cleanly and starts it again: its caches go.
+func restart(ctx context.Context, s *instance.Server) error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	return s.Restart(ctx)
+}
+
+// postmaster is the PID of the server's main process.
+func postmaster(s *instance.Server) (int, error) {
+	data, err := os.ReadFile(filepath.Join(s.DataDir(), "postmaster.pid"))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.SplitN(string(data), "\n", 2)[0])
+}
+
+// throttleServer throttles every process of the server.
+func throttleServer(t *testing.T, dev device, s *instance.Server, file string, bps int64) error {
+	pid, err := postmaster(s)
+	if err != nil {
+		return err
+	}
+	return throttle(t, dev, pid, file, bps)
+}
+
+// near says whether got is within share of want.
+func near(got, want, share float64) bool { return math.Abs(got-want) <= share*want }
+
+// A cold scan's bytes, counted by the table's own device, are the
+// table's size on disk within 10%: PostgreSQL restarted between fill and
+// scan (its cache emptied) with the table's files evicted before each
+// pass, and SQLite with the page cache dropped.
+func TestColdScanReadsTheTable(t *testing.T) {
+	t.Run("postgres", func(t *testing.T) {
+		dev := loopDevice(t, 400, "postgres")
+		srv := postgresOn(t, dev, false, map[string]string{"shared_buffers": "16MB"})
+		c := small(t, Scan, srv.URL())
+		c.Size, c.Duration = 48_000_000, time.Second
+		c.Restart = func(ctx context.Context) error { return restart(ctx, srv) }
+		_, st := mustRun(t, c)
+		checkColdBytes(t, st, dev, true)
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		dev := loopDevice(t, 200, "")
+		c := small(t, Scan, "sqlite://"+filepath.Join(dev.mnt, "st.db"))
+		c.Size, c.Duration = 32_000_000, time.Second
+		_, st := mustRun(t, c)
+		checkColdBytes(t, st, dev, false)
+	})
+}
+
+// checkColdBytes checks a cold scan's proof against its device: the
+// device read the table's size on disk within 10% in the median pass
+// (firstOnly: in the first, the only one after the database's cache was
+// emptied; a table larger than that cache leaves part of itself in it for
+// the next pass).
+func checkColdBytes(t *testing.T, st *result.StorageSummary, dev device, firstOnly bool) {
+	t.Helper()
+	p := st.Proof
+	if p == nil || p.Device != dev.name || !p.Physical || !strings.HasPrefix(st.Verdict, "physical: the device "+dev.name) {
+		t.Fatalf("proof %+v, verdict %q", p, st.Verdict)
+	}
+	var reads []float64
+	for _, s := range st.Steps {
+		if s.Bytes == st.Table.Bytes {
+			reads = append(reads, float64(s.DeviceReadBytes))
+		}
+	}
+	if len(reads) == 0 {
+		t.Fatalf("no whole pass in %+v", st.Steps)
+	}
+	got := reads[0]
+	if !firstOnly {
+		slices.Sort(reads)
+		got = reads[len(reads)/2]
+	}
+	if !near(got, float64(st.Table.Bytes), 0.10) {
+		t.Errorf("the device read %.0f bytes in a pass over a %d-byte table, more than 10%% apart; passes: %+v", got, st.Table.Bytes, st.Steps)
+	}
+}
+
+// PostgreSQL's log bytes, from its counters, are the WAL position's
+// advance over each degree's copies, within 10%.
+func TestLogBytesAreTheWALPositions(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	db := openDB(t, url)
+	lsn := map[string][2]int64{}
+	c := small(t, LogCopy, url)
+	c.Size, c.Dops, c.Duration = 16_000_000, []int{1, 2}, 200*time.Millisecond
+	c.around = func(label string, after bool) {
+		v := lsn[label]
+		if after {
+			v[1] = walBytes(t, db)
+		} else {
+			v[0] = walBytes(t, db)
+		}
+		lsn[label] = v
+	}
+	_, st := mustRun(t, c)
+	if len(st.Steps) != 2 {
+		t.Fatalf("steps %+v", st.Steps)
+	}
+	for _, s := range st.Steps {
+		pos := lsn[s.Label]
+		want := pos[1] - pos[0]
+		if !near(float64(s.LogBytes), float64(want), 0.10) {
+			t.Errorf("%s: log bytes %d, the WAL position moved %d", s.Label, s.LogBytes, want)
+		}
+		if s.LogBytes < s.Bytes/2 {
+			t.Errorf("%s: %d log bytes for %d copied", s.Label, s.LogBytes, s.Bytes)
+		}
+	}
+}
+
+// walBytes is pg_current_wal_lsn() in bytes.
+func walBytes(t *testing.T, db driver.DB) int64 {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(ctx, "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var n int64
+	if _, err := conn.Run(ctx, st, nil, func(row []any) error { n, _ = row[0].(int64); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A scan reads at the rate its device is throttled to, within 15%.
+func TestThrottledScan(t *testing.T) {
+	dev := loopDevice(t, 400, "postgres")
+	needBlkio(t)
+	srv := postgresOn(t, dev, false, map[string]string{"shared_buffers": "16MB"})
+	const bps = 12_000_000
+	c := small(t, Scan, srv.URL())
+	c.Size, c.Duration = 40_000_000, 4*time.Second
+	c.Restart = func(ctx context.Context) error {
+		if err := restart(ctx, srv); err != nil {
+			return err
+		}
+		return throttleServer(t, dev, srv, "read_bps_device", bps)
+	}
+	o, st := mustRun(t, c)
+	if !near(st.Rate, bps, 0.15) {
+		t.Errorf("scan at %.1f MB/s, the device is throttled to %.1f MB/s\n%s", st.Rate/1e6, float64(bps)/1e6, o.text)
+	}
+	if !st.Proof.Physical {
+		t.Errorf("verdict %q", st.Verdict)
+	}
+}
+
+// logcopy finds a log device's write cap, within 15%, and names the log:
+// PostgreSQL's WAL alone on the throttled device.
+func TestThrottledLogCopy(t *testing.T) {
+	dev := loopDevice(t, 600, "postgres")
+	needBlkio(t)
+	// New WAL segments are not zero-filled (wal_init_zero=off), which would
+	// write each segment twice: the device's cap is then the log's.
+	srv := postgresOn(t, dev, true, map[string]string{"max_wal_size": "2GB", "checkpoint_timeout": "1h", "wal_init_zero": "off"})
+	const bps = 8_000_000
+	c := small(t, LogCopy, srv.URL())
+	c.Size, c.Dops, c.Duration = 20_000_000, []int{1, 2}, 100*time.Millisecond
+	c.around = func(label string, after bool) {
+		if !after && label == "DOP 1" {
+			if err := throttleServer(t, dev, srv, "write_bps_device", bps); err != nil {
+				t.Errorf("throttling the server: %v", err)
+			}
+		}
+	}
+	o, st := mustRun(t, c)
+	for _, s := range st.Steps {
+		if !near(s.LogRate, bps, 0.15) {
+			t.Errorf("%s: log at %.1f MB/s, the device is capped at %.1f MB/s\n%s", s.Label, s.LogRate/1e6, float64(bps)/1e6, o.text)
+		}
+	}
+	if !strings.HasPrefix(st.Verdict, "log-bound") {
+		t.Errorf("verdict %q\n%s", st.Verdict, o.text)
+	}
+	t.Logf("verdict: %s", st.Verdict)
+}

@@ -202,6 +202,22 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	f.StringVar(&o.price, "price", "", "what the database costs, AMOUNT/hour or AMOUNT/month (730 hours), for the run's cost and the cost per GB moved")
 	workload = append(workload, "expect", "price")
 	addOutputFlags(cmd, &o.sharedOptions)
+	// Values worth offering: sizes as storage is sold, the usual curves,
+	// and a promise per key with its unit.
+	register(cmd, "size", fixedValues([]string{"100MB", "1GB", "4GB", "10GB"}))
+	register(cmd, "expect", fixedValues(map[storage.Kind][]string{
+		storage.Scan: {"scan=14GB/min"}, storage.Read: {"read=2GB/min"}, storage.Write: {"write=250MB/min", "write=250MB/min,log=48MB/s"},
+		storage.Bulk: {"bulk=50MB/s", "bulk=50MB/s,log=48MB/s"}, storage.LogCopy: {"log=48MB/s"},
+	}[kind]))
+	register(cmd, "price", fixedValues([]string{"AMOUNT/hour", "AMOUNT/month"}))
+	switch kind {
+	case storage.Read, storage.Bulk:
+		register(cmd, "threads", fixedValues([]string{"1", "1,2,4,8", "1,4,16"}))
+	case storage.LogCopy:
+		register(cmd, "dop", fixedValues([]string{"1", "1,2,4,8"}))
+	case storage.Write:
+		register(cmd, "chunk", fixedValues([]string{"10MB", "100MB", "1GB"}))
+	}
 	setGroup(f, groupWorkload, workload...)
 	setGroup(f, groupShape, shape...)
 	if len(knobs) > 0 {

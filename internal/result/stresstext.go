@@ -18,6 +18,7 @@ const IterationSeries = "ITERATION"
 //
 //	[LOOP.SQL-1], RowsReturned, 1000
 //	[LOOP.SQL-1], RowsAffected, 1000
+//	[LOOP.SQL-1], ServerCalls, 1000
 //	[LOOP.SQL-1], ServerLogicalReadsPerCall, 4.0
 //	[ITERATION], ServerLogicalReadsPerIteration, 9.5
 func writeStressLines(bw *bufio.Writer, st *StressSummary) {
@@ -28,6 +29,11 @@ func writeStressLines(bw *bufio.Writer, st *StressSummary) {
 		line(s.Label, "RowsReturned", strconv.FormatInt(s.Rows, 10))
 		if s.Affected >= 0 {
 			line(s.Label, "RowsAffected", strconv.FormatInt(s.Affected, 10))
+		}
+		if s.Cost != nil {
+			// The server's own count, which the averages are over: held
+			// against Operations it shows the statement was found.
+			line(s.Label, "ServerCalls", strconv.FormatInt(s.Cost.Calls, 10))
 		}
 		costLines(s.Label, "PerCall", s.Cost, line)
 	}

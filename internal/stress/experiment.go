@@ -50,10 +50,13 @@ type job struct {
 	// plans are each statement's plan at the start, by script and
 	// statement; first the values of the first iteration, with which
 	// they were taken.
-	plans   [][]*driver.Plan
-	first   []any
-	notes   []string
-	dataDir string
+	plans [][]*driver.Plan
+	first []any
+	notes []string
+	// endNotes are notes made after the header was written, for the
+	// summary.
+	endNotes []string
+	dataDir  string
 }
 
 // Run runs the stress experiment: setup, the measured iterations, and
@@ -211,6 +214,17 @@ func (j *job) split() error {
 	return nil
 }
 
+// caseHint says that a source gives a parameter of the same name but
+// another case; "" when none does.
+func caseHint(name string, given []string) string {
+	for _, g := range given {
+		if strings.EqualFold(g, name) {
+			return fmt.Sprintf(" (:%s is given: names are case-sensitive, and a database may fold a column's name to lower or upper case)", g)
+		}
+	}
+	return ""
+}
+
 // options are how every connection of the run talks to the server.
 func (j *job) options() driver.SQLOptions {
 	return driver.SQLOptions{Simple: j.c.Protocol == Simple, Setup: j.session}
@@ -239,7 +253,16 @@ func (j *job) runScript(ctx context.Context, flag, path string, stmts []driver.S
 		return err
 	}
 	defer conn.Close()
+	execer, direct := conn.(driver.Execer)
 	for _, s := range stmts {
+		if direct {
+			// As written, unprepared: a server may refuse to prepare
+			// what a setup holds (MySQL's CREATE TRIGGER).
+			if _, err := execer.Exec(ctx, s.Text); err != nil {
+				return j.statementError(flag, path, s.Line, err)
+			}
+			continue
+		}
 		st, err := conn.Prepare(ctx, s.Text)
 		if err == nil {
 			if len(st.Params()) > 0 {
@@ -263,6 +286,10 @@ func (j *job) statementError(flag, path string, line int, err error) error {
 	msg := strings.Join(strings.Fields(j.target.ScrubError(err)), " ")
 	if driver.IsConnLost(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s %s line %d: %s", flag, path, line, msg)
+	}
+	if badinput.Is(err) {
+		// dbprobe's own refusal (a parameter with nothing to bind it).
+		return badinput.New("%s %s line %d: %s", flag, path, line, msg)
 	}
 	return badinput.New("%s %s line %d: %s says: %s", flag, path, line, j.caps.Database, msg)
 }
@@ -338,19 +365,24 @@ func (j *job) prepareWork(ctx context.Context) error {
 				i, ok := index[n]
 				if !ok {
 					prepared.Close()
-					return badinput.New("--sql %s line %d: parameter :%s is given no value; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
-						sc.Path, st.Line, n, n)
+					return badinput.New("--sql %s line %d: parameter :%s is given no value%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
+						sc.Path, st.Line, n, caseHint(n, w.Params()), n)
 				}
 				used[n] = true
 				args = append(args, j.first[i])
 			}
 			if explainer != nil && j.caps.OK(driver.CapExplain) {
 				p, err := explainer.Explain(ctx, prepared, args, false)
-				if err != nil {
+				switch {
+				case errors.Is(err, driver.ErrNoPlan):
+					// Checked by Prepare; it has no plan to keep.
+					j.notes = append(j.notes, fmt.Sprintf("plan [%s]: none: %s shows no plan for this kind of statement", st.Label, j.caps.Database))
+				case err != nil:
 					prepared.Close()
 					return j.statementError("--sql", sc.Path, st.Line, err)
+				default:
+					j.plans[s][k] = &p
 				}
-				j.plans[s][k] = &p
 			}
 			prepared.Close()
 		}
@@ -373,14 +405,10 @@ func (j *job) prepareWork(ctx context.Context) error {
 	return nil
 }
 
-// paramsQuery runs --params-query once and keeps its rows, named by its
-// select list.
+// paramsQuery runs --params-query once and keeps its rows, each column
+// a parameter named as the database names the column.
 func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, error) {
 	q := j.c.ParamsQuery
-	names, err := columnNames(q)
-	if err != nil {
-		return nil, badinput.New("--params-query: %v", err)
-	}
 	st, err := conn.Prepare(ctx, q)
 	if err != nil {
 		return nil, badinput.New("--params-query: %s says: %s", j.caps.Database, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
@@ -389,11 +417,8 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 	if len(st.Params()) > 0 {
 		return nil, badinput.New("--params-query has parameters (:%s): it runs once, before any value is known; give it without", strings.Join(st.Params(), ", :"))
 	}
-	r := &rows{cols: names, order: j.c.ParamsOrder, from: "--params-query"}
-	_, err = conn.Run(ctx, st, nil, func(row []any) error {
-		if len(row) != len(names) {
-			return badinput.New("--params-query returns %d columns, but its select list names %d (%s): name each column in the select list", len(row), len(names), strings.Join(names, ", "))
-		}
+	r := &rows{order: j.c.ParamsOrder, from: "--params-query"}
+	out, err := conn.Run(ctx, st, nil, func(row []any) error {
 		vals := make([]any, len(row))
 		for i, v := range row {
 			vals[i] = normalize(v)
@@ -402,15 +427,28 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 		return nil
 	})
 	if err != nil {
-		if badinput.Is(err) {
-			return nil, err
-		}
 		return nil, badinput.New("--params-query: %s says: %s", j.caps.Database, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
+	}
+	r.cols = out.Columns
+	if r.cols == nil {
+		// A driver that does not name the columns yet (the database/sql
+		// ones until sqltext does): read them from the select list.
+		if r.cols, err = columnNames(q); err != nil {
+			return nil, badinput.New("--params-query: %v", err)
+		}
+	}
+	if err := checkColumns(j.caps.Database, r.cols); err != nil {
+		return nil, err
+	}
+	for _, v := range r.vals {
+		if len(v) != len(r.cols) {
+			return nil, badinput.New("--params-query returns %d columns, but its select list names %d (%s): name each column in the select list", len(v), len(r.cols), strings.Join(r.cols, ", "))
+		}
 	}
 	if len(r.vals) == 0 {
 		return nil, badinput.New("--params-query returned no rows: it must give at least one row of parameter values")
 	}
-	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(names, ", "), j.c.ParamsOrder))
+	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), j.c.ParamsOrder))
 	return r, nil
 }
 
@@ -471,6 +509,7 @@ func (j *job) measure(ctx context.Context) error {
 	}
 	sum.Stress = j.stressSummary(ctx, out, workers, costs)
 	sum.Notes = append(sum.Notes, costs.lateNotes...)
+	sum.Notes = append(sum.Notes, j.endNotes...)
 	var stopped error
 	faults := experiment.Faults{Failing: experiment.Failing(out, j.target.Target, "iterations")}
 	if sum.Availability != nil {

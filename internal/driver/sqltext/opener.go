@@ -153,3 +153,14 @@ func Tabular(rows *sql.Rows) (string, error) {
 	}
 	return strings.TrimRight(b.String(), "\n"), nil
 }
+
+// Open returns how many connections the Opener's own pools hold open.
+func (op *Opener) Open() int {
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	n := 0
+	for _, p := range op.pools {
+		n += p.Stats().OpenConnections
+	}
+	return n
+}

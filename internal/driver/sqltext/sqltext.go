@@ -40,6 +40,11 @@ type Hooks struct {
 	// transaction it rolls back; it is never called with analyze while
 	// the connection has a transaction open.
 	Explain func(ctx context.Context, c *sql.Conn, text string, args []any, analyze bool) (driver.Plan, error)
+	// Setup runs one of SQLOptions.Setup's statements on c, under the
+	// Guard, when the database runs some its own way (SQLite's
+	// process-wide temp_store_directory); nil, or false returned, runs
+	// it as any other.
+	Setup func(ctx context.Context, c *sql.Conn, q string) (bool, error)
 }
 
 // New returns c as a driver.SQLConn; Close gives c back to its pool.
@@ -55,7 +60,19 @@ func New(c *sql.Conn, h *Hooks) driver.SQLConn { return &conn{c: c, h: h} }
 func Start(ctx context.Context, c *sql.Conn, h *Hooks, o driver.SQLOptions) (driver.SQLConn, error) {
 	cn := &conn{c: c, h: h, simple: o.Simple}
 	for i, q := range o.Setup {
-		if err := cn.exec(ctx, q); err != nil {
+		done := false
+		err := cn.guard(ctx, func(ctx context.Context) error {
+			if h.Setup == nil {
+				return nil
+			}
+			var err error
+			done, err = h.Setup(ctx, c, q)
+			return h.Classify(err)
+		})
+		if err == nil && !done {
+			err = cn.exec(ctx, q)
+		}
+		if err != nil {
 			cn.Close()
 			return nil, fmt.Errorf("%s: session setup statement %d: %w", h.Prefix, i+1, err)
 		}

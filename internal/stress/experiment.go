@@ -429,22 +429,13 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 	if err != nil {
 		return nil, badinput.New("--params-query: %s says: %s", j.caps.Database, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
 	}
-	r.cols = out.Columns
-	if r.cols == nil {
-		// A driver that does not name the columns yet (the database/sql
-		// ones until sqltext does): read them from the select list.
-		if r.cols, err = columnNames(q); err != nil {
-			return nil, badinput.New("--params-query: %v", err)
-		}
+	if out.Columns == nil {
+		return nil, badinput.New("--params-query returns no rows: give a SELECT whose columns are the parameters (SELECT id, name FROM …)")
 	}
-	if err := checkColumns(j.caps.Database, r.cols); err != nil {
+	if err := checkColumns(j.caps.Database, out.Columns); err != nil {
 		return nil, err
 	}
-	for _, v := range r.vals {
-		if len(v) != len(r.cols) {
-			return nil, badinput.New("--params-query returns %d columns, but its select list names %d (%s): name each column in the select list", len(v), len(r.cols), strings.Join(r.cols, ", "))
-		}
-	}
+	r.cols = out.Columns
 	if len(r.vals) == 0 {
 		return nil, badinput.New("--params-query returned no rows: it must give at least one row of parameter values")
 	}

@@ -22,6 +22,7 @@ var (
 	_ driver.CostReader   = (*DB)(nil)
 	_ driver.Locator      = (*DB)(nil)
 	_ driver.Explainer    = (*sqlConn)(nil)
+	_ driver.Execer       = (*sqlConn)(nil)
 )
 
 // Capabilities says what MySQL and MariaDB do beyond key-value, and how.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	sqldriver "database/sql/driver"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,12 @@ func (db *DB) sqlConnector(simple bool) (sqldriver.Connector, error) {
 			db.target.Redacted(), &driver.Scrubbed{Msg: db.target.ScrubConnect(err.Error()), Err: err})
 	}
 	return db.conns.connector(c), nil
+}
+
+// Exec runs text once by the text protocol, which takes what the server
+// will not prepare (CREATE TRIGGER, CREATE PROCEDURE on MySQL).
+func (s *sqlConn) Exec(ctx context.Context, text string) (driver.Outcome, error) {
+	return s.SQLConn.(driver.Execer).Exec(ctx, text)
 }
 
 // Explain shows the plan of a statement of the connection.
@@ -106,9 +113,15 @@ const (
 	erNotSupportedYet = 1235
 )
 
-// plainPlan is EXPLAIN of text with args, which does not run it.
+// plainPlan is EXPLAIN of text with args, which does not run it. A parse
+// error is of a statement EXPLAIN does not take (CREATE INDEX, SET; it
+// takes SELECT, INSERT, REPLACE, UPDATE, DELETE), since text prepared:
+// driver.ErrNoPlan.
 func plainPlan(ctx context.Context, c *sql.Conn, text string, args []any) (driver.Plan, error) {
 	t, err := query(ctx, c, "EXPLAIN "+text, args)
+	if number(err) == erParseError {
+		err = fmt.Errorf("mysql: EXPLAIN takes SELECT, INSERT, REPLACE, UPDATE and DELETE: %w (%v)", driver.ErrNoPlan, err)
+	}
 	return driver.Plan{Text: t, How: "EXPLAIN"}, err
 }
 

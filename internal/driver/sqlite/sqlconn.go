@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
@@ -70,7 +72,18 @@ var sqlTextHooks = sqltext.Hooks{
 	Prefix: "sqlite", Product: "SQLite", Dialect: sqlgen.SQLite, Classify: classify,
 	Begin: "BEGIN", Commit: "COMMIT", Rollback: "ROLLBACK",
 	Ended: interrupted, NoTransaction: isNoTransaction,
-	Explain: explain, Setup: setTempDir,
+	Explain: explain, Setup: setTempDir, Check: refuseCommentsOnly,
+}
+
+// refuseCommentsOnly refuses a statement of comments alone (a /*+ hint */
+// or /*! … */ that a script split keeps as a statement): SQLite reads
+// them as comments and go-sqlite3 prepares them as no statement, which
+// crashes the process when run.
+func refuseCommentsOnly(text string) error {
+	if sqlgen.CommentsOnly(sqlgen.SQLite, text) {
+		return badinput.New("SQLite statement %q holds only comments, which SQLite does not run (/*+ and /*! are comments to it): remove it or give it a statement", strings.Join(strings.Fields(text), " "))
+	}
+	return nil
 }
 
 // interrupted classifies err, the error of a statement, as its context's

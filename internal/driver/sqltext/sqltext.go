@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -40,6 +41,11 @@ type Hooks struct {
 	// transaction it rolls back; it is never called with analyze while
 	// the connection has a transaction open.
 	Explain func(ctx context.Context, c *sql.Conn, text string, args []any, analyze bool) (driver.Plan, error)
+	// Check refuses a statement before it reaches the database's
+	// library, as bad input; nil takes every one. SQLite refuses one of
+	// comments alone, which go-sqlite3 prepares as no statement and
+	// crashes running.
+	Check func(text string) error
 	// Setup runs one of SQLOptions.Setup's statements on c, under the
 	// Guard, when the database runs some its own way (SQLite's
 	// process-wide temp_store_directory); nil, or false returned, runs
@@ -93,6 +99,9 @@ type stmt struct {
 	st    *sql.Stmt // nil on a simple connection: the text is sent each time
 	bound sqlgen.Bound
 	rows  bool // run as a query (sqlgen.ReturnsRows)
+	// cols are the columns of its rows, read at its first run:
+	// Outcome.Columns.
+	cols []string
 }
 
 // Params names the parameters in the order Run takes them.
@@ -128,6 +137,11 @@ func (c *conn) Prepare(ctx context.Context, text string) (driver.Stmt, error) {
 	b, err := sqlgen.Bind(c.h.Dialect, text)
 	if err != nil {
 		return nil, badinput.New("%s statement: %v", c.h.Product, err)
+	}
+	if c.h.Check != nil {
+		if err := c.h.Check(text); err != nil {
+			return nil, err
+		}
 	}
 	st, err := c.c.PrepareContext(ctx, b.Text)
 	if err != nil {
@@ -182,7 +196,50 @@ func (c *conn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(ro
 		}
 		var err error
 		out.Rows, err = c.query(ctx, st, visit)
+		out.Columns = st.cols
 		return err
+	})
+	return out, err
+}
+
+// Exec runs text once as it is, unprepared where the library can (MySQL
+// sends text without arguments by its text protocol, which takes what
+// it will not prepare), for its rows or its count of rows changed.
+func (c *conn) Exec(ctx context.Context, text string) (driver.Outcome, error) {
+	b, err := sqlgen.Bind(c.h.Dialect, text)
+	if err != nil {
+		return driver.Outcome{}, badinput.New("%s statement: %v", c.h.Product, err)
+	}
+	if len(b.Names) > 0 {
+		return driver.Outcome{}, badinput.New("the statement has parameters (:%s), which nothing gives a value to here", strings.Join(b.Names, ", :"))
+	}
+	if c.h.Check != nil {
+		if err := c.h.Check(text); err != nil {
+			return driver.Outcome{}, err
+		}
+	}
+	out := driver.Outcome{Affected: -1}
+	err = c.guard(ctx, func(ctx context.Context) error {
+		if !sqlgen.ReturnsRows(c.h.Dialect, text) {
+			res, err := c.c.ExecContext(ctx, text)
+			if err != nil {
+				return c.ended(ctx, err)
+			}
+			out.Affected, err = res.RowsAffected()
+			return c.h.Classify(err)
+		}
+		rows, err := c.c.QueryContext(ctx, text)
+		if err != nil {
+			return c.ended(ctx, err)
+		}
+		defer rows.Close()
+		if out.Columns, err = rows.Columns(); err != nil {
+			return c.h.Classify(err)
+		}
+		for rows.Next() {
+			out.Rows++
+		}
+		return c.ended(ctx, rows.Err())
 	})
 	return out, err
 }
@@ -204,6 +261,9 @@ func (c *conn) query(ctx context.Context, st *stmt, visit func(row []any) error)
 	cols, err := rows.Columns()
 	if err != nil {
 		return n, c.h.Classify(err)
+	}
+	if st.cols == nil {
+		st.cols = cols
 	}
 	values := make([]any, len(cols))
 	dest := make([]any, len(cols))
@@ -288,4 +348,7 @@ func (c *conn) Close() error {
 	return c.c.Close()
 }
 
-var _ driver.Explainer = (*conn)(nil)
+var (
+	_ driver.Explainer = (*conn)(nil)
+	_ driver.Execer    = (*conn)(nil)
+)

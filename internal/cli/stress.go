@@ -59,20 +59,21 @@ comments and dollar quotes are respected).
 
 Parameters are written :name in the SQL and bound as real parameters,
 never spliced into the text. Their values come from --params-query (a
-query run once at the start: each column, named as its select list names
+query run once at the start: each column, named as the database names
 it, is a parameter; rows are dealt round-robin or at random), from
 --params-csv (a header row of names), or from --param NAME=DIST:LO:HI
 (uniform, zipfian or sequential, drawn per iteration from --seed). A
 parameter the SQL uses and none of these gives is refused before anything
 runs.
 
-Before anything is measured, --setup runs once, and every statement is
-prepared, so that a syntax error is one line naming the file, the line
-and the database's message; each statement's plan is taken with the first
-iteration's values. --explain analyzes each statement once at the end and
-says when its plan changed. --teardown runs once at the end, also after
-Ctrl-C or a failure once --setup ran. Your SQL runs as written: dbprobe
-adds nothing destructive of its own.
+Before anything is measured, --setup runs once (each statement as
+written, not prepared: MySQL prepares no CREATE TRIGGER), and every
+statement is prepared, so that a syntax error is one line naming the
+file, the line and the database's message; each statement's plan is
+taken with the first iteration's values. --explain analyzes each
+statement once at the end and says when its plan changed. --teardown
+runs once at the end, also after Ctrl-C or a failure once --setup ran.
+Your SQL runs as written: dbprobe adds nothing destructive of its own.
 
 Results: YCSB's lines per statement ([LOOP.SQL-2] is the second statement
 of loop.sql) and for [ITERATION], with RowsReturned and RowsAffected, and
@@ -91,10 +92,10 @@ in a temporary directory is used and removed at exit.`,
 	addTargetFlags(cmd, &o.sharedOptions, "database URL: postgres://user@host:5432/db, mysql://user@host:3306/db, sqlserver://user@host:1433?database=db, sqlite:///path/file.db (env DBPROBE_DB; default: a new SQLite database in a temporary directory, removed at exit)")
 	f := cmd.Flags()
 	f.StringArrayVar(&o.sql, "sql", nil, "a file of statements an iteration runs in order; repeatable, FILE@WEIGHT to pick it more or less often (e.g. --sql read.sql@9 --sql write.sql@1)")
-	f.StringVar(&o.setup, "setup", "", "a file of statements run once before the measurement (create and fill tables)")
+	f.StringVar(&o.setup, "setup", "", "a file of statements run once before the measurement, each as written, unprepared (create and fill tables, triggers)")
 	f.StringVar(&o.teardown, "teardown", "", "a file of statements run once after it, also after Ctrl-C or a failure once --setup ran")
 	f.StringVar(&o.sessionSetup, "session-setup", "", "a file of statements run on every connection as it opens, before any other: your application's session settings (SET …)")
-	f.StringVar(&o.paramsQuery, "params-query", "", "a query run once at the start whose columns, as its select list names them, give the parameters' values, a row per iteration (e.g. 'SELECT id, name FROM customers')")
+	f.StringVar(&o.paramsQuery, "params-query", "", "a query run once at the start whose columns, as the database names them (give an expression a name with AS), give the parameters' values, a row per iteration (e.g. 'SELECT id, name FROM customers')")
 	f.StringVar(&o.paramsCSV, "params-csv", "", "a CSV file whose header row names the parameters and each later row gives their values, a row per iteration")
 	f.StringVar(&o.paramsOrder, "params-order", "round-robin", "how rows of --params-query and --params-csv are dealt out: round-robin (iteration i takes row i, cycling) or random")
 	f.StringArrayVar(&o.params, "param", nil, "a parameter drawn per iteration, NAME=DIST:LO:HI with DIST uniform, zipfian (YCSB's scrambled zipfian) or sequential (shared by the threads); repeatable")

@@ -363,12 +363,11 @@ type Costs struct {
 	// Source names where the figures came from, in the database's words:
 	// "pg_stat_statements; pg_stat_database".
 	Source string
-	// Statements holds one Cost per text asked for, in order. Where
-	// the per-statement source is there, a statement it has no entry
-	// for has not run since its counters were reset (or its entry was
-	// evicted) and counts zero, so that a reading before its first run
-	// subtracts; where the source is not there, every figure is
-	// Unknown.
+	// Statements holds one Cost per text asked for, in order. Where the
+	// per-statement source is on, a statement it has no entry for has
+	// not run: zero for every figure the source counts, so that a first
+	// reading taken before the statement ran subtracts; where the source
+	// is off, every figure is unknown.
 	Statements []Cost
 	// Database is the whole database's, every session's: the monitor's
 	// and other clients' work is in it too.

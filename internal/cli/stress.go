@@ -111,7 +111,7 @@ in a temporary directory is used and removed at exit.`,
 	f.IntVar(&o.rowBytes, "row-bytes", stress.DefaultMixRowBytes, "payload bytes of each --mix row, a fixed-width column stored inline and uncompressed")
 	f.BoolVar(&o.keep, "keep", false, "keep the --mix table (and its --placement) at the end; the next --mix run drops it and makes it afresh")
 	f.StringVar(&o.placement, "placement", "", "a directory on the database's host for the --mix table: a tablespace (PostgreSQL) or DATA DIRECTORY (MySQL) dbprobe makes there and drops after; without --db, the SQLite database file itself")
-	f.StringVar(&o.placementTemp, "placement-temp", "", "a directory on the database's host for its temporary files (sorts and hashes that spill), set on every connection: PostgreSQL a tablespace in temp_tablespaces")
+	f.StringVar(&o.placementTemp, "placement-temp", "", "a directory on the database's host for its temporary files (sorts and hashes that spill), set on every connection: PostgreSQL a tablespace in temp_tablespaces, SQLite PRAGMA temp_store_directory")
 	f.StringVar(&o.protocol, "protocol", "prepared", "prepared (statements prepared once per connection, as pgbench -M prepared) or simple (the text sent each time, the client putting in the values, as pgbench -M simple)")
 	f.BoolVar(&o.transaction, "transaction", false, "run an iteration's statements as one transaction (COMMIT timed apart); a failure rolls it back and --retries repeats the whole iteration")
 	f.BoolVar(&o.connectPerIter, "connect-per-iteration", false, "open a new connection for every iteration (session setup and prepare included), timed as CONNECT: for applications that connect each time")

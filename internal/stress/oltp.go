@@ -259,7 +259,13 @@ func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 		j.notes = append(j.notes, note)
 	}
 	if err := filler.CreateDataTable(ctx, m.table); err != nil {
-		return nil, experiment.Scrubbed(j.target.Target, err)
+		err = experiment.Scrubbed(j.target.Target, err)
+		if m.table.Where != nil && badinput.Is(err) {
+			// A database that takes the directory per table (MySQL's DATA
+			// DIRECTORY) finds it wanting only now.
+			return nil, badinput.New("--placement %s: %v", c.Placement, err)
+		}
+		return nil, err
 	}
 	m.created = true
 	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows of %d bytes on the server\n", name, result.Grouped(c.Rows), c.RowBytes)

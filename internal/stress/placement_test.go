@@ -18,11 +18,11 @@ import (
 )
 
 // serverDir makes a directory under parent ("" for the test's temporary
-// one) that a PostgreSQL server on this host, running as the postgres OS
-// user, may take for a tablespace: dbprobe's tests run as root here and
-// give it away; as another user, the server runs as that user
-// (scripts/with-databases) and the directory is already its own.
-func serverDir(t *testing.T, parent string) string {
+// one) that a server on this host, running as OS user owner (postgres,
+// mysql), may take for a tablespace or DATA DIRECTORY: dbprobe's tests
+// run as root here and give it away; as another user, the server runs as
+// that user (scripts/with-databases) and the directory is already its own.
+func serverDir(t *testing.T, parent, owner string) string {
 	t.Helper()
 	var dir string
 	if parent == "" {
@@ -35,9 +35,9 @@ func serverDir(t *testing.T, parent string) string {
 		t.Cleanup(func() { os.RemoveAll(dir) })
 	}
 	if os.Geteuid() == 0 {
-		pg, err := user.Lookup("postgres")
+		pg, err := user.Lookup(owner)
 		if err != nil {
-			testdb.Unavailable(t, "running as root without a postgres OS user to give a tablespace directory to")
+			testdb.Unavailable(t, "running as root without a "+owner+" OS user to give the directory to")
 		}
 		uid, _ := strconv.Atoi(pg.Uid)
 		gid, _ := strconv.Atoi(pg.Gid)
@@ -69,7 +69,7 @@ func placementRun(t *testing.T, url, dir string) string {
 	c := mixRun(url, &out, 300, 2, 24)
 	c.Placement = dir
 	if err := Run(context.Background(), c); err != nil {
-		if badinput.Is(err) && strings.Contains(err.Error(), "tablespace") {
+		if badinput.Is(err) && (strings.Contains(err.Error(), "tablespace") || strings.Contains(err.Error(), "DATA DIRECTORY") || strings.Contains(err.Error(), "table's file")) {
 			testdb.Unavailable(t, fmt.Sprintf("the server cannot use a directory of this test: %v", err))
 		}
 		t.Fatalf("%v\n%s", err, out.String())
@@ -80,38 +80,51 @@ func placementRun(t *testing.T, url, dir string) string {
 // The same mix placed on two directories — on two file systems where the
 // host has a tmpfs at /dev/shm — runs the same statements, and the
 // header names each directory, the table's file in it and that file
-// system; the tablespaces are gone at the end.
-func TestPlacementTwoDirectoriesPostgres(t *testing.T) {
-	url := testdb.FreshPostgresDatabase(t)
-	dirs := []string{serverDir(t, "")}
-	if fs, err := experiment.FileSystemOf("/dev/shm"); err == nil && fs.Type == "tmpfs" {
-		dirs = append(dirs, serverDir(t, "/dev/shm"))
-	} else {
-		dirs = append(dirs, serverDir(t, ""))
-	}
-	want := expect(300, 2, 24)
-	for _, dir := range dirs {
-		text := placementRun(t, url, dir)
-		for _, w := range []string{
-			"# note: where: table dbprobe_oltp is in tablespace dbprobe_ts_",
-			" at " + dir + ", file " + dir + "/PG_",
-			fsText(t, dir),
-			fmt.Sprintf("[OLTP-DELETE], RowsAffected, %d\n", want.hits["DELETE"]),
-			fmt.Sprintf("[OLTP-SELECT], RowsReturned, %d\n", want.hits["SELECT"]),
-		} {
-			if !strings.Contains(text, w) {
-				t.Errorf("--placement %s: output lacks %q:\n%s", dir, w, text)
+// system; the table and PostgreSQL's tablespaces are gone at the end.
+func TestPlacementTwoDirectories(t *testing.T) {
+	for _, d := range []struct {
+		name, owner string
+		url         func(t *testing.T) string
+	}{
+		{"postgres", "postgres", func(t *testing.T) string { return testdb.FreshPostgresDatabase(t) }},
+		{"mariadb", "mysql", func(t *testing.T) string { return testdb.FreshMySQLDatabase(t) }},
+	} {
+		t.Run(d.name, func(t *testing.T) {
+			url := d.url(t)
+			dirs := []string{serverDir(t, "", d.owner)}
+			if fs, err := experiment.FileSystemOf("/dev/shm"); err == nil && fs.Type == "tmpfs" {
+				dirs = append(dirs, serverDir(t, "/dev/shm", d.owner))
+			} else {
+				dirs = append(dirs, serverDir(t, "", d.owner))
 			}
-		}
-		if n := query(t, url, "SELECT COUNT(*) FROM pg_tablespace WHERE spcname LIKE 'dbprobe_ts_%'"); n != 0 {
-			t.Errorf("--placement %s: %d tablespaces of dbprobe's are left", dir, n)
-		}
-		if st := tableExists(t, url); st.Exists {
-			t.Errorf("--placement %s: the table is left", dir)
-		}
-		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-			t.Errorf("--placement %s: the server left %d entries in it", dir, len(entries))
-		}
+			want := expect(300, 2, 24)
+			for _, dir := range dirs {
+				text := placementRun(t, url, dir)
+				for _, w := range []string{
+					"# note: where: table dbprobe_oltp is in ",
+					"is in ", " " + dir, ", file " + dir + "/",
+					fsText(t, dir),
+					fmt.Sprintf("[OLTP-DELETE], RowsAffected, %d\n", want.hits["DELETE"]),
+					fmt.Sprintf("[OLTP-SELECT], RowsReturned, %d\n", want.hits["SELECT"]),
+				} {
+					if !strings.Contains(text, w) {
+						t.Errorf("--placement %s: output lacks %q:\n%s", dir, w, text)
+					}
+				}
+				if st := tableExists(t, url); st.Exists {
+					t.Errorf("--placement %s: the table is left", dir)
+				}
+				if d.name != "postgres" {
+					continue
+				}
+				if n := query(t, url, "SELECT COUNT(*) FROM pg_tablespace WHERE spcname LIKE 'dbprobe_ts_%'"); n != 0 {
+					t.Errorf("--placement %s: %d tablespaces of dbprobe's are left", dir, n)
+				}
+				if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+					t.Errorf("--placement %s: the server left %d entries in it", dir, len(entries))
+				}
+			}
+		})
 	}
 }
 
@@ -121,7 +134,7 @@ func TestPlacementTwoDirectoriesPostgres(t *testing.T) {
 // returns a row for each.
 func TestPlacementTempPostgres(t *testing.T) {
 	url := testdb.FreshPostgresDatabase(t)
-	dir := serverDir(t, "")
+	dir := serverDir(t, "", "postgres")
 	files := writeFiles(t, map[string]string{
 		"setup.sql": `CREATE FUNCTION spill_files() RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE c refcursor; v int; n bigint;

@@ -71,7 +71,12 @@ func writeStressNotes(bw *bufio.Writer, st *StressSummary) {
 		bw.WriteString("# " + oneLine(fmt.Sprintf(format, args...)) + "\n")
 	}
 	for _, s := range st.Statements {
-		put("statement [%s]: %s line %d: %s", s.Label, s.File, s.Line, strings.Join(strings.Fields(s.Text), " "))
+		if s.Line > 0 {
+			put("statement [%s]: %s line %d: %s", s.Label, s.File, s.Line, strings.Join(strings.Fields(s.Text), " "))
+		} else {
+			// A built-in statement (--mix) has no file line.
+			put("statement [%s]: %s: %s", s.Label, s.File, strings.Join(strings.Fields(s.Text), " "))
+		}
 		writePlan(bw, "plan", s.Label, s.Plan)
 		writePlan(bw, "plan at the end", s.Label, s.PlanEnd)
 		if s.PlanChanged {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,8 +46,12 @@ type job struct {
 	// setup and teardown are their files' statements.
 	setup, teardown []driver.ScriptStatement
 	csv             *rows
-	work            *files
+	work            Work
 	shared          *shared
+	// mix is the --mix's Work and table, nil for --sql files; placed what
+	// --placement and --placement-temp made (placement.go).
+	mix    *oltp
+	placed placed
 	// plans are each statement's plan at the start, by script and
 	// statement; first the values of the first iteration, with which
 	// they were taken.
@@ -83,6 +88,7 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	}
 	tc := c.Target
 	tc.DefaultFile = "stress.db"
+	tc.DefaultIn, tc.DefaultInFlag = c.placementDefaultIn()
 	if j.target, err = experiment.ResolveTarget(tc, c.Stderr); err != nil {
 		return err
 	}
@@ -104,6 +110,20 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 		return err
 	}
 	if err := j.split(); err != nil {
+		return err
+	}
+	// What dbprobe makes on the server goes at the end, whatever happens:
+	// the mix's table, then the Locations (placement.go).
+	defer func() {
+		if cerr := j.cleanup(ctx); cerr != nil {
+			if err == nil {
+				err = cerr
+			} else {
+				fmt.Fprintf(c.Stderr, "dbprobe: %v\n", cerr)
+			}
+		}
+	}()
+	if err := j.place(ctx); err != nil {
 		return err
 	}
 	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.db.Info().Driver}, stops); err != nil {
@@ -227,14 +247,23 @@ func caseHint(name string, given []string) string {
 
 // options are how every connection of the run talks to the server.
 func (j *job) options() driver.SQLOptions {
-	return driver.SQLOptions{Simple: j.c.Protocol == Simple, Setup: j.session}
+	return driver.SQLOptions{Simple: j.c.Protocol == Simple, Setup: j.sessionSetup()}
+}
+
+// sessionSetup are the statements every connection runs as it opens:
+// where its temporary files go (--placement-temp), then --session-setup.
+func (j *job) sessionSetup() []string {
+	if len(j.placed.tempSetup) == 0 {
+		return j.session
+	}
+	return append(slices.Clone(j.placed.tempSetup), j.session...)
 }
 
 // control opens the connection that runs setup, teardown and the checks:
 // with the session's settings, and as text where the database can (some
 // statements, MySQL's CREATE TRIGGER, cannot be prepared).
 func (j *job) control(ctx context.Context, asText bool) (driver.SQLConn, error) {
-	o := driver.SQLOptions{Setup: j.session, Simple: asText && j.caps.OK(driver.CapSimpleProtocol)}
+	o := driver.SQLOptions{Setup: j.sessionSetup(), Simple: asText && j.caps.OK(driver.CapSimpleProtocol)}
 	conn, err := j.sql.SQLConn(ctx, o)
 	if err != nil {
 		if len(j.session) > 0 && !badinput.Is(err) {
@@ -338,7 +367,12 @@ func (j *job) prepareWork(ctx context.Context) error {
 	for _, p := range c.Params {
 		sources = append(sources, newGenerator(p))
 	}
-	w, err := newFiles(j.work.scripts, sources)
+	var w Work
+	if c.Mix != MixNone {
+		w, err = j.prepareMix(ctx)
+	} else {
+		w, err = newFiles(j.work.Scripts(), sources)
+	}
 	if err != nil {
 		return err
 	}
@@ -501,6 +535,7 @@ func (j *job) measure(ctx context.Context) error {
 	sum.Stress = j.stressSummary(ctx, out, workers, costs)
 	sum.Notes = append(sum.Notes, costs.lateNotes...)
 	sum.Notes = append(sum.Notes, j.endNotes...)
+	sum.Notes = append(sum.Notes, j.mixRates(mon, out)...)
 	var stopped error
 	faults := experiment.Faults{Failing: experiment.Failing(out, j.target.Target, "iterations")}
 	if sum.Availability != nil {
@@ -601,8 +636,15 @@ func (j *job) header() result.Header {
 		how = "the statements of an iteration in one transaction (COMMIT is timed apart); a failure rolls it back, and --retries repeats the whole iteration"
 	}
 	h.Notes = append(h.Notes, "iterations: "+how)
-	h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; each statement's series is labelled by its file and place ([FILE.SQL-N]), its text is in the summary")
+	if j.mix != nil {
+		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; an iteration of --mix is one statement, its series named by its kind ([OLTP-SELECT] …), its text in the summary")
+	} else {
+		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; each statement's series is labelled by its file and place ([FILE.SQL-N]), its text is in the summary")
+	}
 	for _, sc := range j.work.Scripts() {
+		if j.mix != nil {
+			break
+		}
 		share := ""
 		if len(j.work.Scripts()) > 1 {
 			share = fmt.Sprintf(" (weight %g)", sc.Weight)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,6 +39,12 @@ type stressOptions struct {
 	opTimeout        time.Duration
 	onError          string
 	reconnectTimeout time.Duration
+	mix              string
+	rows             int64
+	rowBytes         int
+	keep             bool
+	placement        string
+	placementTemp    string
 }
 
 func newStressCommand() *cobra.Command {
@@ -59,20 +66,21 @@ comments and dollar quotes are respected).
 
 Parameters are written :name in the SQL and bound as real parameters,
 never spliced into the text. Their values come from --params-query (a
-query run once at the start: each column, named as its select list names
+query run once at the start: each column, named as the database names
 it, is a parameter; rows are dealt round-robin or at random), from
 --params-csv (a header row of names), or from --param NAME=DIST:LO:HI
 (uniform, zipfian or sequential, drawn per iteration from --seed). A
 parameter the SQL uses and none of these gives is refused before anything
 runs.
 
-Before anything is measured, --setup runs once, and every statement is
-prepared, so that a syntax error is one line naming the file, the line
-and the database's message; each statement's plan is taken with the first
-iteration's values. --explain analyzes each statement once at the end and
-says when its plan changed. --teardown runs once at the end, also after
-Ctrl-C or a failure once --setup ran. Your SQL runs as written: dbprobe
-adds nothing destructive of its own.
+Before anything is measured, --setup runs once (each statement as
+written, not prepared: MySQL prepares no CREATE TRIGGER), and every
+statement is prepared, so that a syntax error is one line naming the
+file, the line and the database's message; each statement's plan is
+taken with the first iteration's values. --explain analyzes each
+statement once at the end and says when its plan changed. --teardown
+runs once at the end, also after Ctrl-C or a failure once --setup ran.
+Your SQL runs as written: dbprobe adds nothing destructive of its own.
 
 Results: YCSB's lines per statement ([LOOP.SQL-2] is the second statement
 of loop.sql) and for [ITERATION], with RowsReturned and RowsAffected, and
@@ -91,14 +99,20 @@ in a temporary directory is used and removed at exit.`,
 	addTargetFlags(cmd, &o.sharedOptions, "database URL: postgres://user@host:5432/db, mysql://user@host:3306/db, sqlserver://user@host:1433?database=db, sqlite:///path/file.db (env DBPROBE_DB; default: a new SQLite database in a temporary directory, removed at exit)")
 	f := cmd.Flags()
 	f.StringArrayVar(&o.sql, "sql", nil, "a file of statements an iteration runs in order; repeatable, FILE@WEIGHT to pick it more or less often (e.g. --sql read.sql@9 --sql write.sql@1)")
-	f.StringVar(&o.setup, "setup", "", "a file of statements run once before the measurement (create and fill tables)")
+	f.StringVar(&o.setup, "setup", "", "a file of statements run once before the measurement, each as written, unprepared (create and fill tables, triggers)")
 	f.StringVar(&o.teardown, "teardown", "", "a file of statements run once after it, also after Ctrl-C or a failure once --setup ran")
 	f.StringVar(&o.sessionSetup, "session-setup", "", "a file of statements run on every connection as it opens, before any other: your application's session settings (SET …)")
-	f.StringVar(&o.paramsQuery, "params-query", "", "a query run once at the start whose columns, as its select list names them, give the parameters' values, a row per iteration (e.g. 'SELECT id, name FROM customers')")
+	f.StringVar(&o.paramsQuery, "params-query", "", "a query run once at the start whose columns, as the database names them (give an expression a name with AS), give the parameters' values, a row per iteration (e.g. 'SELECT id, name FROM customers')")
 	f.StringVar(&o.paramsCSV, "params-csv", "", "a CSV file whose header row names the parameters and each later row gives their values, a row per iteration")
 	f.StringVar(&o.paramsOrder, "params-order", "round-robin", "how rows of --params-query and --params-csv are dealt out: round-robin (iteration i takes row i, cycling) or random")
 	f.StringArrayVar(&o.params, "param", nil, "a parameter drawn per iteration, NAME=DIST:LO:HI with DIST uniform, zipfian (YCSB's scrambled zipfian) or sequential (shared by the threads); repeatable")
 	f.BoolVar(&o.explain, "explain", false, "at the end, analyze each statement once (PostgreSQL EXPLAIN (ANALYZE, BUFFERS) and the like, rolled back) and say when its plan changed from the one at the start")
+	f.StringVar(&o.mix, "mix", "", "run a built-in workload instead of --sql: oltp, the repeatable SELECT/INSERT/UPDATE/DELETE loop over a table of wide rows that dbprobe creates, fills and drops (--iterations defaults to 100000)")
+	f.Int64Var(&o.rows, "rows", stress.DefaultMixRows, "rows of the --mix table, filled on the server before the run")
+	f.IntVar(&o.rowBytes, "row-bytes", stress.DefaultMixRowBytes, "payload bytes of each --mix row, a fixed-width column stored inline and uncompressed")
+	f.BoolVar(&o.keep, "keep", false, "keep the --mix table (and its --placement) at the end; the next --mix run drops it and makes it afresh")
+	f.StringVar(&o.placement, "placement", "", "a directory on the database's host for the --mix table: a tablespace (PostgreSQL) or DATA DIRECTORY (MySQL) dbprobe makes there and drops after; without --db, the SQLite database file itself")
+	f.StringVar(&o.placementTemp, "placement-temp", "", "a directory on the database's host for its temporary files (sorts and hashes that spill), set on every connection: PostgreSQL a tablespace in temp_tablespaces, SQLite PRAGMA temp_store_directory")
 	f.StringVar(&o.protocol, "protocol", "prepared", "prepared (statements prepared once per connection, as pgbench -M prepared) or simple (the text sent each time, the client putting in the values, as pgbench -M simple)")
 	f.BoolVar(&o.transaction, "transaction", false, "run an iteration's statements as one transaction (COMMIT timed apart); a failure rolls it back and --retries repeats the whole iteration")
 	f.BoolVar(&o.connectPerIter, "connect-per-iteration", false, "open a new connection for every iteration (session setup and prepare included), timed as CONNECT: for applications that connect each time")
@@ -117,11 +131,12 @@ in a temporary directory is used and removed at exit.`,
 	o.reconnectTimeout = 60 * time.Second
 	f.Var(&teachingDuration{d: &o.reconnectTimeout, hint: "give a duration such as 30s or 2m, or 0 to wait as long as it takes"}, "reconnect-timeout", "how long a run bounded by --iterations alone waits for a database that stopped answering before it stops; a run with --duration keeps trying until its end; 0 = wait as long as it takes")
 	addOutputFlags(cmd, &o.sharedOptions)
-	setGroup(f, groupWorkload, "sql", "setup", "teardown", "session-setup", "params-query", "params-csv", "params-order", "param", "seed", "explain")
+	setGroup(f, groupWorkload, "sql", "mix", "rows", "row-bytes", "keep", "setup", "teardown", "session-setup", "params-query", "params-csv", "params-order", "param", "seed", "explain")
 	setGroup(f, groupShape, "threads", "iterations", "duration", "target", "delay", "warmup")
-	setGroup(f, groupKnobs, "protocol", "transaction", "connect-per-iteration")
+	setGroup(f, groupKnobs, "protocol", "transaction", "connect-per-iteration", "placement", "placement-temp")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout")
 	register(cmd, "protocol", fixedValues(enumNames(stress.ParseProtocol)))
+	register(cmd, "mix", fixedValues(stress.MixNames()))
 	register(cmd, "params-order", fixedValues(enumNames(stress.ParseOrder)))
 	register(cmd, "on-error", fixedValues(enumNames(runner.ParseOnError)))
 	return cmd
@@ -144,6 +159,9 @@ func runStress(cmd *cobra.Command, o *stressOptions) error {
 		StatusInterval: 10 * time.Second,
 		CommandLine:    commandLine(cmd),
 		Flags:          flagSettings(cmd.Flags(), nil, "db"),
+	}
+	if err := o.mixConfig(cmd, c); err != nil {
+		return err
 	}
 	for _, s := range o.sql {
 		sf, err := stress.ParseScriptArg(s)
@@ -177,4 +195,33 @@ func runStress(cmd *cobra.Command, o *stressOptions) error {
 	c.Target, c.Outputs, c.Monitor = o.experimentConfigs(con)
 	c.Stdout, c.Stderr = con.Stdout, con.Stderr
 	return stress.Run(cmd.Context(), c)
+}
+
+// mixConfig reads --mix and the flags that shape its table; those flags
+// without --mix are bad input, since they would change nothing.
+func (o *stressOptions) mixConfig(cmd *cobra.Command, c *stress.Config) error {
+	c.Placement, c.PlacementTemp, c.Keep = o.placement, o.placementTemp, o.keep
+	if o.mix == "" {
+		for _, name := range []string{"rows", "row-bytes"} {
+			if cmd.Flags().Changed(name) {
+				return badinput.New("--%s shapes the table of --mix oltp; without --mix dbprobe creates no table", name)
+			}
+		}
+		return nil
+	}
+	m, err := stress.ParseMix(o.mix)
+	if err != nil {
+		return err
+	}
+	c.Mix, c.Rows, c.RowBytes = m, o.rows, o.rowBytes
+	if !cmd.Flags().Changed("iterations") {
+		c.Iterations = stress.DefaultMixIterations
+		// The header shows the count in force, and why.
+		for i := range c.Flags {
+			if c.Flags[i].Key == "iterations" {
+				c.Flags[i].Value, c.Flags[i].Source = strconv.FormatInt(c.Iterations, 10), "default of --mix"
+			}
+		}
+	}
+	return nil
 }

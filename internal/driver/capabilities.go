@@ -2,6 +2,7 @@ package driver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -180,7 +181,8 @@ type Explainer interface {
 	// ANALYZE, MySQL EXPLAIN ANALYZE, SQL Server STATISTICS XML), inside
 	// a transaction it rolls back, so that a statement that writes
 	// leaves nothing behind; where the database cannot analyze st it
-	// returns the plan without, and says so in Plan.How.
+	// returns the plan without, and says so in Plan.How. A statement the
+	// database runs but shows no plan for is an error wrapping ErrNoPlan.
 	Explain(ctx context.Context, st Stmt, args []any, analyze bool) (Plan, error)
 }
 
@@ -200,7 +202,34 @@ type Outcome struct {
 	// Affected is how many rows it inserted, updated or deleted, or -1
 	// when the database did not say (a statement that returned rows).
 	Affected int64
+	// Columns names the columns of the rows it returns, as the database
+	// names them: an alias, a column's name, or the database's own name
+	// for an expression without one (PostgreSQL "?column?", MySQL the
+	// expression's text); nil for a statement that returns no rows (an
+	// UPDATE without RETURNING). A SELECT that found no row still has
+	// them. The slice is the statement's, the same for each Run: the
+	// caller must not change it. It is what --params-query names its
+	// parameters by.
+	Columns []string
 }
+
+// Execer is a SQLConn that runs a statement once as written, without
+// preparing it: the stress experiment's --setup and --teardown, whose
+// statements a server may refuse to prepare (MySQL and MariaDB prepare no
+// CREATE TRIGGER, CREATE PROCEDURE or CREATE EVENT).
+type Execer interface {
+	// Exec runs text once on the connection (the text protocol where
+	// the database has one), in the transaction Begin opened or on its
+	// own. Text with :name parameters is bad input naming them: there
+	// is nothing to bind them to.
+	Exec(ctx context.Context, text string) (Outcome, error)
+}
+
+// ErrNoPlan is the error, wrapped, that Explain returns for a statement
+// the database runs but shows no plan for (PostgreSQL's EXPLAIN takes
+// queries and DML, not CREATE INDEX, SET or CALL): the statement is
+// fine, it has no plan.
+var ErrNoPlan = errors.New("the database shows no plan for this kind of statement")
 
 // TableFiller creates and fills DataTables on the server, so that no row
 // crosses the network: the storage experiments' tables (scan, write,
@@ -354,6 +383,13 @@ type CostReader interface {
 	// Server's sys.dm_exec_query_stats; where those are not there, the
 	// database's figures still are (pg_stat_database, SHOW GLOBAL
 	// STATUS), and Costs.Notes says what is missing and how to turn it on.
+	//
+	// A reading holds the work of every SQLConn of the DB closed before
+	// it was asked for: where the server counts a connection's work only
+	// when it reports it (PostgreSQL's pg_stat_database, up to a second
+	// late, and at the latest when the connection ends), Costs waits,
+	// bounded, for the server to end the connections closed since the
+	// last reading, and says in Notes when it could not.
 	Costs(ctx context.Context, texts []string) (Costs, error)
 }
 
@@ -363,12 +399,11 @@ type Costs struct {
 	// Source names where the figures came from, in the database's words:
 	// "pg_stat_statements; pg_stat_database".
 	Source string
-	// Statements holds one Cost per text asked for, in order. Where
-	// the per-statement source is there, a statement it has no entry
-	// for has not run since its counters were reset (or its entry was
-	// evicted) and counts zero, so that a reading before its first run
-	// subtracts; where the source is not there, every figure is
-	// Unknown.
+	// Statements holds one Cost per text asked for, in order. Where the
+	// per-statement source is on, a statement it has no entry for has
+	// not run: zero for every figure the source counts, so that a first
+	// reading taken before the statement ran subtracts; where the source
+	// is off, every figure is unknown.
 	Statements []Cost
 	// Database is the whole database's, every session's: the monitor's
 	// and other clients' work is in it too.

@@ -21,21 +21,21 @@ const mountinfo = `22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
 // The mount that holds a path is the longest mount point above it, the
 // last one mounted when two share a point; escapes are undone.
 func TestMountOf(t *testing.T) {
-	tests := []struct{ path, mount, fstype string }{
-		{"/var/lib/postgresql", "/", "ext4"},
-		{"/mnt/small/x/ycsb.db", "/mnt/small", "tmpfs"},
-		{"/mnt/smaller", "/", "ext4"},
-		{"/mnt/small/pg/data", "/mnt/small/pg", "tmpfs"},
-		{"/mnt/small disk/data", "/mnt/small disk", "xfs"},
-		{"/proc", "/proc", "proc"},
+	tests := []struct{ path, mount, fstype, device string }{
+		{"/var/lib/postgresql", "/", "ext4", "/dev/sda1"},
+		{"/mnt/small/x/ycsb.db", "/mnt/small", "tmpfs", "tmpfs"},
+		{"/mnt/smaller", "/", "ext4", "/dev/sda1"},
+		{"/mnt/small/pg/data", "/mnt/small/pg", "tmpfs", "tmpfs"},
+		{"/mnt/small disk/data", "/mnt/small disk", "xfs", "/dev/loop1"},
+		{"/proc", "/proc", "proc", "proc"},
 	}
 	for _, tt := range tests {
-		mount, fstype, err := mountOf(strings.NewReader(mountinfo), tt.path)
-		if err != nil || mount != tt.mount || fstype != tt.fstype {
-			t.Errorf("mountOf(%q) = %q, %q, %v; want %q, %q", tt.path, mount, fstype, err, tt.mount, tt.fstype)
+		mount, fstype, device, err := mountOf(strings.NewReader(mountinfo), tt.path)
+		if err != nil || mount != tt.mount || fstype != tt.fstype || device != tt.device {
+			t.Errorf("mountOf(%q) = %q, %q, %q, %v; want %q, %q, %q", tt.path, mount, fstype, device, err, tt.mount, tt.fstype, tt.device)
 		}
 	}
-	if _, _, err := mountOf(strings.NewReader(""), "/x"); err == nil {
+	if _, _, _, err := mountOf(strings.NewReader(""), "/x"); err == nil {
 		t.Error("no mount table, no error")
 	}
 }

@@ -15,6 +15,9 @@ import (
 type FileSystem struct {
 	// Path is the path asked about; Mount the mount point that holds it.
 	Path, Mount string
+	// Device is what is mounted there, as mountinfo names its source:
+	// /dev/nvme0n1p1, a network share, "tmpfs", "overlay".
+	Device string
 	// Type is the file system's type as the kernel names it: ext4, xfs,
 	// tmpfs, overlay.
 	Type string
@@ -44,7 +47,7 @@ func FileSystemOf(path string) (FileSystem, error) {
 		return fs, err
 	}
 	defer f.Close()
-	fs.Mount, fs.Type, err = mountOf(f, real)
+	fs.Mount, fs.Type, fs.Device, err = mountOf(f, real)
 	if err != nil {
 		return fs, err
 	}
@@ -53,9 +56,10 @@ func FileSystemOf(path string) (FileSystem, error) {
 }
 
 // mountOf reads a mountinfo table (proc(5)) and returns the mount point
-// that holds path, the longest that is a prefix of it, and its type; a
-// later mount over the same point hides an earlier one.
-func mountOf(r io.Reader, path string) (mount, fstype string, err error) {
+// that holds path, the longest that is a prefix of it, its type and its
+// source (the device); a later mount over the same point hides an
+// earlier one.
+func mountOf(r io.Reader, path string) (mount, fstype, device string, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -73,16 +77,19 @@ func mountOf(r io.Reader, path string) (mount, fstype string, err error) {
 		}
 		point := unescapeMount(fields[4])
 		if within(path, point) && len(point) >= len(mount) {
-			mount, fstype = point, fields[sep+1]
+			mount, fstype, device = point, fields[sep+1], ""
+			if sep+2 < len(fields) {
+				device = unescapeMount(fields[sep+2])
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	if mount == "" {
-		return "", "", errors.New("no mount point holds " + path)
+		return "", "", "", errors.New("no mount point holds " + path)
 	}
-	return mount, fstype, nil
+	return mount, fstype, device, nil
 }
 
 // within reports whether path is dir or under it.

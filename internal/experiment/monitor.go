@@ -125,6 +125,28 @@ func (m *Monitoring) Intervals() []monitor.Interval { return m.intervals }
 // LateNotes are what the monitor lost during the phase, for its summary.
 func (m *Monitoring) LateNotes() []string { return m.late }
 
+// Mean is the average of metric (a rate such as "db.device_read_bytes/s")
+// over the intervals of start to end, each interval belonging to it when
+// most of it does (as for the verdict), weighted by its length; false
+// when none of them has the metric. Call it after Stop.
+func (m *Monitoring) Mean(start, end time.Time, metric string) (float64, bool) {
+	var sum, span float64
+	for _, iv := range m.intervals {
+		mid := iv.Start.Add(iv.End.Sub(iv.Start) / 2)
+		v, ok := iv.Metrics[metric]
+		if !ok || mid.Before(start) || mid.After(end) {
+			continue
+		}
+		d := iv.End.Sub(iv.Start).Seconds()
+		sum += v * d
+		span += d
+	}
+	if span <= 0 {
+		return 0, false
+	}
+	return sum / span, true
+}
+
 // Faults are what went wrong in a phase, for its verdict: a fault comes
 // before any limit the figures would show (see monitor.Diagnose).
 type Faults struct {

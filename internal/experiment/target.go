@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"time"
@@ -27,6 +28,12 @@ type TargetConfig struct {
 	// directory when no URL is given ("ycsb.db"); empty refuses with
 	// NoDefault instead.
 	DefaultFile string
+	// DefaultIn is the directory the default database's temporary
+	// directory is made in, "" for the system's (os.TempDir); DefaultInFlag
+	// names the flag that gave it, for the refusal when dbprobe cannot
+	// write there ("--placement").
+	DefaultIn     string
+	DefaultInFlag string
 	// NoDefault is the refusal when no URL is given and there is no
 	// default ("run needs --db: …").
 	NoDefault string
@@ -63,8 +70,15 @@ func ResolveTarget(c TargetConfig, stderr io.Writer) (*Target, error) {
 		if c.DefaultFile == "" {
 			return nil, badinput.New("%s", c.NoDefault)
 		}
-		dir, err := os.MkdirTemp("", "dbprobe-")
+		dir, err := os.MkdirTemp(c.DefaultIn, "dbprobe-")
 		if err != nil {
+			if c.DefaultIn != "" {
+				// The directory is the user's choice: what is wrong with it is
+				// theirs to fix, and dbprobe's own OS account is the one that
+				// needs to write there (SQLite runs inside dbprobe).
+				return nil, badinput.New("%s %s: cannot create the SQLite database there (%s); dbprobe runs SQLite as OS user %s, which needs a directory it may write to",
+					c.DefaultInFlag, c.DefaultIn, ShortError(err), CurrentUser())
+			}
 			return nil, fmt.Errorf("creating a temporary directory for SQLite: %w", err)
 		}
 		t.tempDir, t.removeTemp = dir, !c.KeepDefault
@@ -91,6 +105,19 @@ func ResolveTarget(c TargetConfig, stderr io.Writer) (*Target, error) {
 	}
 	t.AllowInsecureTLS = c.AllowInsecureTLS
 	return t, nil
+}
+
+// DefaultFile is the path of the default SQLite database dbprobe made
+// (TargetConfig.DefaultFile), "" when a URL was given.
+func (t *Target) DefaultFile() string { return t.defaultDB }
+
+// CurrentUser names the OS account dbprobe runs as, for messages about
+// who needs access to a file; its numeric id when it has no name.
+func CurrentUser() string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return fmt.Sprintf("uid %d", os.Getuid())
 }
 
 // RemoveAtAbandon removes the default database's directory on a second

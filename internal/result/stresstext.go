@@ -18,6 +18,7 @@ const IterationSeries = "ITERATION"
 //
 //	[LOOP.SQL-1], RowsReturned, 1000
 //	[LOOP.SQL-1], RowsAffected, 1000
+//	[LOOP.SQL-1], ServerCalls, 1000
 //	[LOOP.SQL-1], ServerLogicalReadsPerCall, 4.0
 //	[ITERATION], ServerLogicalReadsPerIteration, 9.5
 func writeStressLines(bw *bufio.Writer, st *StressSummary) {
@@ -28,6 +29,11 @@ func writeStressLines(bw *bufio.Writer, st *StressSummary) {
 		line(s.Label, "RowsReturned", strconv.FormatInt(s.Rows, 10))
 		if s.Affected >= 0 {
 			line(s.Label, "RowsAffected", strconv.FormatInt(s.Affected, 10))
+		}
+		if s.Cost != nil {
+			// The server's own count, which the averages are over: held
+			// against Operations it shows the statement was found.
+			line(s.Label, "ServerCalls", strconv.FormatInt(s.Cost.Calls, 10))
 		}
 		costLines(s.Label, "PerCall", s.Cost, line)
 	}
@@ -65,7 +71,12 @@ func writeStressNotes(bw *bufio.Writer, st *StressSummary) {
 		bw.WriteString("# " + oneLine(fmt.Sprintf(format, args...)) + "\n")
 	}
 	for _, s := range st.Statements {
-		put("statement [%s]: %s line %d: %s", s.Label, s.File, s.Line, strings.Join(strings.Fields(s.Text), " "))
+		if s.Line > 0 {
+			put("statement [%s]: %s line %d: %s", s.Label, s.File, s.Line, strings.Join(strings.Fields(s.Text), " "))
+		} else {
+			// A built-in statement (--mix) has no file line.
+			put("statement [%s]: %s: %s", s.Label, s.File, strings.Join(strings.Fields(s.Text), " "))
+		}
 		writePlan(bw, "plan", s.Label, s.Plan)
 		writePlan(bw, "plan at the end", s.Label, s.PlanEnd)
 		if s.PlanChanged {

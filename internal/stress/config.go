@@ -54,6 +54,18 @@ type Config struct {
 	// Explain analyzes each statement once at the end.
 	Explain bool
 
+	// Mix is a built-in workload run instead of --sql files (oltp.go):
+	// its table has Rows rows of RowBytes payload bytes, dropped at the
+	// end unless Keep.
+	Mix      Mix
+	Rows     int64
+	RowBytes int
+	Keep     bool
+	// Placement is a directory for the tables dbprobe creates, and
+	// PlacementTemp one for the database's temporary files
+	// (placement.go); "" for the database's own places.
+	Placement, PlacementTemp string
+
 	Retries          int
 	RetryBackoff     time.Duration
 	RetryMaxBackoff  time.Duration
@@ -191,8 +203,8 @@ func ParseScriptArg(s string) (ScriptFile, error) {
 // Validate checks what can be checked before connecting.
 func (c *Config) Validate() error {
 	switch {
-	case len(c.Scripts) == 0:
-		return badinput.New("dbprobe stress needs at least one --sql FILE: the statements each iteration runs")
+	case len(c.Scripts) == 0 && c.Mix == MixNone:
+		return badinput.New("dbprobe stress needs at least one --sql FILE (the statements each iteration runs) or a built-in --mix (%s)", strings.Join(MixNames(), ", "))
 	case c.Threads < 1:
 		return badinput.New("--threads %d: give 1 or more", c.Threads)
 	case c.Iterations < 0:
@@ -224,6 +236,12 @@ func (c *Config) Validate() error {
 			return badinput.New("--param %s is given twice; give each parameter once", p.Name)
 		}
 		seen[p.Name] = true
+	}
+	if err := c.validateMix(); err != nil {
+		return err
+	}
+	if err := c.validatePlacement(); err != nil {
+		return err
 	}
 	return c.Monitor.Validate()
 }

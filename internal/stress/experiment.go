@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -45,15 +46,22 @@ type job struct {
 	// setup and teardown are their files' statements.
 	setup, teardown []driver.ScriptStatement
 	csv             *rows
-	work            *files
+	work            Work
 	shared          *shared
+	// mix is the --mix's Work and table, nil for --sql files; placed what
+	// --placement and --placement-temp made (placement.go).
+	mix    *oltp
+	placed placed
 	// plans are each statement's plan at the start, by script and
 	// statement; first the values of the first iteration, with which
 	// they were taken.
-	plans   [][]*driver.Plan
-	first   []any
-	notes   []string
-	dataDir string
+	plans [][]*driver.Plan
+	first []any
+	notes []string
+	// endNotes are notes made after the header was written, for the
+	// summary.
+	endNotes []string
+	dataDir  string
 }
 
 // Run runs the stress experiment: setup, the measured iterations, and
@@ -80,6 +88,7 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	}
 	tc := c.Target
 	tc.DefaultFile = "stress.db"
+	tc.DefaultIn, tc.DefaultInFlag = c.placementDefaultIn()
 	if j.target, err = experiment.ResolveTarget(tc, c.Stderr); err != nil {
 		return err
 	}
@@ -101,6 +110,20 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 		return err
 	}
 	if err := j.split(); err != nil {
+		return err
+	}
+	// What dbprobe makes on the server goes at the end, whatever happens:
+	// the mix's table, then the Locations (placement.go).
+	defer func() {
+		if cerr := j.cleanup(ctx); cerr != nil {
+			if err == nil {
+				err = cerr
+			} else {
+				fmt.Fprintf(c.Stderr, "dbprobe: %v\n", cerr)
+			}
+		}
+	}()
+	if err := j.place(ctx); err != nil {
 		return err
 	}
 	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.db.Info().Driver}, stops); err != nil {
@@ -211,16 +234,36 @@ func (j *job) split() error {
 	return nil
 }
 
+// caseHint says that a source gives a parameter of the same name but
+// another case; "" when none does.
+func caseHint(name string, given []string) string {
+	for _, g := range given {
+		if strings.EqualFold(g, name) {
+			return fmt.Sprintf(" (:%s is given: names are case-sensitive, and a database may fold a column's name to lower or upper case)", g)
+		}
+	}
+	return ""
+}
+
 // options are how every connection of the run talks to the server.
 func (j *job) options() driver.SQLOptions {
-	return driver.SQLOptions{Simple: j.c.Protocol == Simple, Setup: j.session}
+	return driver.SQLOptions{Simple: j.c.Protocol == Simple, Setup: j.sessionSetup()}
+}
+
+// sessionSetup are the statements every connection runs as it opens:
+// where its temporary files go (--placement-temp), then --session-setup.
+func (j *job) sessionSetup() []string {
+	if len(j.placed.tempSetup) == 0 {
+		return j.session
+	}
+	return append(slices.Clone(j.placed.tempSetup), j.session...)
 }
 
 // control opens the connection that runs setup, teardown and the checks:
 // with the session's settings, and as text where the database can (some
 // statements, MySQL's CREATE TRIGGER, cannot be prepared).
 func (j *job) control(ctx context.Context, asText bool) (driver.SQLConn, error) {
-	o := driver.SQLOptions{Setup: j.session, Simple: asText && j.caps.OK(driver.CapSimpleProtocol)}
+	o := driver.SQLOptions{Setup: j.sessionSetup(), Simple: asText && j.caps.OK(driver.CapSimpleProtocol)}
 	conn, err := j.sql.SQLConn(ctx, o)
 	if err != nil {
 		if len(j.session) > 0 && !badinput.Is(err) {
@@ -239,7 +282,16 @@ func (j *job) runScript(ctx context.Context, flag, path string, stmts []driver.S
 		return err
 	}
 	defer conn.Close()
+	execer, direct := conn.(driver.Execer)
 	for _, s := range stmts {
+		if direct {
+			// As written, unprepared: a server may refuse to prepare
+			// what a setup holds (MySQL's CREATE TRIGGER).
+			if _, err := execer.Exec(ctx, s.Text); err != nil {
+				return j.statementError(flag, path, s.Line, err)
+			}
+			continue
+		}
 		st, err := conn.Prepare(ctx, s.Text)
 		if err == nil {
 			if len(st.Params()) > 0 {
@@ -263,6 +315,10 @@ func (j *job) statementError(flag, path string, line int, err error) error {
 	msg := strings.Join(strings.Fields(j.target.ScrubError(err)), " ")
 	if driver.IsConnLost(err) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Errorf("%s %s line %d: %s", flag, path, line, msg)
+	}
+	if badinput.Is(err) {
+		// dbprobe's own refusal (a parameter with nothing to bind it).
+		return badinput.New("%s %s line %d: %s", flag, path, line, msg)
 	}
 	return badinput.New("%s %s line %d: %s says: %s", flag, path, line, j.caps.Database, msg)
 }
@@ -311,7 +367,12 @@ func (j *job) prepareWork(ctx context.Context) error {
 	for _, p := range c.Params {
 		sources = append(sources, newGenerator(p))
 	}
-	w, err := newFiles(j.work.scripts, sources)
+	var w Work
+	if c.Mix != MixNone {
+		w, err = j.prepareMix(ctx)
+	} else {
+		w, err = newFiles(j.work.Scripts(), sources)
+	}
 	if err != nil {
 		return err
 	}
@@ -338,19 +399,24 @@ func (j *job) prepareWork(ctx context.Context) error {
 				i, ok := index[n]
 				if !ok {
 					prepared.Close()
-					return badinput.New("--sql %s line %d: parameter :%s is given no value; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
-						sc.Path, st.Line, n, n)
+					return badinput.New("--sql %s line %d: parameter :%s is given no value%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
+						sc.Path, st.Line, n, caseHint(n, w.Params()), n)
 				}
 				used[n] = true
 				args = append(args, j.first[i])
 			}
 			if explainer != nil && j.caps.OK(driver.CapExplain) {
 				p, err := explainer.Explain(ctx, prepared, args, false)
-				if err != nil {
+				switch {
+				case errors.Is(err, driver.ErrNoPlan):
+					// Checked by Prepare; it has no plan to keep.
+					j.notes = append(j.notes, fmt.Sprintf("plan [%s]: none: %s shows no plan for this kind of statement", st.Label, j.caps.Database))
+				case err != nil:
 					prepared.Close()
 					return j.statementError("--sql", sc.Path, st.Line, err)
+				default:
+					j.plans[s][k] = &p
 				}
-				j.plans[s][k] = &p
 			}
 			prepared.Close()
 		}
@@ -373,14 +439,10 @@ func (j *job) prepareWork(ctx context.Context) error {
 	return nil
 }
 
-// paramsQuery runs --params-query once and keeps its rows, named by its
-// select list.
+// paramsQuery runs --params-query once and keeps its rows, each column
+// a parameter named as the database names the column.
 func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, error) {
 	q := j.c.ParamsQuery
-	names, err := columnNames(q)
-	if err != nil {
-		return nil, badinput.New("--params-query: %v", err)
-	}
 	st, err := conn.Prepare(ctx, q)
 	if err != nil {
 		return nil, badinput.New("--params-query: %s says: %s", j.caps.Database, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
@@ -389,11 +451,8 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 	if len(st.Params()) > 0 {
 		return nil, badinput.New("--params-query has parameters (:%s): it runs once, before any value is known; give it without", strings.Join(st.Params(), ", :"))
 	}
-	r := &rows{cols: names, order: j.c.ParamsOrder, from: "--params-query"}
-	_, err = conn.Run(ctx, st, nil, func(row []any) error {
-		if len(row) != len(names) {
-			return badinput.New("--params-query returns %d columns, but its select list names %d (%s): name each column in the select list", len(row), len(names), strings.Join(names, ", "))
-		}
+	r := &rows{order: j.c.ParamsOrder, from: "--params-query"}
+	out, err := conn.Run(ctx, st, nil, func(row []any) error {
 		vals := make([]any, len(row))
 		for i, v := range row {
 			vals[i] = normalize(v)
@@ -402,15 +461,19 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 		return nil
 	})
 	if err != nil {
-		if badinput.Is(err) {
-			return nil, err
-		}
 		return nil, badinput.New("--params-query: %s says: %s", j.caps.Database, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
 	}
+	if out.Columns == nil {
+		return nil, badinput.New("--params-query returns no rows: give a SELECT whose columns are the parameters (SELECT id, name FROM …)")
+	}
+	if err := checkColumns(j.caps.Database, out.Columns); err != nil {
+		return nil, err
+	}
+	r.cols = out.Columns
 	if len(r.vals) == 0 {
 		return nil, badinput.New("--params-query returned no rows: it must give at least one row of parameter values")
 	}
-	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(names, ", "), j.c.ParamsOrder))
+	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), j.c.ParamsOrder))
 	return r, nil
 }
 
@@ -471,6 +534,8 @@ func (j *job) measure(ctx context.Context) error {
 	}
 	sum.Stress = j.stressSummary(ctx, out, workers, costs)
 	sum.Notes = append(sum.Notes, costs.lateNotes...)
+	sum.Notes = append(sum.Notes, j.endNotes...)
+	sum.Notes = append(sum.Notes, j.mixRates(mon, out)...)
 	var stopped error
 	faults := experiment.Faults{Failing: experiment.Failing(out, j.target.Target, "iterations")}
 	if sum.Availability != nil {
@@ -571,8 +636,15 @@ func (j *job) header() result.Header {
 		how = "the statements of an iteration in one transaction (COMMIT is timed apart); a failure rolls it back, and --retries repeats the whole iteration"
 	}
 	h.Notes = append(h.Notes, "iterations: "+how)
-	h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; each statement's series is labelled by its file and place ([FILE.SQL-N]), its text is in the summary")
+	if j.mix != nil {
+		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; an iteration of --mix is one statement, its series named by its kind ([OLTP-SELECT] …), its text in the summary")
+	} else {
+		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; each statement's series is labelled by its file and place ([FILE.SQL-N]), its text is in the summary")
+	}
 	for _, sc := range j.work.Scripts() {
+		if j.mix != nil {
+			break
+		}
 		share := ""
 		if len(j.work.Scripts()) > 1 {
 			share = fmt.Sprintf(" (weight %g)", sc.Weight)

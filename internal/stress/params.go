@@ -290,3 +290,21 @@ func normalize(v any) any {
 	}
 	return fmt.Sprint(v)
 }
+
+// checkColumns refuses the columns of a --params-query that no :name can
+// refer to, as the database named them (PostgreSQL "?column?" for an
+// expression without an alias, MySQL the expression's text), and a name
+// given twice.
+func checkColumns(database string, cols []string) error {
+	seen := map[string]int{}
+	for i, c := range cols {
+		if !isParamName(c) {
+			return badinput.New("--params-query: %s names column %d %q, which no :name can refer to: give it a name with AS, e.g. SELECT lower(email) AS email FROM …", database, i+1, c)
+		}
+		if k, dup := seen[c]; dup {
+			return badinput.New("--params-query: columns %d and %d are both named %s: give each column its own name with AS", k+1, i+1, c)
+		}
+		seen[c] = i
+	}
+	return nil
+}

@@ -8,48 +8,24 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 )
 
-func TestColumnNames(t *testing.T) {
+func TestCheckColumns(t *testing.T) {
 	for _, tc := range []struct {
-		q    string
-		want []string
+		cols []string
 		bad  string
 	}{
-		{q: "SELECT id FROM t", want: []string{"id"}},
-		{q: "select t.id, name from t where x = 1", want: []string{"id", "name"}},
-		{q: "SELECT DISTINCT c.id AS cust, lower(name) nm FROM c", want: []string{"cust", "nm"}},
-		{q: `SELECT "Id", coalesce(a, ',') AS "v" FROM t`, want: []string{"Id", "v"}},
-		{q: "SELECT id, (SELECT max(x) FROM u) AS top FROM t ORDER BY id", want: []string{"id", "top"}},
-		{q: "SELECT id FROM t UNION SELECT id FROM u", want: []string{"id"}},
-		{q: "SELECT a + b FROM t", bad: "give it one with AS"},
-		{q: "SELECT * FROM t", bad: "give the columns by name"},
-		{q: "SELECT t.* FROM t", bad: "give the columns by name"},
-		{q: "VALUES (1)", bad: "not a SELECT"},
+		{cols: []string{"id", "Name", "_x1"}},
+		{cols: []string{"id", "?column?"}, bad: `names column 2 "?column?", which no :name can refer to`},
+		{cols: []string{"id + 1"}, bad: "give it a name with AS"},
+		{cols: []string{"id", "n", "id"}, bad: "columns 1 and 3 are both named id"},
 	} {
-		got, err := columnNames(tc.q)
+		err := checkColumns("PostgreSQL", tc.cols)
 		switch {
-		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), tc.bad)):
-			t.Errorf("%s: %v, %v; want an error saying %q", tc.q, got, err, tc.bad)
-		case tc.bad == "" && (err != nil || !slices.Equal(got, tc.want)):
-			t.Errorf("%s: %v, %v; want %v", tc.q, got, err, tc.want)
+		case tc.bad == "" && err != nil:
+			t.Errorf("%q: %v", tc.cols, err)
+		case tc.bad != "" && (!badinput.Is(err) || !strings.Contains(err.Error(), tc.bad)):
+			t.Errorf("%q: %v; want bad input saying %q", tc.cols, err, tc.bad)
 		}
 	}
-}
-
-func FuzzColumnNames(f *testing.F) {
-	for _, s := range []string{"SELECT id FROM t", "SELECT a AS b, 'x,y' c FROM t", "SELECT (", "SELECT \"", "--\nSELECT x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, q string) {
-		names, err := columnNames(q)
-		if err != nil {
-			return
-		}
-		for _, n := range names {
-			if !isParamName(n) {
-				t.Errorf("%q: name %q is not a parameter name", q, n)
-			}
-		}
-	})
 }
 
 func TestParseParam(t *testing.T) {

@@ -245,6 +245,7 @@ func TestBadInput(t *testing.T) {
 		"nowhere.sql":  "SELECT n FROM t WHERE id = :id AND n = :other;\n",
 		"short.csv":    "id,n\n1,2\n3\n",
 		"ids.csv":      "id\n1\n",
+		"hint.sql":     "SELECT n FROM t WHERE id = :id;\n/*+ hint */;\n",
 	})
 	p := func(name string) string { return filepath.Join(dir, name) }
 	cases := []struct {
@@ -259,7 +260,10 @@ func TestBadInput(t *testing.T) {
 		{"parameter given nowhere", func(c *Config) { c.Scripts[0].Path = p("nowhere.sql") }, []string{"nowhere.sql line 1: parameter :other is given no value"}},
 		{"csv short row", func(c *Config) { c.Params = nil; c.ParamsCSV = p("short.csv") }, []string{"short.csv line 3 has 1 fields, the header 2"}},
 		{"params-query no rows", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id FROM t" }, []string{"--params-query returned no rows"}},
-		{"params-query star", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT * FROM t" }, []string{"--params-query", "give the columns by name"}},
+		{"params-query unnamed", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id + 1 FROM t" }, []string{"--params-query: SQLite names column 1 \"id + 1\"", "AS"}},
+		{"params-query twice", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id, n AS id FROM t" }, []string{"columns 1 and 2 are both named id"}},
+		{"params-query no result", func(c *Config) { c.Params = nil; c.ParamsQuery = "UPDATE t SET n = 1" }, []string{"--params-query returns no rows"}},
+		{"comment alone", func(c *Config) { c.Scripts[0].Path = p("hint.sql") }, []string{"hint.sql line 2:", "only comments"}},
 		{"source twice", func(c *Config) { c.ParamsCSV = p("ids.csv") }, []string{"parameter :id is given twice"}},
 		{"no count no duration", func(c *Config) { c.Iterations = 0 }, []string{"--iterations 0 and no --duration"}},
 		{"null database", func(c *Config) { c.Target.DB = "null" }, []string{"has no SQL text"}},

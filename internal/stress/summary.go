@@ -37,8 +37,10 @@ type costWindow struct {
 
 	mu     sync.Mutex
 	before *driver.Costs
-	// pending is closed once the reading at the warm-up's end is done.
+	// pending is closed once the reading at the warm-up's end is done, or
+	// timer stopped before it began.
 	pending   chan struct{}
+	timer     *time.Timer
 	lateNotes []string
 }
 
@@ -85,7 +87,7 @@ func (w *costWindow) start(ctx context.Context, start time.Time, warmup time.Dur
 		return
 	}
 	w.pending = make(chan struct{})
-	time.AfterFunc(time.Until(start.Add(warmup)), func() {
+	w.timer = time.AfterFunc(time.Until(start.Add(warmup)), func() {
 		defer close(w.pending)
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), costReadTimeout)
 		defer cancel()
@@ -108,10 +110,14 @@ func (w *costWindow) delta(ctx context.Context, out *runner.Outcome) (driver.Cos
 		return driver.Costs{}, false
 	}
 	if w.pending != nil {
-		if out.WarmupUnfinished {
+		if out.WarmupUnfinished && w.timer.Stop() {
+			// Not read, and now never: the run is over.
 			return driver.Costs{}, false
 		}
 		<-w.pending
+		if out.WarmupUnfinished {
+			return driver.Costs{}, false
+		}
 	}
 	w.mu.Lock()
 	before := w.before
@@ -170,6 +176,7 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 	if j.c.Explain {
 		ends, changed = j.explainAtEnd(ctx)
 	}
+	var unfound []string
 	flat := 0
 	for s, sc := range j.work.Scripts() {
 		for k, stmt := range sc.Statements {
@@ -183,6 +190,7 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 				t.rows += wt.rows
 				t.affected += wt.affected
 				t.affectedKnown += wt.affectedKnown
+				t.ran += wt.ran
 			}
 			ss.Rows = t.rows
 			if t.affectedKnown > 0 {
@@ -196,11 +204,22 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 				ss.PlanChanged = changed[s][k]
 			}
 			if haveCosts && flat < len(d.Statements) {
-				ss.Cost = figures(d.Statements[flat], d.Statements[flat].Calls)
+				c := d.Statements[flat]
+				ss.Cost = figures(c, c.Calls)
+				if c.Calls == 0 && t.ran > 0 {
+					unfound = append(unfound, fmt.Sprintf("[%s] (ran %s times)", stmt.Label, result.Grouped(t.ran)))
+				}
 			}
 			st.Statements = append(st.Statements, ss)
 			flat++
 		}
+	}
+	if len(unfound) > 0 {
+		why := "the database records it where dbprobe does not find it, or its entry was evicted (the header's server costs notes say what the database does not count)"
+		if j.c.Protocol == Simple {
+			why = "by --protocol simple a statement with constants of its own (n + 1, LIMIT 10) may be recorded under another text; give it as a parameter, or run --protocol prepared"
+		}
+		j.endNotes = append(j.endNotes, fmt.Sprintf("server costs: the server counted no call of %s (%s): its costs are unknown; %s", strings.Join(unfound, ", "), d.Source, why))
 	}
 	return st
 }
@@ -213,17 +232,21 @@ func (j *job) explainAtEnd(ctx context.Context) ([][]*driver.Plan, [][]bool) {
 		return nil, nil
 	}
 	if !j.caps.OK(driver.CapExplain) {
-		j.notes = append(j.notes, fmt.Sprintf("--explain: %s has no %s here (%s)", j.caps.Database, driver.CapExplain, j.caps.Support(driver.CapExplain).Note))
+		j.endNotes = append(j.endNotes, fmt.Sprintf("--explain: %s has no %s here (%s)", j.caps.Database, driver.CapExplain, j.caps.Support(driver.CapExplain).Note))
 		return nil, nil
 	}
 	conn, err := j.control(ctx, false)
 	if err != nil {
+		j.endNotes = append(j.endNotes, "--explain: no plans at the end: "+j.target.ScrubError(err))
 		return nil, nil
 	}
 	defer conn.Close()
 	ex, ok := conn.(driver.Explainer)
 	if !ok {
 		return nil, nil
+	}
+	fail := func(label, what string, err error) {
+		j.endNotes = append(j.endNotes, fmt.Sprintf("--explain [%s]: %s: %s", label, what, strings.Join(strings.Fields(j.target.ScrubError(err)), " ")))
 	}
 	index := j.shared.index
 	var ends [][]*driver.Plan
@@ -232,8 +255,12 @@ func (j *job) explainAtEnd(ctx context.Context) ([][]*driver.Plan, [][]bool) {
 		ends = append(ends, make([]*driver.Plan, len(sc.Statements)))
 		changed = append(changed, make([]bool, len(sc.Statements)))
 		for k, stmt := range sc.Statements {
+			if j.plans[s][k] == nil {
+				continue // it had no plan at the start either
+			}
 			prepared, err := conn.Prepare(ctx, stmt.Text)
 			if err != nil {
+				fail(stmt.Label, "not prepared", err)
 				continue
 			}
 			var args []any
@@ -241,10 +268,14 @@ func (j *job) explainAtEnd(ctx context.Context) ([][]*driver.Plan, [][]bool) {
 				args = append(args, j.first[index[n]])
 			}
 			now, err := ex.Explain(ctx, prepared, args, false)
-			if err == nil && j.plans[s][k] != nil {
+			if err != nil {
+				fail(stmt.Label, "no plan to compare with the start's", err)
+			} else {
 				changed[s][k] = PlanShape(now.Text) != PlanShape(j.plans[s][k].Text)
 			}
-			if p, err := ex.Explain(ctx, prepared, args, true); err == nil {
+			if p, err := ex.Explain(ctx, prepared, args, true); err != nil {
+				fail(stmt.Label, "not analyzed", err)
+			} else {
 				ends[s][k] = &p
 			}
 			prepared.Close()

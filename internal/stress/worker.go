@@ -102,6 +102,9 @@ type tally struct {
 	// affectedKnown counts executions whose count of rows changed the
 	// database gave.
 	affectedKnown int64
+	// ran counts the measured executions that succeeded, committed or
+	// not: what the server's count of calls is held against.
+	ran int64
 }
 
 func (t *tally) add(o driver.Outcome) {
@@ -267,6 +270,7 @@ func (w *worker) each(ctx context.Context, s *runner.Step, sc int) error {
 			return err
 		}
 		if t1 >= w.p.warmEnd.Load() {
+			w.tallies[sc][k].ran++
 			w.tallies[sc][k].add(out)
 		}
 	}
@@ -285,11 +289,15 @@ func (w *worker) transaction(ctx context.Context, s *runner.Step, sc int) error 
 	for k := range ops {
 		t0 := measure.Now()
 		out, err := w.run(ctx, sc, k)
-		s.Finish(&ops[k], err, t0, measure.Now(), 0)
+		t1 := measure.Now()
+		s.Finish(&ops[k], err, t0, t1, 0)
 		if err != nil {
 			w.recorded = true
 			w.rollback(ctx)
 			return err
+		}
+		if t1 >= w.p.warmEnd.Load() {
+			w.tallies[sc][k].ran++
 		}
 		w.pending[k] = out
 	}

@@ -89,6 +89,9 @@ start_mariadb() {
 		# real server's. local_infile=ON: the driver's bulk load uses LOAD
 		# DATA LOCAL. Load tests use up to 200 workers, hence
 		# max_connections. The buffer pool is modest: the machine is shared.
+		# performance_schema = ON (MariaDB's default is OFF): the stress
+		# experiment's per-statement costs come from its statement digests,
+		# and their tests need them.
 		cat >"$my_tmp/my.cnf" <<-EOF
 			[mysqld]
 			user = $my_user
@@ -103,6 +106,7 @@ start_mariadb() {
 			max_connections = 300
 			innodb_buffer_pool_size = 256M
 			innodb_flush_log_at_trx_commit = 1
+			performance_schema = ON
 		EOF
 		if [[ $attempt == 1 ]]; then
 			if [[ $my_user != "$(id -un)" ]]; then

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
 	"github.com/dbprobe/dbprobe/internal/rawnet"
 )
 
@@ -76,6 +77,9 @@ type DB struct {
 	closed   bool
 
 	procMu sync.Mutex // one procedure check at a time
+
+	// sqlOpen hands out SQL text's connections (SQLOptions).
+	sqlOpen *sqltext.Opener
 }
 
 // durabilityChange is a server-wide setting Open changed: the value before
@@ -124,6 +128,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 		open:      map[*session]struct{}{},
 		procsOK:   map[string]bool{},
 	}
+	db.sqlOpen = &sqltext.Opener{Product: "MySQL", Pool: pool, Connector: db.sqlConnector, Idle: 4}
 	// The first connection, handshake included, is bounded by the connect
 	// timeout even when ctx is not: go-sql-driver bounds only the dial, and
 	// a server that accepts and never answers would hang Open.
@@ -380,6 +385,7 @@ func (db *DB) Close() error {
 		s.Close()
 	}
 	err := db.restoreDurability()
+	db.sqlOpen.Close()
 	db.pool.Close()
 	return err
 }

@@ -19,6 +19,10 @@ var (
 	_ driver.BulkLoader   = (*DB)(nil)
 	_ driver.Placer       = (*DB)(nil)
 	_ driver.Describer    = (*DB)(nil)
+	_ driver.CostReader   = (*DB)(nil)
+	_ driver.Locator      = (*DB)(nil)
+	_ driver.Explainer    = (*sqlConn)(nil)
+	_ driver.Execer       = (*sqlConn)(nil)
 )
 
 // Capabilities says what MySQL and MariaDB do beyond key-value, and how.
@@ -38,22 +42,21 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "LOAD DATA LOCAL INFILE, one connection per writer (multi-row INSERT when the server has local_infile off)")
 	c.Has(driver.CapPlace, "DATA DIRECTORY on each table (innodb_file_per_table; MySQL 8 also wants the directory in innodb_directories)")
 	c.Has(driver.CapCounters, "SHOW GLOBAL STATUS (InnoDB's redo log, buffer pool and data files)")
-	c.Lacks(driver.CapSimpleProtocol, "not built yet")
-	c.Lacks(driver.CapExplain, "not built yet")
-	c.Lacks(driver.CapCosts, "not built yet")
-	c.Lacks(driver.CapTempPlace, "not built yet")
-	c.Lacks(driver.CapLocate, "not built yet")
+	c.Has(driver.CapSimpleProtocol, "go-sql-driver/mysql's interpolateParams: each parameter put into the text as an escaped literal, one COM_QUERY per statement, nothing prepared on the server")
+	c.Has(driver.CapExplain, "EXPLAIN; with analyze "+db.analyzeHow()+", in a transaction rolled back (changes to MEMORY or MyISAM tables are not undone)")
+	c.Has(driver.CapCosts, "performance_schema's events_statements_summary_by_digest per statement (calls, rows, time; on MariaDB only statements sent as text: use the simple protocol), SHOW GLOBAL STATUS for the database (InnoDB buffer pool read requests and reads)")
+	c.Lacks(driver.CapTempPlace, noTempPlace)
+	c.Has(driver.CapLocate, "the .ibd file InnoDB names in information_schema (INNODB_SYS_TABLESPACES, INNODB_SYS_DATAFILES or FILES), under @@datadir when relative")
 	return c
 }
 
-// SQLConn takes a connection of the pool for SQL text. Its statements are
-// stopped by KILL QUERY from another connection when their context ends
+// SQLConn takes a connection for SQL text, as o asks (sqltext.Opener):
+// the pool's, one of a pool whose connections interpolate parameters
+// (Simple), or one of its own (Fresh, Setup). Its statements are stopped
+// by KILL QUERY from another connection when their context ends
 // (killable), and it stays usable.
 func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
-	if o.Simple || o.Fresh || len(o.Setup) > 0 {
-		return nil, driver.Unsupported("MySQL", "SQL connection options yet", "open it without them")
-	}
-	c, err := db.pool.Conn(ctx)
+	c, err := db.sqlOpen.Conn(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open a connection: %w", classify(err))
 	}
@@ -62,13 +65,17 @@ func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn,
 		c.Close()
 		return nil, classify(err)
 	}
-	s.SQLConn = sqltext.New(c, &sqltext.Hooks{
+	s.SQLConn, err = sqltext.Start(ctx, c, &sqltext.Hooks{
 		Prefix: "mysql", Product: "MySQL", Dialect: sqlgen.MySQL, Classify: classify,
 		Begin: "START TRANSACTION", Commit: "COMMIT", Rollback: "ROLLBACK",
 		Guard: func(ctx context.Context, run func(context.Context) error) error {
 			return db.killable(ctx, s.id, run)
 		},
-	})
+		Explain: db.explain,
+	}, o)
+	if err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -119,6 +120,11 @@ func (db *DB) Costs(ctx context.Context, texts []string) (driver.Costs, error) {
 		return driver.Costs{}, fmt.Errorf("postgres: costs: %w", classify(err))
 	}
 	out := driver.Costs{Source: "pg_stat_database"}
+	if note, err := db.awaitClosed(ctx, c); err != nil {
+		return driver.Costs{}, fmt.Errorf("postgres: costs: %w", classify(err))
+	} else if note != "" {
+		out.Notes = append(out.Notes, note)
+	}
 	activeTime := "NULL::float8"
 	if versionNum >= 140000 {
 		activeTime = "active_time"
@@ -166,6 +172,76 @@ func (db *DB) Costs(ctx context.Context, texts []string) (driver.Costs, error) {
 	}
 	out.Notes = append(out.Notes, "PostgreSQL counts no CPU time per statement or database (the pg_stat_kcache extension does; dbprobe does not read it)")
 	return out, nil
+}
+
+// closedConn records the backends of SQLConns just closed, for Costs to
+// wait for.
+func (db *DB) closedConn(pids ...uint32) {
+	db.closedMu.Lock()
+	for _, pid := range pids {
+		if pid != 0 {
+			db.closedPIDs = append(db.closedPIDs, pid)
+		}
+	}
+	db.closedMu.Unlock()
+}
+
+// closedWait bounds how long Costs waits for the backends of closed
+// SQLConns to end; closedPoll is how often it looks.
+const (
+	closedWait = 5 * time.Second
+	closedPoll = 5 * time.Millisecond
+)
+
+// stillRunningSQL returns those of the pids $1 whose backends are still
+// there.
+const stillRunningSQL = `SELECT coalesce(array_agg(pid), '{}') FROM pg_stat_activity WHERE pid = ANY($1::int8[])`
+
+// awaitClosed waits until the server has ended the backends of the
+// SQLConns closed since the last reading. A backend adds the work it has
+// not reported yet (up to a second's, PostgreSQL 15) to pg_stat_database
+// as it exits, before it leaves pg_stat_activity (its statistics are
+// flushed by a before_shmem_exit callback, its pg_stat_activity entry
+// cleared by a later on_shmem_exit one), so once it has left, the
+// reading holds all of its work. Backends still there after closedWait
+// are kept for the next reading, and the note says so.
+func (db *DB) awaitClosed(ctx context.Context, c *pgx.Conn) (string, error) {
+	db.closedMu.Lock()
+	pids := db.closedPIDs
+	db.closedPIDs = nil
+	db.closedMu.Unlock()
+	if len(pids) == 0 {
+		return "", nil
+	}
+	deadline := time.Now().Add(closedWait)
+	for {
+		asked := make([]int64, len(pids))
+		for i, p := range pids {
+			asked[i] = int64(p)
+		}
+		var left []int64
+		if err := c.QueryRow(ctx, stillRunningSQL, asked).Scan(&left); err != nil {
+			db.closedConn(pids...)
+			return "", err
+		}
+		if len(left) == 0 {
+			return "", nil
+		}
+		pids = pids[:0]
+		for _, p := range left {
+			pids = append(pids, uint32(p))
+		}
+		if time.Now().After(deadline) {
+			db.closedConn(pids...)
+			return fmt.Sprintf("pg_stat_database: %d closed connections of dbprobe's were still ending after %s; the work they had not reported yet (up to a second's) is missing from this reading", len(pids), closedWait), nil
+		}
+		select {
+		case <-ctx.Done():
+			db.closedConn(pids...)
+			return "", ctx.Err()
+		case <-time.After(closedPoll):
+		}
+	}
 }
 
 // statementsNote says what keeps pg_stat_statements from counting this

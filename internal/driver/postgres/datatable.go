@@ -404,9 +404,12 @@ func tablespaceError(err error, dir string) error {
 		return classify(err)
 	}
 	switch {
-	case pgErr.Code == codeInsufficientPrivilege:
+	// The server refuses a directory it may not take over (not its OS
+	// user's) with the privilege code too: that is the directory's fault,
+	// not the role's.
+	case pgErr.Code == codeInsufficientPrivilege && !strings.Contains(pgErr.Message, "directory"):
 		return badinput.New("PostgreSQL refused to create a tablespace: %w; CREATE TABLESPACE needs a superuser", &driver.Scrubbed{Msg: pgErr.Message, Err: classify(err)})
-	case strings.HasPrefix(pgErr.Code, "58") || pgErr.Code == "42P17" || pgErr.Code == "55000" || pgErr.Code == "22023":
+	case strings.HasPrefix(pgErr.Code, "58") || pgErr.Code == "42P17" || pgErr.Code == "55000" || pgErr.Code == "22023" || pgErr.Code == codeInsufficientPrivilege:
 		// 58P01 no such directory, 42P17 not absolute, 55000 not empty.
 		return badinput.New("PostgreSQL cannot put a tablespace in %s: %w; the directory must exist on the database server's host, be empty and belong to the server's OS user (postgres)",
 			dir, &driver.Scrubbed{Msg: pgErr.Message, Err: classify(err)})

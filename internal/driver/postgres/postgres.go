@@ -72,6 +72,11 @@ type DB struct {
 	// table looks for them.
 	procMu    sync.Mutex
 	procReady map[string]bool
+
+	// closedMu guards closedPIDs: the backends of SQLConns closed whose
+	// end Costs has not seen yet.
+	closedMu   sync.Mutex
+	closedPIDs []uint32
 }
 
 // Open connects to target, proves the server answers and the credentials

@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -28,6 +30,7 @@ var (
 	_ driver.TempPlacer   = (*DB)(nil)
 	_ driver.Locator      = (*DB)(nil)
 	_ driver.Explainer    = (*sqlConn)(nil)
+	_ driver.Execer       = (*sqlConn)(nil)
 )
 
 // Capabilities says what PostgreSQL does beyond key-value, and how.
@@ -74,7 +77,7 @@ func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn,
 			return nil, fmt.Errorf("postgres: session setup %q: %w", s, classify(err))
 		}
 	}
-	return &sqlConn{conn: conn, simple: o.Simple}, nil
+	return &sqlConn{db: db, conn: conn, simple: o.Simple}, nil
 }
 
 // SplitScript cuts a script into its statements by PostgreSQL's rules, with
@@ -85,6 +88,7 @@ func (db *DB) SplitScript(text string) ([]driver.ScriptStatement, error) {
 
 // sqlConn is one connection running SQL text.
 type sqlConn struct {
+	db   *DB
 	conn *pgx.Conn
 	// simple sends statements by the simple query protocol, their values
 	// written into the text by pgx (SQLOptions.Simple).
@@ -99,6 +103,9 @@ type sqlStmt struct {
 	c     *sqlConn
 	name  string
 	bound sqlgen.Bound
+	// cols are the columns of its rows, from its description (nil when
+	// it returns none): Outcome.Columns.
+	cols []string
 }
 
 // Params names the parameters in the order Run takes them.
@@ -125,10 +132,11 @@ func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error)
 	}
 	c.n++
 	name := "dbprobe_sql_" + strconv.Itoa(c.n)
-	if _, err := c.conn.Prepare(ctx, name, b.Text); err != nil {
+	sd, err := c.conn.Prepare(ctx, name, b.Text)
+	if err != nil {
 		return nil, classify(err)
 	}
-	st := &sqlStmt{c: c, name: name, bound: b}
+	st := &sqlStmt{c: c, name: name, bound: b, cols: columns(sd.Fields)}
 	if c.simple {
 		if err := c.conn.Deallocate(ctx, name); err != nil {
 			return nil, classify(err)
@@ -176,7 +184,7 @@ func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func
 	if err != nil {
 		return driver.Outcome{}, classify(err)
 	}
-	var out driver.Outcome
+	out := driver.Outcome{Columns: st.cols}
 	for rows.Next() {
 		out.Rows++
 		if visit == nil {
@@ -217,11 +225,57 @@ func (c *sqlConn) exec(ctx context.Context, sql string) error {
 	return classify(err)
 }
 
-// Close closes the connection.
+// Exec runs text once by the simple protocol, unprepared, and counts the
+// rows it returned and changed; text with :name parameters is refused.
+func (c *sqlConn) Exec(ctx context.Context, text string) (driver.Outcome, error) {
+	b, err := sqlgen.Bind(sqlgen.Postgres, text)
+	if err != nil {
+		return driver.Outcome{}, badinput.New("PostgreSQL statement: %v", err)
+	}
+	if len(b.Names) > 0 {
+		return driver.Outcome{}, badinput.New("the statement has parameters (:%s), which nothing gives a value to here", strings.Join(b.Names, ", :"))
+	}
+	rows, err := c.conn.Query(ctx, text, pgx.QueryExecModeSimpleProtocol)
+	if err != nil {
+		return driver.Outcome{}, classify(err)
+	}
+	out := driver.Outcome{Columns: columns(rows.FieldDescriptions())}
+	for rows.Next() {
+		out.Rows++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, classify(err)
+	}
+	out.Affected = -1
+	if tag := rows.CommandTag(); !tag.Select() {
+		out.Affected = tag.RowsAffected()
+	}
+	return out, nil
+}
+
+// columns names the fields of a row description; nil for none.
+func columns(fields []pgconn.FieldDescription) []string {
+	if len(fields) == 0 {
+		return nil
+	}
+	out := make([]string, len(fields))
+	for i, f := range fields {
+		out[i] = f.Name
+	}
+	return out
+}
+
+// Close closes the connection. Its backend's pid is kept until Costs
+// has seen the backend end, which is when the server has counted all of
+// its work in pg_stat_database.
 func (c *sqlConn) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
-	return c.conn.Close(ctx)
+	pid := c.conn.PgConn().PID()
+	err := c.conn.Close(ctx)
+	c.db.closedConn(pid)
+	return err
 }
 
 // Explain runs EXPLAIN of st's text with args bound by the extended
@@ -240,7 +294,7 @@ func (c *sqlConn) Explain(ctx context.Context, s driver.Stmt, args []any, analyz
 	defer clear(c.args)
 	if !analyze {
 		text, err := c.explain(ctx, "EXPLAIN "+st.bound.Text)
-		return driver.Plan{Text: text, How: "EXPLAIN (a custom plan for the values given)"}, err
+		return driver.Plan{Text: text, How: "EXPLAIN (a custom plan for the values given)"}, noPlan(err)
 	}
 	open, undo, how := "BEGIN", "ROLLBACK", "EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back"
 	switch c.conn.PgConn().TxStatus() {
@@ -260,7 +314,18 @@ func (c *sqlConn) Explain(ctx context.Context, s driver.Stmt, args []any, analyz
 	if uerr := c.exec(undoCtx, undo); uerr != nil && err == nil {
 		err = fmt.Errorf("postgres: explain: %s: %w", undo, uerr)
 	}
-	return driver.Plan{Text: text, How: how}, err
+	return driver.Plan{Text: text, How: how}, noPlan(err)
+}
+
+// noPlan marks as driver.ErrNoPlan the syntax error EXPLAIN gives a
+// statement that prepared, which is one EXPLAIN does not take (CREATE
+// INDEX, SET, CALL, VACUUM): Explain's statements were all prepared.
+func noPlan(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "42601" {
+		return fmt.Errorf("postgres: EXPLAIN takes queries and INSERT, UPDATE, DELETE, MERGE: %w (%v)", driver.ErrNoPlan, err)
+	}
+	return err
 }
 
 // explain runs an EXPLAIN with c.args and returns its lines.

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"strings"
 
+	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/sqlgen"
 	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
@@ -18,6 +20,8 @@ var (
 	_ driver.TableScanner = (*db)(nil)
 	_ driver.BulkLoader   = (*db)(nil)
 	_ driver.Describer    = (*db)(nil)
+	_ driver.TempPlacer   = (*db)(nil)
+	_ driver.Locator      = (*db)(nil)
 )
 
 // Capabilities says what SQLite does beyond key-value, and how.
@@ -34,27 +38,25 @@ func (d *db) Capabilities() driver.Capabilities {
 	c.Has(driver.CapBulkLoad, "one transaction per batch through the one writer: N writers take turns")
 	c.Lacks(driver.CapPlace, noPlacement)
 	c.Has(driver.CapCounters, "device_read_bytes and device_write_bytes (the process's own I/O: SQLite runs inside dbprobe) and page_bytes; SQLite counts no log bytes and no cache hits")
-	c.Lacks(driver.CapSimpleProtocol, "not built yet")
-	c.Lacks(driver.CapExplain, "not built yet")
-	c.Lacks(driver.CapCosts, "not built yet")
-	c.Lacks(driver.CapTempPlace, "not built yet")
-	c.Lacks(driver.CapLocate, "not built yet")
+	c.Lacks(driver.CapSimpleProtocol, noSimple)
+	c.Has(driver.CapExplain, "EXPLAIN QUERY PLAN; SQLite has no ANALYZE of a statement, so a plan with analyze is the same, not run")
+	c.Lacks(driver.CapCosts, noCosts)
+	c.Has(driver.CapTempPlace, "PRAGMA temp_store_directory, which is one setting for the whole dbprobe process (SQLite runs inside it), set once and never changed under a running statement")
+	c.Has(driver.CapLocate, "the database file (PRAGMA database_list): every table of a SQLite database is in it")
 	return c
 }
 
-// SQLConn takes a connection of the pool for SQL text: its own, as an
-// application's would be, so its writes take SQLite's write lock beside
-// the DB's writer and wait for it (busy_timeout). A statement whose
-// context ends is interrupted (sqlite3_interrupt); the connection stays.
+// SQLConn takes a connection for SQL text, as o asks (sqltext.Opener):
+// its own, as an application's would be, so its writes take SQLite's
+// write lock beside the DB's writer and wait for it (busy_timeout). A
+// statement whose context ends is interrupted (sqlite3_interrupt); the
+// connection stays.
 func (d *db) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
-	if o.Simple || o.Fresh || len(o.Setup) > 0 {
-		return nil, driver.Unsupported("SQLite", "SQL connection options yet", "open it without them")
-	}
-	c, err := d.pool.Conn(ctx)
+	c, err := d.sqlOpen.Conn(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open a connection: %w", classify(err))
 	}
-	return sqltext.New(c, &sqlTextHooks), nil
+	return sqltext.Start(ctx, c, &sqlTextHooks, o)
 }
 
 // SplitScript cuts a script into its statements by SQLite's rules, with
@@ -70,6 +72,18 @@ var sqlTextHooks = sqltext.Hooks{
 	Prefix: "sqlite", Product: "SQLite", Dialect: sqlgen.SQLite, Classify: classify,
 	Begin: "BEGIN", Commit: "COMMIT", Rollback: "ROLLBACK",
 	Ended: interrupted, NoTransaction: isNoTransaction,
+	Explain: explain, Setup: setTempDir, Check: refuseCommentsOnly,
+}
+
+// refuseCommentsOnly refuses a statement of comments alone (a /*+ hint */
+// or /*! … */ that a script split keeps as a statement): SQLite reads
+// them as comments and go-sqlite3 prepares them as no statement, which
+// crashes the process when run.
+func refuseCommentsOnly(text string) error {
+	if sqlgen.CommentsOnly(sqlgen.SQLite, text) {
+		return badinput.New("SQLite statement %q holds only comments, which SQLite does not run (/*+ and /*! are comments to it): remove it or give it a statement", strings.Join(strings.Fields(text), " "))
+	}
+	return nil
 }
 
 // interrupted classifies err, the error of a statement, as its context's

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
 )
 
 func init() {
@@ -126,6 +127,12 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	pool := sql.OpenDB(conn)
 
 	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts, file: where}
+	d.sqlOpen = &sqltext.Opener{Product: "SQLite", Pool: pool, Connector: func(simple bool) (sqldriver.Connector, error) {
+		if simple {
+			return nil, nil
+		}
+		return conn, nil
+	}, SimpleMissing: noSimple}
 	if cfg.memory {
 		d.file = ""
 	}
@@ -280,6 +287,9 @@ type db struct {
 	ckpt      *checkpointer
 	// file is the database file's absolute path; "" in memory.
 	file string
+
+	// sqlOpen hands out SQL text's connections (SQLOptions).
+	sqlOpen *sqltext.Opener
 }
 
 // Info describes the library and the settings read back.
@@ -606,6 +616,7 @@ var errRefused = errors.New("table not created by dbprobe")
 // Close closes the writer and every pooled connection. Sessions should be
 // closed first.
 func (d *db) Close() error {
+	d.sqlOpen.Close()
 	err := d.w.close()
 	if d.ckpt != nil {
 		if cerr := d.ckpt.close(); err == nil && cerr != nil {

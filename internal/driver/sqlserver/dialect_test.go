@@ -149,6 +149,7 @@ func TestGolden(t *testing.T) {
 		},
 		"drop_procedures.sql": namedList(procs.All(), d.dropProcedures()),
 		"datatable.sql":       dataTableStatements(),
+		"sqltext.sql":         sqlTextStatements(),
 		"settings.sql":        settingStatements(t),
 		"faults.sql": {
 			{"connection limit", connectionLimitQuery},

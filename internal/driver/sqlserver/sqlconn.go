@@ -19,6 +19,8 @@ var (
 	_ dbdriver.BulkLoader   = (*DB)(nil)
 	_ dbdriver.Placer       = (*DB)(nil)
 	_ dbdriver.Describer    = (*DB)(nil)
+	_ dbdriver.CostReader   = (*DB)(nil)
+	_ dbdriver.Locator      = (*DB)(nil)
 )
 
 // Capabilities says what SQL Server does beyond key-value, and how.
@@ -35,11 +37,11 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 	c.Has(dbdriver.CapBulkLoad, "bulk copy (go-mssqldb CopyIn), one connection per writer")
 	c.Has(dbdriver.CapPlace, "a filegroup with one file in the directory (ALTER DATABASE … ADD FILEGROUP, ADD FILE); not on Azure SQL Database")
 	c.Has(dbdriver.CapCounters, "sys.dm_io_virtual_file_stats and the Buffer Manager's performance counters")
-	c.Lacks(dbdriver.CapSimpleProtocol, "not built yet")
-	c.Lacks(dbdriver.CapExplain, "not built yet")
-	c.Lacks(dbdriver.CapCosts, "not built yet")
-	c.Lacks(dbdriver.CapTempPlace, "not built yet")
-	c.Lacks(dbdriver.CapLocate, "not built yet")
+	c.Lacks(dbdriver.CapSimpleProtocol, noSimple)
+	c.Has(dbdriver.CapExplain, "SET SHOWPLAN_TEXT; with analyze SET STATISTICS XML, the statement run inside a transaction rolled back")
+	c.Has(dbdriver.CapCosts, "sys.dm_exec_query_stats per statement, found by its text (sys.dm_exec_sql_text); the Databases and Buffer Manager performance counters for the database (VIEW SERVER STATE, or VIEW DATABASE STATE on Azure SQL Database)")
+	c.Lacks(dbdriver.CapTempPlace, noTempPlace)
+	c.Has(dbdriver.CapLocate, "physical_name of the first file of the filegroup that holds the table (sys.indexes, sys.database_files)")
 	return c
 }
 
@@ -48,14 +50,11 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 // context's end), and the connection stays. go-mssqldb prepares nothing
 // on the server: each run is an sp_executesql of the text.
 func (db *DB) SQLConn(ctx context.Context, o dbdriver.SQLOptions) (dbdriver.SQLConn, error) {
-	if o.Simple || o.Fresh || len(o.Setup) > 0 {
-		return nil, dbdriver.Unsupported("SQL Server", "SQL connection options yet", "open it without them")
-	}
-	c, err := db.pool.Conn(ctx)
+	c, err := db.opener().Conn(ctx, o)
 	if err != nil {
 		return nil, fmt.Errorf("sqlserver: open a connection: %w", classify(err))
 	}
-	return sqltext.New(c, &sqlTextHooks), nil
+	return sqltext.Start(ctx, c, &sqlTextHooks, o)
 }
 
 // SplitScript cuts a script into its statements by SQL Server's rules, with
@@ -69,4 +68,5 @@ func (db *DB) SplitScript(text string) ([]dbdriver.ScriptStatement, error) {
 var sqlTextHooks = sqltext.Hooks{
 	Prefix: "sqlserver", Product: "SQL Server", Dialect: sqlgen.SQLServer, Classify: classify,
 	Begin: beginTransaction, Commit: commitTransaction, Rollback: rollbackIfOpen,
+	Explain: explain,
 }

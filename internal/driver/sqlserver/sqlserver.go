@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	dbdriver "github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/sqltext"
 )
 
 const libraryPath = "github.com/microsoft/go-mssqldb"
@@ -54,6 +55,10 @@ type DB struct {
 	// connector opens the monitor's connection, in a pool of its own so
 	// that it takes none of the sessions' and the table lifecycle's.
 	connector driver.Connector
+
+	// sqlOpen hands out SQL text's connections (SQLOptions); made at the
+	// first, under mu.
+	sqlOpen *sqltext.Opener
 }
 
 // Open connects to target, proves the server answers and the credentials
@@ -306,6 +311,9 @@ func (db *DB) Close() error {
 		s.Close()
 	}
 	err := db.restore()
+	if op := db.opener(); op != nil {
+		op.Close()
+	}
 	return errors.Join(err, db.pool.Close())
 }
 

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -32,9 +31,10 @@ type cooler struct {
 	filesWhy string
 }
 
-// tableFiles returns path and its numbered continuations beside it
-// (path.1, path.2, …: a database that splits a large table into
-// segments names them so).
+// tableFiles returns path and the files beside it that continue or
+// accompany it: its numbered segments (NAME.1, NAME.2: a database that
+// splits a large table names them so), its maps (NAME_fsm) and its
+// journal (NAME-wal, whose pages a reader takes before the file's).
 func tableFiles(path string) []string {
 	files := []string{path}
 	dir, base := filepath.Dir(path), filepath.Base(path)
@@ -43,13 +43,11 @@ func tableFiles(path string) []string {
 		return files
 	}
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), base+".")
-		if !ok {
+		rest, ok := strings.CutPrefix(e.Name(), base)
+		if !ok || rest == "" || !strings.ContainsRune("._-", rune(rest[0])) || !e.Type().IsRegular() {
 			continue
 		}
-		if _, err := strconv.Atoi(rest); err == nil && e.Type().IsRegular() {
-			files = append(files, filepath.Join(dir, e.Name()))
-		}
+		files = append(files, filepath.Join(dir, e.Name()))
 	}
 	return files
 }

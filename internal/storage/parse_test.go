@@ -2,6 +2,9 @@ package storage
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +239,29 @@ func FuzzParsePrice(f *testing.F) {
 			t.Fatalf("ParsePrice(%q) = %+v", s, p)
 		}
 	})
+}
+
+// A table's file is evicted with its segments, maps and journal, and
+// nothing else of its directory.
+func TestTableFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"16392", "16392.1", "16392_fsm", "16392-wal", "163920", "16393", "st.db", "st.db-wal", "st.dbx"} {
+		if err := os.WriteFile(filepath.Join(dir, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := func(files []string) string {
+		var b []string
+		for _, f := range files {
+			b = append(b, filepath.Base(f))
+		}
+		slices.Sort(b)
+		return strings.Join(b, " ")
+	}
+	if got := names(tableFiles(filepath.Join(dir, "16392"))); got != "16392 16392-wal 16392.1 16392_fsm" {
+		t.Errorf("PostgreSQL-like: %s", got)
+	}
+	if got := names(tableFiles(filepath.Join(dir, "st.db"))); got != "st.db st.db-wal" {
+		t.Errorf("SQLite-like: %s", got)
+	}
 }

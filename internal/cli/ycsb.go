@@ -53,9 +53,11 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 	})
 }
 
-// commandLine is the command as typed, with its secrets hidden.
+// commandLine is the command as typed, with its secrets hidden: its
+// path (dbprobe storage scan), then the arguments after it.
 func commandLine(cmd *cobra.Command) string {
-	return redactCommand(append([]string{"dbprobe", cmd.Name()}, os.Args[min(2, len(os.Args)):]...), cmd.Flags())
+	path := append([]string{"dbprobe"}, strings.Fields(cmd.CommandPath())[1:]...)
+	return redactCommand(append(path, os.Args[min(len(path), len(os.Args)):]...), cmd.Flags())
 }
 
 // redactCommand joins a command line with the --db URL's password and the

@@ -342,7 +342,7 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			db = fmt.Sprintf("%s (%s)", BytesText(p.DatabaseBytes), p.Counter)
 		}
 		if p.DeviceBytes >= 0 {
-			dev = fmt.Sprintf("%s (/proc/diskstats of %s)", BytesText(p.DeviceBytes), p.Device)
+			dev = fmt.Sprintf("%s (/proc/diskstats of %s, every process's IO on it)", BytesText(p.DeviceBytes), p.Device)
 		}
 		put("proof: the rate counts %s; the database says %s; the device says %s", BytesText(p.Bytes), db, dev)
 	}
@@ -387,7 +387,7 @@ func fellText(points []RatePoint) string {
 	var fell []string
 	for _, p := range points {
 		if p.Fell {
-			fell = append(fell, strconv.FormatFloat(p.Elapsed, 'f', 0, 64))
+			fell = append(fell, strconv.FormatFloat(p.Elapsed, 'f', 1, 64))
 		}
 	}
 	if len(fell) == 0 {

@@ -1,0 +1,83 @@
+package result
+
+import (
+	"bytes"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/measure"
+)
+
+// storageFixture is a logcopy summary with every part a storage summary
+// has.
+func storageFixture() *StorageSummary {
+	return &StorageSummary{
+		Experiment: "logcopy",
+		Table:      StorageTable{Name: "dbprobe_storage_logcopy_src", Bytes: 2_040_000_000, How: "pg_total_relation_size", Rows: 1_984_126, PayloadBytes: 1000, File: "/pg/base/5/16392"},
+		BytesAre:   "the source table's size on disk, once per copy",
+		Bytes:      6_120_000_000, Seconds: 127.5, Rate: 48e6, Rows: 5_952_378, RowsPerSec: 46685,
+		PerSecond: []RatePoint{{Elapsed: 1, Seconds: 1, Bytes: 48e6, Rate: 48e6}, {Elapsed: 2, Seconds: 1, Bytes: 30e6, Rate: 30e6, Fell: true}},
+		PerMinute: []RatePoint{{Elapsed: 60, Seconds: 60, Bytes: 2_880_000_000, Rate: 48e6}, {Elapsed: 120, Seconds: 60, Bytes: 2_820_000_000, Rate: 47e6}},
+		Consistency: &Consistency{Points: 127, Median: 48e6, Min: 30e6, Max: 51e6, CV: 0.04, BelowShare: 0.02},
+		MinuteConsistency: &Consistency{Points: 2, Median: 47.5e6, Min: 47e6, Max: 48e6, CV: 0.01},
+		Steps: []StorageStep{
+			{Label: "DOP 1", Seconds: 42.5, Bytes: 2_040_000_000, Rate: 48e6, Rows: 1_984_126, LogBytes: 2_100_000_000, LogRate: 49.4e6, PhysicalBytes: -1, DeviceReadBytes: 0, DeviceWriteBytes: 2_200_000_000, HostCores: 0.4, ClientCPU: 1, Degree: 1, How: "CREATE TABLE … AS SELECT, serial"},
+			{Label: "DOP 2", Seconds: 42.5, Bytes: 2_040_000_000, Rate: 48e6, Rows: 1_984_126, LogBytes: 2_100_000_000, LogRate: 49.4e6, PhysicalBytes: -1, DeviceReadBytes: -1, DeviceWriteBytes: -1, Degree: 2},
+		},
+		Proof:   &StorageProof{Bytes: 6_120_000_000, DatabaseBytes: 6_300_000_000, Counter: "log_bytes", DeviceBytes: 6_600_000_000, Device: "loop0"},
+		Device:  &DeviceFigures{Name: "loop0", WriteBytes: 6_600_000_000, IOPS: 60, AvgRequestBytes: 860_000, AwaitMs: 12.5, UtilPct: 4},
+		Verdict: "log-bound: 48.0 MB/s at DOP 1 and 2; more cores do not copy faster",
+		Expect:  []ExpectCheck{{Key: "log", Promised: 48e6, PromisedText: "48MB/s", Measured: 49.4e6, Ratio: 1.029, Held: true, Verdict: "held"}},
+		Cost:    &RunCost{PerHour: 2.4, Given: "2.40/hour", Run: 0.085, PerGB: 0.0139},
+	}
+}
+
+// A storage summary: its rates in YCSB's shape after the series, then
+// its table, series, steps, proof, device, promises, cost and verdict as
+// comments. Pinned, as parsers read it.
+func TestWriteTextStorageGolden(t *testing.T) {
+	s := Summary{
+		Phase: "logcopy", RunTime: 85 * time.Second, Ops: 2, Throughput: 2.0 / 85,
+		Series: []measure.Summary{{Name: "COPY", Count: 2, MeanMicros: 42.5e6, MinMicros: 42e6, MaxMicros: 43e6, Percentiles: pcts(42e6, 43e6, 43e6, 43e6),
+			Statuses: []measure.StatusCount{{Status: "OK", Count: 2}}}},
+		Storage: storageFixture(),
+	}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "text_storage.golden", buf.Bytes())
+}
+
+// A storage run's result reads back with every figure.
+func TestStorageSummaryRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.Header(Header{Experiment: ExperimentStorage, Phase: "logcopy"}); err != nil {
+		t.Fatal(err)
+	}
+	want := storageFixture()
+	if err := w.Summary(Summary{Phase: "logcopy", Ops: 2, Storage: want}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Phases[0].Summary.Storage; !reflect.DeepEqual(got, want) {
+		t.Errorf("read back %+v\nwant %+v", got, want)
+	}
+}
+
+func TestRateText(t *testing.T) {
+	for _, tt := range []struct {
+		kind string
+		rate float64
+		want string
+	}{{"scan", 14e9 / 60, "14.00 GB/min"}, {"write", 250e6 / 60, "250 MB/min"}, {"log", 48e6, "48.0 MB/s"}, {"bulk", 1.25e6, "1.2 MB/s"}} {
+		if got := RateText(tt.kind, tt.rate); got != tt.want {
+			t.Errorf("RateText(%s, %g) = %q, want %q", tt.kind, tt.rate, got, tt.want)
+		}
+	}
+}

@@ -253,7 +253,10 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 		line(name, "RateCV", fixed(c.CV))
 		line(name, "SecondsBelow90PctOfMedian(%)", fixed(100*c.BelowShare))
 	}
-	for _, s := range st.Steps {
+	for i, s := range st.Steps {
+		if i == maxTextSteps && len(st.Steps) > maxTextSteps+1 {
+			break
+		}
 		label := name + " " + strings.ToUpper(s.Label)
 		line(label, unit, fixed(s.Rate*scale))
 		if s.LogBytes >= 0 && s.Seconds > 0 {

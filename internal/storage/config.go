@@ -248,7 +248,7 @@ func SizeText(n int64) string {
 		b float64
 	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
 		if v >= u.b {
-			return strconv.FormatFloat(v/u.b, 'f', -1, 64) + u.s
+			return strconv.FormatFloat(v/u.b, 'g', 4, 64) + u.s
 		}
 	}
 	return strconv.FormatInt(n, 10) + "B"

@@ -63,6 +63,7 @@ func (j *job) logcopy(ctx context.Context) error {
 		return err
 	}
 	copier := j.db.(driver.TableCopier)
+	whole := j.ev.read(ctx)
 	var copies []span
 	for _, dop := range dops {
 		if j.halted(ctx) {
@@ -119,10 +120,8 @@ func (j *job) logcopy(ctx context.Context) error {
 		j.sum.Bytes += step.Bytes
 		j.sum.Seconds += secs
 		j.sum.Rows += step.Rows
-		if j.sum.Device == nil {
-			j.sum.Device = d.figures()
-		}
 	}
+	j.sum.Device = j.ev.read(context.WithoutCancel(ctx)).since(whole).figures()
 	// A copy's bytes are known only at its end: the per-second series
 	// spreads each over the seconds it took.
 	j.spans = spread(copies, j.origin)

@@ -82,7 +82,7 @@ func (j *job) scan(ctx context.Context) error {
 	}
 	before := j.ev.read(ctx)
 	deadline := time.Now().Add(j.c.Duration)
-	w := &scanWorker{db: j.db.(driver.TableScanner), t: t, parts: parts, op: opOf("SCAN-CHUNK")}
+	w := &scanWorker{db: j.db.(driver.TableScanner), t: t, parts: parts, unit: unit, op: opOf("SCAN-CHUNK")}
 	for pass := 1; ; pass++ {
 		var cold []string
 		if pass == 1 && restarted != "" {
@@ -121,6 +121,10 @@ func (j *job) scan(ctx context.Context) error {
 	}
 	settle(ctx, func(ctx context.Context) { j.db.(driver.TableSizer).TableSize(ctx, t) })
 	d := j.ev.read(context.WithoutCancel(ctx)).since(before)
+	// The passes are short executions of their own: the per-second
+	// series is made from the chunks' own times, over the experiment's
+	// seconds.
+	j.spans = spread(w.spans, j.origin)
 	j.sum.Proof = &result.StorageProof{Bytes: j.sum.Bytes, DatabaseBytes: d.read, Counter: d.readHow, DeviceBytes: d.deviceRead(), Device: j.ev.device}
 	j.sum.Device = d.figures()
 	j.sum.Verdict, j.sum.Proof.Physical = scanVerdict(j.sum.Proof, j.local)
@@ -220,8 +224,11 @@ type scanWorker struct {
 	db    driver.TableScanner
 	t     driver.DataTable
 	parts int
+	unit  float64
 	op    runner.Op
 	rows  atomic.Int64
+	// spans are the chunks read, each with its bytes; one worker only.
+	spans []span
 }
 
 func (w *scanWorker) Open(context.Context) error { return nil }
@@ -237,10 +244,12 @@ func (w *scanWorker) Step(ctx context.Context, s *runner.Step) {
 			res, err = w.db.ScanTable(ctx, w.t, part, w.parts)
 			return err
 		})
-		s.Finish(&w.op, err, t0, measure.Now(), 0)
+		t1 := measure.Now()
+		s.Finish(&w.op, err, t0, t1, 0)
 		if err != nil {
 			return
 		}
 		w.rows.Add(res.Rows)
+		w.spans = append(w.spans, span{start: measure.Wall(t0), end: measure.Wall(t1), bytes: w.unit})
 	}
 }

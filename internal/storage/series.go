@@ -13,6 +13,18 @@ import (
 type span struct {
 	start, end time.Time
 	bytes      float64
+	// busy, when not zero, is the time within start…end spent moving
+	// the bytes: a second that holds the gap between two passes (the
+	// table made cold again) is rated over its working time only.
+	busy time.Duration
+}
+
+// seconds is the time the span's rate is over.
+func (s span) seconds() float64 {
+	if s.busy > 0 {
+		return s.busy.Seconds()
+	}
+	return s.end.Sub(s.start).Seconds()
 }
 
 // minSpanShare is the least part of a second a span must cover to count
@@ -30,7 +42,7 @@ func perSecond(spans []span, origin time.Time) ([]result.RatePoint, *result.Cons
 	points := make([]result.RatePoint, 0, len(spans))
 	var rates []float64
 	for _, s := range spans {
-		secs := s.end.Sub(s.start).Seconds()
+		secs := s.seconds()
 		if secs <= 0 {
 			continue
 		}
@@ -122,10 +134,10 @@ func median(sorted []float64) float64 {
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
-// spread cuts spans that last longer than a second (a write chunk, a
-// table copy) into the whole seconds from origin they cover, each taking
-// its share of the bytes, so that the per-second series is one of
-// seconds.
+// spread cuts spans (a scan chunk, a write chunk, a table copy) at the
+// whole seconds from origin, each piece taking its share of the bytes,
+// and adds up the pieces of each second, so that the per-second series
+// is one of seconds, each rated over the time spent moving its bytes.
 func spread(spans []span, origin time.Time) []span {
 	var out []span
 	for _, s := range spans {
@@ -140,7 +152,7 @@ func spread(spans []span, origin time.Time) []span {
 			if to.After(s.end) {
 				to = s.end
 			}
-			out = append(out, span{start: from, end: to, bytes: s.bytes * float64(to.Sub(from)) / float64(total)})
+			out = append(out, span{start: from, end: to, bytes: s.bytes * float64(to.Sub(from)) / float64(total), busy: to.Sub(from)})
 			from = to
 		}
 	}
@@ -156,6 +168,7 @@ func mergeSeconds(spans []span, origin time.Time) []span {
 		if n := len(out); n > 0 && out[n-1].start.Sub(origin).Truncate(time.Second) == k {
 			out[n-1].end = s.end
 			out[n-1].bytes += s.bytes
+			out[n-1].busy += s.busy
 			continue
 		}
 		out = append(out, s)

@@ -17,9 +17,9 @@ func storageFixture() *StorageSummary {
 		Table:      StorageTable{Name: "dbprobe_storage_logcopy_src", Bytes: 2_040_000_000, How: "pg_total_relation_size", Rows: 1_984_126, PayloadBytes: 1000, File: "/pg/base/5/16392"},
 		BytesAre:   "the source table's size on disk, once per copy",
 		Bytes:      6_120_000_000, Seconds: 127.5, Rate: 48e6, Rows: 5_952_378, RowsPerSec: 46685,
-		PerSecond: []RatePoint{{Elapsed: 1, Seconds: 1, Bytes: 48e6, Rate: 48e6}, {Elapsed: 2, Seconds: 1, Bytes: 30e6, Rate: 30e6, Fell: true}},
-		PerMinute: []RatePoint{{Elapsed: 60, Seconds: 60, Bytes: 2_880_000_000, Rate: 48e6}, {Elapsed: 120, Seconds: 60, Bytes: 2_820_000_000, Rate: 47e6}},
-		Consistency: &Consistency{Points: 127, Median: 48e6, Min: 30e6, Max: 51e6, CV: 0.04, BelowShare: 0.02},
+		PerSecond:         []RatePoint{{Elapsed: 1, Seconds: 1, Bytes: 48e6, Rate: 48e6}, {Elapsed: 2, Seconds: 1, Bytes: 30e6, Rate: 30e6, Fell: true}},
+		PerMinute:         []RatePoint{{Elapsed: 60, Seconds: 60, Bytes: 2_880_000_000, Rate: 48e6}, {Elapsed: 120, Seconds: 60, Bytes: 2_820_000_000, Rate: 47e6}},
+		Consistency:       &Consistency{Points: 127, Median: 48e6, Min: 30e6, Max: 51e6, CV: 0.04, BelowShare: 0.02},
 		MinuteConsistency: &Consistency{Points: 2, Median: 47.5e6, Min: 47e6, Max: 48e6, CV: 0.01},
 		Steps: []StorageStep{
 			{Label: "DOP 1", Seconds: 42.5, Bytes: 2_040_000_000, Rate: 48e6, Rows: 1_984_126, LogBytes: 2_100_000_000, LogRate: 49.4e6, PhysicalBytes: -1, DeviceReadBytes: 0, DeviceWriteBytes: 2_200_000_000, HostCores: 0.4, ClientCPU: 1, Degree: 1, How: "CREATE TABLE … AS SELECT, serial"},

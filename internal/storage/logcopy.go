@@ -196,8 +196,10 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 			dev = fmt.Sprintf("; the device %s was %.0f%% busy", j.sum.Device.Name, j.sum.Device.UtilPct)
 		}
 		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s: the copy waited on the log%s%s", rate, dopList, waits, dev)
-	case len(steps) > 1 && hi > lo*flatLogRate:
+	case len(steps) > 1 && steps[len(steps)-1].LogRate > steps[0].LogRate*flatLogRate:
 		j.sum.Verdict = fmt.Sprintf("scales with the DOP: log %s; neither the log nor one core held it back%s", stepRates(steps, true), waits)
+	case len(steps) > 1:
+		j.sum.Verdict = fmt.Sprintf("more DOP does not copy faster, and the samples name neither the log nor a core: log %s%s; give a longer --duration or look at the device and the host", stepRates(steps, true), waits)
 	default:
 		j.sum.Verdict = fmt.Sprintf("neither log- nor CPU-bound by the samples: log %s at %s%s", rate, dopList, waits)
 	}

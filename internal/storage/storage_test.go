@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,6 +62,24 @@ func runC(t *testing.T, c *Config) (outcome, error) {
 		}
 	}
 	return o, err
+}
+
+// lockedBuffer is a buffer a test reads while a run writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // mustRun runs c and fails the test on an error or a summary without
@@ -260,7 +279,7 @@ func TestInterruptDropsTheTable(t *testing.T) {
 			url := tg.url(t)
 			c := small(t, Read, url)
 			c.Duration = time.Minute
-			var out, errb bytes.Buffer
+			var out, errb lockedBuffer
 			c.Stdout, c.Stderr = &out, &errb
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

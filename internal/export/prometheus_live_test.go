@@ -84,6 +84,7 @@ func TestDashboardQueriesHaveDataOnEveryDatabase(t *testing.T) {
 				args = append(args, "--out", out)
 			}
 			cmd := exec.CommandContext(ctx, bin, args...)
+			start := time.Now()
 			var stderr strings.Builder
 			cmd.Stdout, cmd.Stderr = nil, &stderr
 			if err := cmd.Start(); err != nil {
@@ -106,10 +107,29 @@ func TestDashboardQueriesHaveDataOnEveryDatabase(t *testing.T) {
 				t.Fatalf("Prometheus never saw the run phase of %s; dbprobe said:\n%s", runID, stderr.String())
 			}
 			time.Sleep(3500 * time.Millisecond)
+			// Every query is asked at this one instant, so that how long
+			// the queries take does not move their windows towards the
+			// run's end. The window must hold the run going: past its end
+			// every rate is 0, which is a finite value a counter's panel
+			// would pass with, and a histogram_quantile NaN.
+			at := time.Now()
+			progress := fmt.Sprintf(`sum(rate(dbprobe_transactions_total{run_id=%q,phase="run"}[%s]))`, runID, liveRateWindow)
+			if v := prom.queryAt(t, progress, at); len(v) == 0 || !(v[0] > 0) {
+				state := "still running"
+				select {
+				case err := <-done:
+					state = fmt.Sprintf("exited (%v) and said:\n%s", err, stderr.String())
+				default:
+				}
+				t.Fatalf("the run of %s made no progress in the %s before %s (%v); dbprobe %s\nPrometheus has:\n%s",
+					runID, liveRateWindow, at.Format(time.StampMilli), v, state,
+					prom.samples(t, fmt.Sprintf(`{__name__=~"dbprobe_transactions_total|up|scrape_duration_seconds",job="dbprobe",run_id=~"%s|",phase=~"run|"}[%s]`,
+						regexp.QuoteMeta(runID), time.Since(start).Round(time.Second)+time.Second), at))
+			}
 			var empty []string
 			for _, q := range want {
 				expr := strings.NewReplacer("$run_id", regexp.QuoteMeta(runID), "$__rate_interval", liveRateWindow).Replace(q.expr)
-				if !hasFiniteValue(prom.query(t, expr)) {
+				if !hasFiniteValue(prom.queryAt(t, expr, at)) {
 					empty = append(empty, fmt.Sprintf("%s: %s", q.panel, expr))
 				}
 			}
@@ -185,7 +205,10 @@ type prometheusServer struct{ base string }
 
 // startPrometheus starts Prometheus on a free loopback port with its own
 // data directory, scraping target every liveScrape, and stops it when the
-// test ends.
+// test ends. It returns once Prometheus has tried target once: ready is
+// not scraping, since its scrape manager takes up the configured targets
+// only on a 5-second reload tick (5.4 s after the start, measured), and a
+// run started at ready would lose most of its seconds to that.
 func startPrometheus(t *testing.T, bin, target string) *prometheusServer {
 	t.Helper()
 	dir := t.TempDir()
@@ -218,18 +241,18 @@ func startPrometheus(t *testing.T, bin, target string) *prometheusServer {
 		logf.Close()
 	})
 	p := &prometheusServer{base: "http://" + addr}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(p.base + "/-/ready")
 		if err == nil {
 			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if resp.StatusCode == http.StatusOK && len(p.query(t, `up{job="dbprobe"}`)) > 0 {
 				return p
 			}
 		}
 		if time.Now().After(deadline) {
 			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("Prometheus not ready after 20 s:\n%s", log)
+			t.Fatalf("Prometheus not ready or not scraping after 30 s:\n%s", log)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -238,7 +261,18 @@ func startPrometheus(t *testing.T, bin, target string) *prometheusServer {
 // query runs an instant query now and returns its samples' values.
 func (p *prometheusServer) query(t *testing.T, expr string) []float64 {
 	t.Helper()
-	resp, err := http.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(expr))
+	return p.queryAt(t, expr, time.Time{})
+}
+
+// queryAt runs an instant query evaluated at the instant at (now when at
+// is zero) and returns its samples' values.
+func (p *prometheusServer) queryAt(t *testing.T, expr string, at time.Time) []float64 {
+	t.Helper()
+	u := p.base + "/api/v1/query?query=" + url.QueryEscape(expr)
+	if !at.IsZero() {
+		u += "&time=" + promTime(at)
+	}
+	resp, err := http.Get(u)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,6 +301,43 @@ func (p *prometheusServer) query(t *testing.T, expr string) []float64 {
 		out = append(out, v)
 	}
 	return out
+}
+
+// samples runs a range-vector query evaluated at at and returns its
+// samples as text, a line a series, for a failure's message.
+func (p *prometheusServer) samples(t *testing.T, expr string, at time.Time) string {
+	t.Helper()
+	resp, err := http.Get(p.base + "/api/v1/query?query=" + url.QueryEscape(expr) + "&time=" + promTime(at))
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Metric map[string]string
+				Values [][2]any
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, s := range r.Data.Result {
+		fmt.Fprintf(&b, "%v:", s.Metric)
+		for _, v := range s.Values {
+			ts, _ := v[0].(float64)
+			fmt.Fprintf(&b, " %s=%v", time.UnixMilli(int64(ts*1000)).Format(time.StampMilli), v[1])
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// promTime is an instant as the query API takes it: Unix seconds.
+func promTime(at time.Time) string {
+	return strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)
 }
 
 func hasFiniteValue(values []float64) bool {

@@ -71,3 +71,34 @@ func output(name string, args ...string) string {
 	}
 	return out.String()
 }
+
+// tool is one contender of an interleaved comparison: its name in the
+// order column and one run of it in repetition rep.
+type tool struct {
+	name string
+	run  func(rep int)
+}
+
+// interleave runs reps repetitions of every slot's tools, rotating which
+// slot goes first so that the machine's drift over time is shared; within
+// a slot (a build and its base) the tools run back to back and take turns.
+// It returns each repetition's order.
+func interleave(reps int, slots [][]tool) []string {
+	var orders []string
+	for rep := range reps {
+		var order []string
+		for i := range slots {
+			slot := slots[(rep+i)%len(slots)]
+			for j := range slot {
+				t := slot[j]
+				if rep%2 == 1 {
+					t = slot[len(slot)-1-j]
+				}
+				order = append(order, t.name)
+				t.run(rep)
+			}
+		}
+		orders = append(orders, strings.Join(order, ", "))
+	}
+	return orders
+}

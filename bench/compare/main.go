@@ -12,7 +12,10 @@
 // workload A with a uniform distribution. Client CPU per operation is the
 // client process's user+system time (from wait4's rusage, the figures
 // /proc/PID/stat holds) divided by its operations. It also measures the
-// harness ceiling (--db null) and SQLite workload A.
+// harness ceiling (--db null) and SQLite workload A. The stress part
+// (stress.go) runs `dbprobe stress` beside `pgbench -f` with the same
+// point-select and update scripts, and the built-in OLTP mix at several
+// thread counts with its server-side reads.
 //
 // With --base REV it also builds dbprobe from that git revision and runs
 // it beside the current build in the PostgreSQL and --db null parts, the
@@ -62,7 +65,15 @@ func main() {
 	monitorDuration := flag.Duration("monitor-duration", 10*time.Second, "length of each run of the monitoring-cost part")
 	monitorDurability := flag.String("monitor-durability", "server", "--durability of the monitoring-cost runs: server (commit flush bound here) or delayed (CPU bound)")
 	monitorSamples := flag.String("monitor-wait-samples", "10,1", "the --monitor-wait-samples values the monitoring-cost part compares with --no-monitor")
-	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor")
+	stressScale := flag.Int("stress-scale", 1, "pgbench -i scale of the stress part's pgbench_accounts (100,000 rows per unit)")
+	stressOps := flag.Int("stress-ops", 200000, "statements per run of the stress part's pgbench comparison")
+	stressThreads := flag.Int("stress-threads", 32, "threads (clients) of the stress part's pgbench comparison")
+	stressScriptList := flag.String("stress-scripts", "select,update", "the stress part's scripts run by both tools, each on its own: select, update (\"\" skips the pgbench comparison)")
+	stressSampling := flag.Float64("stress-sampling", 0.05, "pgbench's --sampling-rate of its per-transaction log in the stress part (1 logs every transaction)")
+	oltpRows := flag.Int("oltp-rows", 1000000, "--rows of the stress part's OLTP mix")
+	oltpIterations := flag.Int("oltp-iterations", 100000, "iterations in all of each OLTP mix run, split evenly among its threads")
+	oltpThreads := flag.String("oltp-threads", "1,4,16", "thread counts of the stress part's OLTP mix (\"\" skips it)")
+	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor, stress")
 	only := flag.String("only", "", "comma-separated parts to run (default: all)")
 	baseRev := flag.String("base", "", "a git revision to build as a second dbprobe and run beside the current one in the pg and null parts (rows \"dbprobe (base REV)\", ratios current/base)")
 	flag.Parse()
@@ -120,6 +131,21 @@ func main() {
 			monitorCost(bin, *pg, *records, *monitorReps, *monitorDuration, *monitorDurability, strings.Split(*monitorSamples, ","))
 		}
 	}
+	if want("stress") {
+		if *pg == "" {
+			fmt.Fprintln(os.Stderr, "no --pg URL: skipping the stress comparison (run through scripts/with-databases)")
+		} else {
+			var scripts []string
+			for _, s := range strings.Split(*stressScriptList, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					scripts = append(scripts, s)
+				}
+			}
+			compareStress(bin, work, *pg, stressConfig{scale: *stressScale, ops: *stressOps, threads: *stressThreads,
+				scripts: scripts, sampling: *stressSampling, oltpRows: *oltpRows, oltpIterations: *oltpIterations,
+				oltpThreads: parseInts("--oltp-threads", *oltpThreads)}, *reps)
+		}
+	}
 	if want("bulk") {
 		targets := []bulkTarget{{"SQLite", "sqlite://" + filepath.Join(work, "bulk.db")}}
 		for _, t := range []bulkTarget{{"PostgreSQL", *pg}, {"MariaDB", *mysqlURL}, {"Redis", *redisURL}, {"SQL Server", os.Getenv("DBPROBE_SQLSERVER_URL")}} {
@@ -148,12 +174,7 @@ func comparePostgres(bin string, base *build, work, pg string, records, ops int,
 		threads, err := strconv.Atoi(ts)
 		check(err)
 		var pgb, dbp, quiet, old []measurement
-		var orders []string
 		runArgs := append([]string{"run", "--threads", ts, "-p", "operationcount=" + strconv.Itoa(ops)}, common...)
-		type tool struct {
-			name string
-			run  func(rep int)
-		}
 		// dbprobe runs as users run it (its monitor on) and with --no-monitor,
 		// the load path alone, as pgbench is. The base build shares the
 		// current one's slot in the rotation, so each pair runs back to back.
@@ -161,30 +182,13 @@ func comparePostgres(bin string, base *build, work, pg string, records, ops int,
 		if base != nil {
 			current = append(current, tool{"base", func(int) { old = append(old, dbprobe(base.bin, runArgs, ops)) }})
 		}
-		slots := [][]tool{
-			{{"pgbench", func(rep int) { pgb = append(pgb, pgbench(work, pg, scripts, threads, ops, rep)) }}},
+		orders := interleave(reps, [][]tool{
+			{{"pgbench", func(int) { pgb = append(pgb, pgbench(work, pg, scripts, readUpdate, 0, threads, ops)) }}},
 			current,
 			{{"--no-monitor", func(int) {
 				quiet = append(quiet, dbprobe(bin, append(runArgs[:len(runArgs):len(runArgs)], "--no-monitor"), ops))
 			}}},
-		}
-		for rep := range reps {
-			var order []string
-			// Rotate which tool goes first, so drift over time is shared;
-			// within a slot, the builds take turns.
-			for i := range slots {
-				slot := slots[(rep+i)%len(slots)]
-				for j := range slot {
-					t := slot[j]
-					if rep%2 == 1 {
-						t = slot[len(slot)-1-j]
-					}
-					order = append(order, t.name)
-					t.run(rep)
-				}
-			}
-			orders = append(orders, strings.Join(order, ", "))
-		}
+		})
 		mp, md, mq := median(pgb), median(dbp), median(quiet)
 		row(threads, "pgbench -M prepared", mp)
 		row(threads, "dbprobe", md)
@@ -330,18 +334,26 @@ func writePgbenchScripts(work string, records int) []string {
 	return args
 }
 
-func pgbench(work, pg string, scripts []string, threads, ops, rep int) measurement {
-	u, err := url.Parse(pg)
+// readUpdate names the latencies of writePgbenchScripts' scripts: the
+// first reads, the others update.
+var readUpdate = []string{"READ", "UPDATE"}
+
+// pgbench runs pgbench -M prepared with the -f arguments scripts, each
+// client running ops/threads transactions. Script i's latencies go under
+// labels[i] (later scripts under the last label). With 0 < sampling < 1
+// only that share of the transactions is logged (--sampling-rate), so
+// that the log's writes cost the client next to nothing.
+func pgbench(work, pg string, scripts, labels []string, sampling float64, threads, ops int) measurement {
+	logDir, err := os.MkdirTemp(work, fmt.Sprintf("pgbench-%d-", threads))
 	check(err)
-	pw, _ := u.User.Password()
-	logDir := filepath.Join(work, fmt.Sprintf("pgbench-%d-%d", threads, rep))
-	check(os.MkdirAll(logDir, 0o755))
 	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(threads), "-j", strconv.Itoa(min(threads, runtime.NumCPU())),
 		"-t", strconv.Itoa(ops / threads), "-l", "--log-prefix", filepath.Join(logDir, "log")}
+	if sampling > 0 && sampling < 1 {
+		args = append(args, "--sampling-rate", strconv.FormatFloat(sampling, 'f', -1, 64))
+	}
 	args = append(args, scripts...)
 	cmd := exec.Command("pgbench", args...)
-	cmd.Env = append(os.Environ(), "PGHOST="+u.Hostname(), "PGPORT="+u.Port(), "PGUSER="+u.User.Username(),
-		"PGPASSWORD="+pw, "PGDATABASE="+strings.TrimPrefix(u.Path, "/"))
+	cmd.Env = pgEnv(pg)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
@@ -367,10 +379,8 @@ func pgbench(work, pg string, scripts []string, threads, ops, rep int) measureme
 				continue
 			}
 			v, _ := strconv.ParseFloat(fs[2], 64)
-			op := "UPDATE"
-			if fs[3] == "0" {
-				op = "READ"
-			}
+			script, _ := strconv.Atoi(fs[3])
+			op := labels[min(script, len(labels)-1)]
 			lat[op] = append(lat[op], v)
 		}
 	}
@@ -380,24 +390,45 @@ func pgbench(work, pg string, scripts []string, threads, ops, rep int) measureme
 	return m
 }
 
+// pgEnv is the environment that points libpq's tools (pgbench, psql) at
+// the server of URL pg, its password passed in PGPASSWORD rather than on a
+// command line.
+func pgEnv(pg string) []string {
+	u, err := url.Parse(pg)
+	check(err)
+	pw, _ := u.User.Password()
+	return append(os.Environ(), "PGHOST="+u.Hostname(), "PGPORT="+u.Port(), "PGUSER="+u.User.Username(),
+		"PGPASSWORD="+pw, "PGDATABASE="+strings.TrimPrefix(u.Path, "/"))
+}
+
+// dbprobe runs dbprobe with args and reads its text result: the overall
+// rate, the 50th, 95th and 99th percentiles of every series that has
+// them, and the client CPU per operation over ops operations.
 func dbprobe(bin string, args []string, ops int) measurement {
+	out, cmd := dbprobeText(bin, args)
+	m := measurement{p: map[string][3]float64{}}
+	vals := benchtext.Parse(out)
+	m.opsPerSec = vals["OVERALL"]["Throughput(ops/sec)"]
+	m.runSeconds = vals["OVERALL"]["RunTime(ms)"] / 1000
+	for op, s := range vals {
+		if p50, ok := s["50thPercentileLatency(us)"]; ok {
+			m.p[op] = [3]float64{p50, s["95thPercentileLatency(us)"], s["99thPercentileLatency(us)"]}
+		}
+	}
+	m.cpuPerOp = cpuMicros(cmd) / float64(ops)
+	return m
+}
+
+// dbprobeText runs dbprobe with args and returns its standard output and
+// the finished command (for its rusage); a failure ends the comparison.
+func dbprobeText(bin string, args []string) ([]byte, *exec.Cmd) {
 	cmd := exec.Command(bin, args...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
 		fatalf("dbprobe %s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
-	m := measurement{p: map[string][3]float64{}}
-	vals := benchtext.Parse(out.Bytes())
-	m.opsPerSec = vals["OVERALL"]["Throughput(ops/sec)"]
-	m.runSeconds = vals["OVERALL"]["RunTime(ms)"] / 1000
-	for _, op := range []string{"READ", "UPDATE"} {
-		if s := vals[op]; s != nil {
-			m.p[op] = [3]float64{s["50thPercentileLatency(us)"], s["95thPercentileLatency(us)"], s["99thPercentileLatency(us)"]}
-		}
-	}
-	m.cpuPerOp = cpuMicros(cmd) / float64(ops)
-	return m
+	return out.Bytes(), cmd
 }
 
 // ceiling measures the harness alone (--db null); with base, the two builds
@@ -445,7 +476,7 @@ func median(ms []measurement) measurement {
 	out := measurement{p: map[string][3]float64{}}
 	out.opsPerSec = pick(func(m measurement) float64 { return m.opsPerSec })
 	out.cpuPerOp = pick(func(m measurement) float64 { return m.cpuPerOp })
-	for _, op := range []string{"READ", "UPDATE"} {
+	for op := range ms[0].p {
 		var p [3]float64
 		for i := range p {
 			p[i] = pick(func(m measurement) float64 { return m.p[op][i] })

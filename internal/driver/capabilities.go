@@ -367,6 +367,13 @@ type Placer interface {
 	// DropLocation removes what CreateLocation made; its tables must be
 	// dropped first (nothing is dropped with it).
 	DropLocation(ctx context.Context, l Location) error
+	// Leftovers returns the Locations the marker table records as
+	// dbprobe's that are still there, as they were made (a run killed
+	// before its end, or one that kept them with --keep), so that a new
+	// run can drop them before it makes its own in the same directory.
+	// A database whose Locations leave nothing behind (MySQL's DATA
+	// DIRECTORY, named on each table) returns none.
+	Leftovers(ctx context.Context) ([]Location, error)
 }
 
 // CostReader reads what statements cost the server, from its own

@@ -123,6 +123,11 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 			}
 		}
 	}()
+	// What an earlier run left goes first — the mix's table, then the
+	// Locations it was in — so that this run's are made afresh.
+	if err := j.dropLeftoverTable(ctx); err != nil {
+		return err
+	}
 	if err := j.place(ctx); err != nil {
 		return err
 	}

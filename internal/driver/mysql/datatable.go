@@ -464,3 +464,7 @@ func checkDir(dir string) error {
 // tables, and the directory is the user's. The server leaves the
 // directory it made for the database's files under it.
 func (db *DB) DropLocation(ctx context.Context, l driver.Location) error { return nil }
+
+// Leftovers has none to return: a DATA DIRECTORY is named on each table,
+// and its files go with the table.
+func (db *DB) Leftovers(ctx context.Context) ([]driver.Location, error) { return nil, nil }

@@ -53,10 +53,10 @@ type job struct {
 	mix    *oltp
 	placed placed
 	// plans are each statement's plan at the start, by script and
-	// statement; first the values of the first iteration, with which
-	// they were taken.
+	// statement; first, by script, the values it first runs with, with
+	// which they were taken (firstValues).
 	plans [][]*driver.Plan
-	first []any
+	first [][]any
 	notes []string
 	// endNotes are notes made after the header was written, for the
 	// summary.
@@ -369,14 +369,26 @@ func (j *job) prepareWork(ctx context.Context) error {
 	if j.csv != nil {
 		sources = append(sources, j.csv)
 	}
-	for _, p := range c.Params {
-		sources = append(sources, newGenerator(p))
+	// The generators are made twice: the run's, and those the plans are
+	// taken with, so that taking them draws nothing from the run's (a
+	// sequential one would start the run past LO).
+	generators := func() []source {
+		var out []source
+		for _, p := range c.Params {
+			out = append(out, newGenerator(p))
+		}
+		return out
 	}
-	var w Work
+	var w, replay Work
 	if c.Mix != MixNone {
 		w, err = j.prepareMix(ctx)
+		replay = w
 	} else {
-		w, err = newFiles(j.work.Scripts(), sources)
+		scripts := j.work.Scripts()
+		w, err = newFiles(scripts, append(slices.Clone(sources), generators()...))
+		if err == nil {
+			replay, err = newFiles(scripts, append(slices.Clone(sources), generators()...))
+		}
 	}
 	if err != nil {
 		return err
@@ -386,10 +398,7 @@ func (j *job) prepareWork(ctx context.Context) error {
 	for i, n := range w.Params() {
 		index[n] = i
 	}
-	// The first iteration's values, from a chooser of their own so that
-	// the workers' are untouched.
-	j.first = make([]any, len(w.Params()))
-	w.Chooser(0, j.seed).Choose(0, j.first)
+	j.first = firstValues(replay, j.seed, c.Threads, c.Iterations)
 	used := map[string]bool{}
 	explainer, _ := conn.(driver.Explainer)
 	for s, sc := range w.Scripts() {
@@ -408,7 +417,7 @@ func (j *job) prepareWork(ctx context.Context) error {
 						sc.Path, st.Line, n, caseHint(n, w.Params()), n)
 				}
 				used[n] = true
-				args = append(args, j.first[i])
+				args = append(args, j.first[s][i])
 			}
 			if explainer != nil && j.caps.OK(driver.CapExplain) {
 				p, err := explainer.Explain(ctx, prepared, args, false)
@@ -442,6 +451,48 @@ func (j *job) prepareWork(ctx context.Context) error {
 	}
 	j.shared.opts.Fresh = c.ConnectPerIteration
 	return nil
+}
+
+// maxFirstDraws bounds the iterations firstValues replays.
+const maxFirstDraws = 4096
+
+// firstValues replays the start of a run of w — the first iteration of
+// each thread (the first 64), then the second of each, … — and returns,
+// for each script, the values it first runs with: its plan is taken with
+// what it will really get (the mix's UPDATE its first key, not the
+// SELECT's). A script not drawn within maxFirstDraws iterations takes
+// the first iteration's values. w must be a Work of its own, whose
+// generators the run does not draw from.
+func firstValues(w Work, seed uint64, threads int, perThread int64) [][]any {
+	n := len(w.Scripts())
+	first := make([][]any, n)
+	p := shared{perThread: perThread, threads: threads}
+	choosers := make([]Chooser, min(threads, 64))
+	for t := range choosers {
+		choosers[t] = w.Chooser(t, seed)
+	}
+	var earliest []any
+	found, draws := 0, 0
+	for k := int64(0); found < n && draws < maxFirstDraws && (perThread == 0 || k < perThread); k++ {
+		for t, ch := range choosers {
+			values := make([]any, len(w.Params()))
+			s := ch.Choose(p.iteration(t, k), values)
+			draws++
+			if earliest == nil {
+				earliest = values
+			}
+			if first[s] == nil {
+				first[s] = values
+				found++
+			}
+		}
+	}
+	for s := range first {
+		if first[s] == nil {
+			first[s] = earliest
+		}
+	}
+	return first
 }
 
 // paramsQuery runs --params-query once and keeps its rows, each column

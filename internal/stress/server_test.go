@@ -424,3 +424,22 @@ func TestPostgresWarmupCosts(t *testing.T) {
 		t.Errorf("a run that ended before its warm-up:\n%s", text)
 	}
 }
+
+// Each statement's plan is taken with the values it first runs with:
+// the mix's UPDATE and DELETE with their own first keys (12 and 3 for
+// one thread), not the SELECT's 0, which they never get.
+func TestPlansTakenWithFirstValues(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	var out bytes.Buffer
+	c := mixRun(url, &out, 300, 1, 8)
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for label, key := range map[string]string{"OLTP-SELECT": "0", "OLTP-UPDATE": "12", "OLTP-DELETE": "3"} {
+		plan := section(text, "# plan ["+label+"]")
+		if !strings.Contains(plan, "Index Cond: (id = '"+key+"'::bigint)") {
+			t.Errorf("[%s]'s plan is not taken with id %s:\n%s", label, key, plan)
+		}
+	}
+}

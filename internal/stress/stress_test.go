@@ -339,3 +339,28 @@ func TestInterruptKeepsSeriesAndTearsDown(t *testing.T) {
 		t.Errorf("--teardown did not run after the interrupt")
 	}
 }
+
+// A sequential --param starts at LO with the first measured iteration
+// (checking the statements beforehand draws nothing from it) and wraps
+// around to LO after HI.
+func TestSequentialStartsAtLo(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"setup.sql": "CREATE TABLE seen (k INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
+		"seq.sql":   "INSERT INTO seen (k, v) VALUES ((SELECT COUNT(*) FROM seen), :id);\n",
+	})
+	url := "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "s.db"))
+	var out bytes.Buffer
+	c := smallRun(url, &out)
+	c.Setup = filepath.Join(dir, "setup.sql")
+	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "seq.sql"), Weight: 1}}
+	c.Threads, c.Iterations = 1, 7
+	c.Params = []ParamSpec{{Name: "id", Dist: Sequential, Lo: 1, Hi: 5}}
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for k, want := range []int64{1, 2, 3, 4, 5, 1, 2} {
+		if got := query(t, url, fmt.Sprintf("SELECT v FROM seen WHERE k = %d", k)); got != want {
+			t.Errorf("iteration %d got :id %d, want %d", k, got, want)
+		}
+	}
+}

@@ -265,7 +265,7 @@ func (j *job) explainAtEnd(ctx context.Context) ([][]*driver.Plan, [][]bool) {
 			}
 			var args []any
 			for _, n := range prepared.Params() {
-				args = append(args, j.first[index[n]])
+				args = append(args, j.first[s][index[n]])
 			}
 			now, err := ex.Explain(ctx, prepared, args, false)
 			if err != nil {

@@ -627,9 +627,13 @@ func (j *job) openError(err error) error {
 func (j *job) ending(out *runner.Outcome) *result.Ending {
 	c := j.c
 	e := &result.Ending{By: out.EndedBy.String()}
+	// Iterations, not attempts: a statement retried five times and
+	// failed once is one failed iteration, as [ITERATION]'s Return=ERROR
+	// counts it; the attempts repeated are said apart.
+	n := failedIterations(out)
 	failed := ""
-	if out.Failed > 0 {
-		failed = fmt.Sprintf(" (%d failed)", out.Failed)
+	if n > 0 {
+		failed = fmt.Sprintf(" (%d failed)", n)
 	}
 	switch out.EndedBy {
 	case runner.EndedByInterrupt:
@@ -645,11 +649,31 @@ func (j *job) ending(out *runner.Outcome) *result.Ending {
 		}
 	default:
 		e.Text = fmt.Sprintf("all %d iterations done (--iterations %d × --threads %d)", c.Iterations*int64(c.Threads), c.Iterations, c.Threads)
-		if out.Failed > 0 {
-			e.Text += fmt.Sprintf("; %d of them failed", out.Failed)
+		if n > 0 {
+			e.Text += fmt.Sprintf("; %d of them failed", n)
 		}
 	}
+	if out.Retries > 0 {
+		e.Text += fmt.Sprintf("; %d failed attempts were retried (--retries %d)", out.Retries, c.Retries)
+	}
 	return e
+}
+
+// failedIterations counts the measured iterations that failed: the
+// failure statuses of the ITERATION series.
+func failedIterations(out *runner.Outcome) int64 {
+	var n int64
+	for _, s := range out.Series {
+		if s.Name != result.IterationSeries {
+			continue
+		}
+		for _, st := range s.Statuses {
+			if st.Status != "OK" {
+				n += st.Count
+			}
+		}
+	}
+	return n
 }
 
 // header describes the run: the database, every flag and its source, the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -440,6 +441,37 @@ func TestPlansTakenWithFirstValues(t *testing.T) {
 		plan := section(text, "# plan ["+label+"]")
 		if !strings.Contains(plan, "Index Cond: (id = '"+key+"'::bigint)") {
 			t.Errorf("[%s]'s plan is not taken with id %s:\n%s", label, key, plan)
+		}
+	}
+}
+
+// The end line counts failed iterations, as [ITERATION]'s Return=ERROR
+// does, not failed attempts: with --transaction --retries 3 an iteration
+// whose every attempt meets a serialization failure is one failed
+// iteration and three retries.
+func TestEndingCountsIterations(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	dir := writeFiles(t, map[string]string{
+		"setup.sql": "CREATE FUNCTION conflict(i int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40001'; END $$;\n",
+		"fail.sql":  "SELECT conflict(:id);\n",
+	})
+	var out bytes.Buffer
+	c := smallRun(url, &out)
+	c.Setup = filepath.Join(dir, "setup.sql")
+	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "fail.sql"), Weight: 1}}
+	c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 9}}
+	c.Transaction, c.Retries, c.Threads, c.Iterations = true, 3, 1, 2
+	c.OnError = runner.OnErrorContinue
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, w := range []string{
+		"[ITERATION], Return=ERROR, 2\n",
+		"# ended: all 2 iterations done (--iterations 2 × --threads 1); 2 of them failed; 6 failed attempts were retried (--retries 3)\n",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("output lacks %q:\n%s", w, text)
 		}
 	}
 }

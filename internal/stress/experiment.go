@@ -94,6 +94,17 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	}
 	defer j.target.Cleanup(c.Stderr)
 	j.target.RemoveAtAbandon(stops)
+	// What the driver says before anything is opened: a database without
+	// SQL text is refused by its scheme, and sessions dbprobe's process
+	// cannot open the files of, before a file is created.
+	if p, ok := driver.ProfileOf(j.target.Target); ok {
+		if err := p.Need(driver.CapSQL); err != nil {
+			return err
+		}
+	}
+	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads+1); err != nil {
+		return err
+	}
 	if j.db, err = j.target.Open(ctx, driver.Options{Sessions: c.Threads + 1}); err != nil {
 		return err
 	}

@@ -251,6 +251,19 @@ type TableFiller interface {
 	DropDataTable(ctx context.Context, t DataTable) error
 }
 
+// Settler brings a DataTable just filled to the state it is measured in,
+// so that the fill's after-effects — a WAL still to copy into the data
+// file, dirty pages still to write, rows whose hint bits, visibility and
+// statistics autovacuum would see to — are done before the measured part
+// instead of inside it. It is optional: a database without it is measured
+// as the fill left it, and the experiment says so.
+type Settler interface {
+	// Settle does what the database can for t and says what it did, in
+	// the database's words, and what it could not do and why (a
+	// CHECKPOINT the role may not run), as one line for the run header.
+	Settle(ctx context.Context, t DataTable) (string, error)
+}
+
 // TableSizer reports a table's size on disk as the database reports it:
 // what the storage experiments' rates are counted in.
 type TableSizer interface {

@@ -260,6 +260,17 @@ func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 	if n != c.Rows {
 		return nil, fmt.Errorf("filling %s: the database inserted %d rows, not %d", name, n, c.Rows)
 	}
+	// The fill's after-effects (a WAL to copy, dirty pages, rows to
+	// vacuum) are seen to now, not inside the measured part.
+	if settler, ok := j.db.(driver.Settler); ok {
+		how, err := settler.Settle(ctx, m.table)
+		if err != nil {
+			return nil, fmt.Errorf("settling %s after the fill: %w", name, experiment.Scrubbed(j.target.Target, err))
+		}
+		j.notes = append(j.notes, fmt.Sprintf("table %s: settled after the fill, before the measured part: %s", name, how))
+	} else {
+		j.notes = append(j.notes, fmt.Sprintf("table %s: not settled after the fill (dbprobe has no settle step for %s): the fill's after-effects (dirty pages, statistics) may land in the measured part", name, j.caps.Database))
+	}
 	j.notes = append(j.notes, m.describe(c)...)
 	j.notes = append(j.notes, j.tableNotes(ctx, m)...)
 	return m, nil

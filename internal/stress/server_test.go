@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -153,8 +154,21 @@ func TestPostgresCostsAgree(t *testing.T) {
 			if reads := number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall"); reads < 2 || reads >= 10 {
 				t.Errorf("a point SELECT by primary key reads %g pages a call; want a few (the index's root and leaf, the heap page)", reads)
 			}
-			if it := number(t, text, "ITERATION", "ServerLogicalReadsPerIteration"); it < number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall") {
+			if it := number(t, text, "ITERATION", "DatabaseLogicalReadsPerIteration"); it < number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall") {
 				t.Errorf("the whole database read %g pages an iteration, less than the SELECT alone", it)
+			}
+			// Each statement runs once an iteration: the statements' sum
+			// per iteration is the sum of their costs per call.
+			if proto == Prepared {
+				sum := 0.0
+				for _, label := range found {
+					sum += number(t, text, label, "ServerLogicalReadsPerCall")
+				}
+				if it := number(t, text, "ITERATION", "StatementsLogicalReadsPerIteration"); math.Abs(it-sum) > 1e-6*sum {
+					t.Errorf("the statements read %g pages an iteration, their calls %g", it, sum)
+				}
+			} else if metric(text, "ITERATION", "StatementsLogicalReadsPerIteration") != "" {
+				t.Errorf("a sum over the statements with one of them not found:\n%s", text)
 			}
 		})
 	}

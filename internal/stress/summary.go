@@ -214,6 +214,9 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 			flat++
 		}
 	}
+	if haveCosts && len(unfound) == 0 {
+		st.StatementsPerIteration = statementsPerIteration(d.Statements, out.Ops)
+	}
 	if len(unfound) > 0 {
 		why := "the database records it where dbprobe does not find it, or its entry was evicted (the header's server costs notes say what the database does not count)"
 		if j.c.Protocol == Simple {
@@ -222,6 +225,38 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 		j.endNotes = append(j.endNotes, fmt.Sprintf("server costs: the server counted no call of %s (%s): its costs are unknown; %s", strings.Join(unfound, ", "), d.Source, why))
 	}
 	return st
+}
+
+// statementsPerIteration adds up the statements' own costs and divides
+// them by the iterations measured: what one iteration cost in the
+// statements it ran, without the rest of the database's work. A figure
+// unknown for one statement is unknown in the sum; nil when no statement
+// was counted.
+func statementsPerIteration(stmts []driver.Cost, iterations int64) *result.CostFigures {
+	if len(stmts) == 0 {
+		return nil
+	}
+	var sum driver.Cost
+	for _, c := range stmts {
+		if c.Calls == driver.Unknown {
+			return nil
+		}
+		add := func(to *int64, v int64) {
+			if *to == driver.Unknown || v == driver.Unknown {
+				*to = driver.Unknown
+				return
+			}
+			*to += v
+		}
+		add(&sum.Calls, c.Calls)
+		add(&sum.LogicalReads, c.LogicalReads)
+		add(&sum.PhysicalReads, c.PhysicalReads)
+		add(&sum.Rows, c.Rows)
+		add(&sum.RowsExamined, c.RowsExamined)
+		add(&sum.CPU, c.CPU)
+		add(&sum.Elapsed, c.Elapsed)
+	}
+	return figures(sum, iterations)
 }
 
 // explainAtEnd takes each statement's plan again without analyzing it, to

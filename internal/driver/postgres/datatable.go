@@ -553,3 +553,27 @@ func (db *DB) DropLocation(ctx context.Context, l driver.Location) error {
 		return classify(err)
 	})
 }
+
+// Settle vacuums and analyzes a table just filled — hint bits set, the
+// visibility map made, statistics taken, so that neither the first reads
+// of its rows nor autovacuum write during the measured part — and runs a
+// CHECKPOINT so that the fill's dirty pages are written before it, where
+// the role may (a superuser, or pg_checkpoint from PostgreSQL 15).
+func (db *DB) Settle(ctx context.Context, t driver.DataTable) (string, error) {
+	if err := t.Check(); err != nil {
+		return "", err
+	}
+	if _, err := db.pool.Exec(ctx, "VACUUM (ANALYZE) "+db.dataTable(t)); err != nil {
+		return "", fmt.Errorf("postgres: vacuum %s: %w", t.Name, classify(err))
+	}
+	done := "VACUUM (ANALYZE) " + t.Name + " (hint bits, visibility map and statistics made: autovacuum has nothing of the fill's to do)"
+	_, err := db.pool.Exec(ctx, "CHECKPOINT")
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return done + "; CHECKPOINT (the fill's dirty pages written)", nil
+	case errors.As(err, &pgErr) && pgErr.Code == codeInsufficientPrivilege:
+		return done + "; no CHECKPOINT: " + pgErr.Message + " (it needs a superuser or pg_checkpoint): the fill's dirty pages may be written during the measured part", nil
+	}
+	return "", fmt.Errorf("postgres: checkpoint: %w", classify(err))
+}

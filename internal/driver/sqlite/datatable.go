@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strconv"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -301,4 +302,43 @@ func (d *db) BulkWriter(ctx context.Context, t driver.DataTable) (driver.BulkWri
 		how = "one transaction per batch through the one writer, multi-row INSERT statements"
 	}
 	return driver.NewSessionBulkWriter(s, func() string { return how }), nil
+}
+
+// Settle copies what the fill left in the WAL into the database file and
+// empties the WAL (wal_checkpoint(TRUNCATE), through the writer so that
+// no write runs beside it), then syncs the database file, so that
+// neither the copy nor the page cache's write-back lands in the measured
+// part: the monitor would count them as the run's writes.
+func (d *db) Settle(ctx context.Context, t driver.DataTable) (string, error) {
+	if err := checkData(t); err != nil {
+		return "", err
+	}
+	var busy, log, copied int64
+	err := d.w.call(ctx, false, func(c *sql.Conn) error {
+		return c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &copied)
+	})
+	if err != nil {
+		return "", fmt.Errorf("sqlite: checkpoint: %w", interrupted(ctx, err))
+	}
+	var done string
+	switch {
+	case log < 0:
+		done = "nothing in a WAL to copy (not in WAL mode: each commit of the fill wrote the database file)"
+	case busy != 0:
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) did not finish (%d of %d WAL pages copied: a reader held it): the rest may be copied during the measured part", copied, log)
+	default:
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) (the fill's %d WAL pages copied into the database file, the WAL emptied)", copied)
+	}
+	if d.file == "" {
+		return done, nil
+	}
+	f, err := os.OpenFile(d.file, os.O_RDWR, 0)
+	if err != nil {
+		return done + "; the database file not synced: " + err.Error(), nil
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return done + "; the database file not synced: " + err.Error(), nil
+	}
+	return done + "; the database file synced (fsync), so that the page cache's write-back is done", nil
 }

@@ -702,6 +702,11 @@ func (j *job) header() result.Header {
 		Database:    result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion, Placement: info.Placement.String()},
 	}
 	for _, s := range info.Settings {
+		if s.KeyValue {
+			// How the key-value sessions commit, which is not how the
+			// statements here run (the note below says that).
+			continue
+		}
 		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
 	}
 	for _, s := range c.Flags {
@@ -727,6 +732,7 @@ func (j *job) header() result.Header {
 		how = "the statements of an iteration in one transaction (COMMIT is timed apart); a failure rolls it back, and --retries repeats the whole iteration"
 	}
 	h.Notes = append(h.Notes, "iterations: "+how)
+	h.Notes = append(h.Notes, fmt.Sprintf("SQL text: %s runs it as %s; each thread on a connection of its own", j.caps.Database, j.caps.Support(driver.CapSQL).Note))
 	if j.mix != nil {
 		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; an iteration of --mix is one statement, its series named by its kind ([OLTP-SELECT] …), its text in the summary")
 	} else {

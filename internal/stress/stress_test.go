@@ -364,3 +364,30 @@ func TestSequentialStartsAtLo(t *testing.T) {
 		}
 	}
 }
+
+// The header says how the statements run, not how the key-value
+// sessions commit: no "a load batch is one transaction", no SQLite
+// writes sharing commits (the statements run on connections of their
+// own, not through the key-value writer), and a note of the SQL path.
+func TestHeaderSaysHowSQLRuns(t *testing.T) {
+	for _, d := range databases {
+		t.Run(d.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"one.sql": "SELECT 1;\n"})
+			var out bytes.Buffer
+			c := smallRun(d.url(t), &out)
+			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "one.sql"), Weight: 1}}
+			if err := Run(context.Background(), c); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			text := out.String()
+			for _, bad := range []string{"a load batch is one transaction", "share one commit", "several to a commit"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("the header says %q of the key-value path:\n%s", bad, text)
+				}
+			}
+			if !strings.Contains(text, "# note: SQL text: ") || !strings.Contains(text, "; each thread on a connection of its own\n") {
+				t.Errorf("no note of how the SQL text runs:\n%s", text)
+			}
+		})
+	}
+}

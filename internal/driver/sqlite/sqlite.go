@@ -371,7 +371,7 @@ func (d *db) readInfo(ctx context.Context, where string) (driver.Info, error) {
 	settings = append(settings, pragmas.settings(d.cfg.memory)...)
 	// The writes are serialized by dbprobe, not by SQLite, and share
 	// commits: say so, since it shapes every number with a write.
-	settings = append(settings, driver.Setting{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit"})
+	settings = append(settings, driver.Setting{Name: "writes", Value: "serialized in dbprobe on one connection; writes waiting together share one commit", KeyValue: true})
 	return driver.Info{
 		Driver:        "sqlite",
 		Product:       "SQLite",

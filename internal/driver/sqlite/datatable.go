@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -304,6 +305,9 @@ func (d *db) BulkWriter(ctx context.Context, t driver.DataTable) (driver.BulkWri
 	return driver.NewSessionBulkWriter(s, func() string { return how }), nil
 }
 
+// settleWait bounds how long Settle waits for the checkpoint lock.
+const settleWait = 30 * time.Second
+
 // Settle copies what the fill left in the WAL into the database file and
 // empties the WAL (wal_checkpoint(TRUNCATE), through the writer so that
 // no write runs beside it), then syncs the database file, so that
@@ -313,21 +317,35 @@ func (d *db) Settle(ctx context.Context, t driver.DataTable) (string, error) {
 	if err := checkData(t); err != nil {
 		return "", err
 	}
+	// The checkpointer may be copying the fill's WAL beside the writer:
+	// a TRUNCATE then finds the checkpoint lock taken (busy, -1, -1) and
+	// is tried again once that pass is over, for up to settleWait.
 	var busy, log, copied int64
-	err := d.w.call(ctx, false, func(c *sql.Conn) error {
-		return c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &copied)
-	})
-	if err != nil {
-		return "", fmt.Errorf("sqlite: checkpoint: %w", interrupted(ctx, err))
+	deadline := time.Now().Add(settleWait)
+	for {
+		err := d.w.call(ctx, false, func(c *sql.Conn) error {
+			return c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &copied)
+		})
+		if err != nil {
+			return "", fmt.Errorf("sqlite: checkpoint: %w", interrupted(ctx, err))
+		}
+		if busy == 0 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("sqlite: checkpoint: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
 	}
 	var done string
 	switch {
+	case busy != 0:
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) found the checkpoint busy for %s: the fill's WAL may be copied during the measured part", settleWait)
 	case log < 0:
 		done = "nothing in a WAL to copy (not in WAL mode: each commit of the fill wrote the database file)"
-	case busy != 0:
-		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) did not finish (%d of %d WAL pages copied: a reader held it): the rest may be copied during the measured part", copied, log)
 	default:
-		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) (the fill's %d WAL pages copied into the database file, the WAL emptied)", copied)
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) (the WAL's %d pages in the database file, %d of them copied now; the WAL emptied)", log, copied)
 	}
 	if d.file == "" {
 		return done, nil

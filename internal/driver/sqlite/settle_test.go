@@ -36,7 +36,7 @@ func TestSettleEmptiesTheWAL(t *testing.T) {
 	if st, err := os.Stat(path + "-wal"); err == nil && st.Size() != 0 {
 		t.Errorf("the WAL holds %d bytes after Settle: %s", st.Size(), how)
 	}
-	if !strings.HasPrefix(how, "PRAGMA wal_checkpoint(TRUNCATE) (the fill's ") || !strings.Contains(how, "the database file synced") {
+	if !strings.HasPrefix(how, "PRAGMA wal_checkpoint(TRUNCATE) (the WAL's ") || !strings.Contains(how, "the database file synced") {
 		t.Errorf("Settle says %q", how)
 	}
 }

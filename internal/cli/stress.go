@@ -194,7 +194,7 @@ func runStress(cmd *cobra.Command, o *stressOptions) error {
 	}
 	defer con.Close()
 	c.Target, c.Outputs, c.Monitor = o.experimentConfigs(con)
-	c.Stdout, c.Stderr = con.Stdout, con.Stderr
+	c.Stdout, c.Stderr, c.Quiet = con.Stdout, con.Stderr, o.quiet
 	return stress.Run(cmd.Context(), c)
 }
 

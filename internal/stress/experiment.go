@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -250,6 +251,20 @@ func (j *job) split() error {
 	return nil
 }
 
+// givenText names the parameters each source gives, for the refusal of
+// one none gives: " (--params-query gives :id, :name)"; "" when there is
+// no source.
+func givenText(sources []source) string {
+	var parts []string
+	for _, s := range sources {
+		parts = append(parts, describe(s)+" gives :"+strings.Join(s.names(), ", :"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
 // caseHint says that a source gives a parameter of the same name but
 // another case; "" when none does.
 func caseHint(name string, given []string) string {
@@ -424,8 +439,8 @@ func (j *job) prepareWork(ctx context.Context) error {
 				i, ok := index[n]
 				if !ok {
 					prepared.Close()
-					return badinput.New("--sql %s line %d: parameter :%s is given no value%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
-						sc.Path, st.Line, n, caseHint(n, w.Params()), n)
+					return badinput.New("--sql %s line %d: parameter :%s is given no value%s%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
+						sc.Path, st.Line, n, caseHint(n, w.Params()), givenText(append(slices.Clone(sources), generators()...)), n)
 				}
 				used[n] = true
 				args = append(args, j.first[s][i])
@@ -540,7 +555,7 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 	if len(r.vals) == 0 {
 		return nil, badinput.New("--params-query returned no rows: it must give at least one row of parameter values")
 	}
-	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), j.c.ParamsOrder))
+	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), orderWords(j.c.ParamsOrder)))
 	return r, nil
 }
 
@@ -572,6 +587,17 @@ func (j *job) measure(ctx context.Context) error {
 		ReconnectTimeout: c.ReconnectTimeout,
 	}
 	experiment.PhaseWiring{Phase: phaseName, Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: c.StatusInterval}.Wire(&ropts)
+	// The first failure of each code, as dbprobe's other lines are
+	// written, rather than the log's: --quiet leaves it out.
+	var firstMu sync.Mutex
+	ropts.OnFirstError = func(op, code string, err error) {
+		if c.Quiet {
+			return
+		}
+		firstMu.Lock()
+		defer firstMu.Unlock()
+		fmt.Fprintf(c.Stderr, "dbprobe: [%s] failed with %s: %s; later failures with this code are only counted\n", op, code, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
+	}
 	onStart := ropts.OnStart
 	ropts.OnStart = func(start, origin time.Time) {
 		p.warmEnd.Store(measureFrom(start, c.Warmup))
@@ -710,6 +736,10 @@ func (j *job) header() result.Header {
 		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
 	}
 	for _, s := range c.Flags {
+		if c.Mix == MixNone && (s.Key == "rows" || s.Key == "row-bytes") {
+			// They shape the mix's table, and there is none.
+			continue
+		}
 		if s.Key == "seed" {
 			s.Value = strconv.FormatUint(j.seed, 10)
 			if s.Source == config.SourceDefault {
@@ -746,7 +776,7 @@ func (j *job) header() result.Header {
 		if len(j.work.Scripts()) > 1 {
 			share = fmt.Sprintf(" (weight %g)", sc.Weight)
 		}
-		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %d statements", sc.Path, share, len(sc.Statements)))
+		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %s", sc.Path, share, plural(len(sc.Statements), "statement")))
 	}
 	if c.ConnectPerIteration {
 		h.Notes = append(h.Notes, "--connect-per-iteration: every iteration opens a new connection, runs its session setup and prepares its statements, timed as CONNECT and inside ITERATION")

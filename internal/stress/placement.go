@@ -81,6 +81,10 @@ func (j *job) place(ctx context.Context) error {
 			if why == "" {
 				why = "dbprobe does not do it there"
 			}
+			if strings.Contains(why, "--db") {
+				// The database's own words say it already.
+				return badinput.New("--placement %s: %s has no %s: %s; drop --placement and give --db %s", c.Placement, j.caps.Database, driver.CapPlace, why, j.fileURLIn(c.Placement))
+			}
 			return badinput.New("--placement %s: %s has no %s (%s): drop --placement and put the database's file in that directory with --db (e.g. --db %s)",
 				c.Placement, j.caps.Database, driver.CapPlace, why, j.fileURLIn(c.Placement))
 		}
@@ -286,8 +290,12 @@ func (j *job) tableNotes(ctx context.Context, m *oltp) []string {
 		}
 	}
 	where := "the database's default place"
-	if m.table.Where != nil {
+	switch {
+	case m.table.Where != nil:
 		where = m.table.Where.Description
+	case j.c.Placement != "" && j.target.DefaultFile() != "":
+		// SQLite: the database dbprobe made in the directory.
+		where = "the database's file, made in --placement " + j.c.Placement
 	}
 	path, how := "", ""
 	if loc, ok := j.db.(driver.Locator); ok && j.caps.OK(driver.CapLocate) {

@@ -228,7 +228,7 @@ func TestPlacementSQLiteDefaultFile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, w := range []string{"# note: where: table dbprobe_oltp is in the database's default place, file " + dir + "/dbprobe-", "/stress.db" + fsText(t, dir)} {
+	for _, w := range []string{"# note: where: table dbprobe_oltp is in the database's file, made in --placement " + dir + ", file " + dir + "/dbprobe-", "/stress.db" + fsText(t, dir)} {
 		if !strings.Contains(text, w) {
 			t.Errorf("output lacks %q:\n%s", w, text)
 		}
@@ -363,5 +363,18 @@ func TestPlacementLeftoversPostgres(t *testing.T) {
 	}
 	if st := tableExists(t, url); st.Exists {
 		t.Error("the table is left")
+	}
+}
+
+// On SQLite with --db, --placement is refused in one line that says what
+// to give once, not twice.
+func TestPlacementSQLiteWithDB(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	c := mixRun("sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "s.db")), &out, 10, 1, 4)
+	c.Placement = dir
+	err := Run(context.Background(), c)
+	if !badinput.Is(err) || strings.Count(err.Error(), "--db") != 2 || !strings.HasSuffix(err.Error(), "drop --placement and give --db sqlite://"+filepath.ToSlash(dir)+"/stress.db") {
+		t.Errorf("--placement with --db on SQLite: %v", err)
 	}
 }

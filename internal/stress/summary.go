@@ -219,6 +219,9 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 	}
 	if len(unfound) > 0 {
 		why := "the database records it where dbprobe does not find it, or its entry was evicted (the header's server costs notes say what the database does not count)"
+		if j.c.Protocol == Prepared && j.caps.OK(driver.CapSimpleProtocol) {
+			why += "; where they say statements run by the prepared protocol are not counted, run --protocol simple"
+		}
 		if j.c.Protocol == Simple {
 			why = "by --protocol simple a statement with constants of its own (n + 1, LIMIT 10) may be recorded under another text; give it as a parameter, or run --protocol prepared"
 		}

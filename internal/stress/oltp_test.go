@@ -247,7 +247,7 @@ func TestOLTPBadInput(t *testing.T) {
 			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
 		}, "with --sql dbprobe creates none"},
 		{"placement relative", func(c *Config) { c.Placement = "data" }, "give an absolute path"},
-		{"sqlite file given", func(c *Config) { c.Placement = dir }, "put the database's file in that directory with --db"},
+		{"sqlite file given", func(c *Config) { c.Placement = dir }, "drop --placement and give --db sqlite://"},
 		{"sqlite default in a missing directory", func(c *Config) { c.Target.DB, c.Placement = "", missing }, "cannot create the SQLite database there"},
 	}
 	for _, tc := range cases {

@@ -175,8 +175,9 @@ func TestPostgresCostsAgree(t *testing.T) {
 }
 
 // A plan that changes during the run is caught: the loop's first
-// statement creates the index its second then uses. On PostgreSQL and
-// MariaDB CREATE INDEX has no plan, which is a note, not a refusal.
+// statement creates the index its second then uses. CREATE INDEX has no
+// plan (SQLite's EXPLAIN QUERY PLAN shows no step of it), which is a
+// note, not a refusal.
 func TestPlanChanged(t *testing.T) {
 	for _, d := range []struct {
 		db            database
@@ -184,7 +185,7 @@ func TestPlanChanged(t *testing.T) {
 		noPlan        bool
 		before, after string
 	}{
-		{databases[0], "", false, "SCAN p", "USING COVERING INDEX p_n"},
+		{databases[0], "", true, "SCAN p", "USING COVERING INDEX p_n"},
 		{databases[1], "ANALYZE p;\n", true, "Seq Scan on p", "p_n"},
 		{databases[2], "", true, "| ALL |", "| p_n |"},
 	} {

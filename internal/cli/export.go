@@ -31,7 +31,8 @@ func newExportCommand() *cobra.Command {
 		Use:   "export --csv RESULT",
 		Short: "Write the per-second series of a JSON result (--out) as CSV, for a spreadsheet",
 		Long: `export --csv writes the per-second series of a JSON result (the --out of
-dbprobe load, run or ycsb) as CSV on stdout, or to a file with -o.
+any run that has them: dbprobe load, run, ycsb, stress) as CSV on stdout,
+or to a file with -o.
 
 The table is wide: one row per interval (normally one second), so that a
 spreadsheet charts it as it is, without a pivot table: select time_utc or
@@ -39,12 +40,14 @@ elapsed_s and a column, insert a chart. Its columns are
 
   time_utc     the interval's end, UTC, as spreadsheets read a date and time
   elapsed_s    seconds from the phase's start to the interval's end
-  phase        load or run (a ycsb result holds both, one after the other)
+  phase        the phase: load or run (a ycsb result holds both, one after
+               the other), stress
   warmup       true for an interval of the warm-up (--warmup), which the
                summary leaves out
   ops          operations finished in the interval
   ops_per_s    their rate
-  then for each series (READ, UPDATE, Intended-READ, READ-FAILED, …):
+  then for each series (READ, UPDATE, Intended-READ, READ-FAILED, …;
+  a stress run's ITERATION, LOOP.SQL-1, OLTP-SELECT, …):
   S count      the series' operations in the interval
   S mean_us    mean latency, microseconds
   S max_us     largest latency
@@ -129,7 +132,7 @@ func exportResult(stdout, stderr io.Writer, path string, o exportOptions) error 
 		}
 	}
 	if count == 0 {
-		why := "export takes the --out of dbprobe load, run or ycsb"
+		why := "export takes the --out of a run with per-second series (dbprobe load, run, ycsb, stress)"
 		if o.monitor {
 			why = "the run was not monitored (--no-monitor) or ended before its first sample"
 		}

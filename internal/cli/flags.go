@@ -82,7 +82,7 @@ func addTargetFlags(cmd *cobra.Command, o *sharedOptions, dbUsage string) {
 // and --drain-timeout.
 func addOutputFlags(cmd *cobra.Command, o *sharedOptions) {
 	f := cmd.Flags()
-	f.BoolVarP(&o.status, "status", "s", false, "print YCSB's status line on stderr every status.interval seconds (default 10) instead of the live progress line a terminal gets")
+	f.BoolVarP(&o.status, "status", "s", false, "print a status line in YCSB's format on stderr every 10 seconds (load, run, ycsb: every status.interval seconds) instead of the live progress line a terminal gets")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress on stderr, neither the live line nor status lines; notes (where a kept database is, the metrics address), warnings and errors still print")
 	f.StringVar(&o.out, "out", "", "also write the JSON result to this file, record by record as the run goes")
 	f.DurationVar(&o.monitorInterval, "monitor-interval", time.Second, "how often the monitor samples the database's counters and waits, the host (when the database is on this machine) and dbprobe itself; the samples go to the JSON result (--out), --influx-out and --metrics-addr, and the bottleneck verdict needs 3 of them")
@@ -92,7 +92,7 @@ func addOutputFlags(cmd *cobra.Command, o *sharedOptions) {
 	f.DurationVar(&o.metricsLinger, "metrics-linger", 0, "keep serving --metrics-addr this long after the last phase, so that a scrape after the end takes the run's last counts (e.g. 30s for a 15 s scrape interval; a first Ctrl-C ends the wait); 0 = stop serving at once")
 	f.BoolVar(&o.metricsRemote, "metrics-allow-remote", false, "let --metrics-addr be an address other machines reach (the figures describe the database and its host)")
 	f.StringVar(&o.influxOut, "influx-out", "", "also write the per-second figures and the monitor's samples to this file as InfluxDB line protocol")
-	f.StringVar(&o.hlog, "hlog", "", "also write each second's latency histograms to this file as an HdrHistogram interval log, for HdrHistogram's own tools: values in microseconds, one tag per phase and operation (Tag=load/INSERT, Tag=run/READ; warm-up as run-warmup/READ), load and run in one file; e.g. HistogramLogProcessor -i FILE -tag run/READ -outputValueUnitRatio 1000 (milliseconds)")
+	f.StringVar(&o.hlog, "hlog", "", "also write each second's latency histograms to this file as an HdrHistogram interval log, for HdrHistogram's own tools: values in microseconds, one tag per phase and series (Tag=load/INSERT, Tag=run/READ, Tag=stress/ITERATION, Tag=stress/LOOP.SQL-1; warm-up as run-warmup/READ), a ycsb run's load and run in one file; e.g. HistogramLogProcessor -i FILE -tag run/READ -outputValueUnitRatio 1000 (milliseconds)")
 	f.DurationVar(&o.drainTimeout, "drain-timeout", 10*time.Second, "on the first Ctrl-C (or SIGTERM), how long operations in flight may take to finish before they are cancelled; the summary is then printed and the result marked interrupted. A second Ctrl-C exits at once (status 130) without a summary: dbprobe recover rebuilds it from --out")
 	setGroup(f, groupFaults, "drain-timeout")
 	setGroup(f, groupOutputs, "out", "status", "quiet", "influx-out", "metrics-addr", "metrics-allow-remote", "metrics-linger", "hlog")

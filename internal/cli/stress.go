@@ -69,7 +69,8 @@ never spliced into the text. Their values come from --params-query (a
 query run once at the start: each column, named as the database names
 it, is a parameter; rows are dealt round-robin or at random), from
 --params-csv (a header row of names), or from --param NAME=DIST:LO:HI
-(uniform, zipfian or sequential, drawn per iteration from --seed). A
+(uniform, zipfian or sequential, drawn per iteration from --seed;
+sequential gives LO first and wraps around to LO after HI). A
 parameter the SQL uses and none of these gives is refused before anything
 runs.
 
@@ -77,7 +78,7 @@ Before anything is measured, --setup runs once (each statement as
 written, not prepared: MySQL prepares no CREATE TRIGGER), and every
 statement is prepared, so that a syntax error is one line naming the
 file, the line and the database's message; each statement's plan is
-taken with the first iteration's values. --explain analyzes each
+taken with the values it first runs with. --explain analyzes each
 statement once at the end and says when its plan changed. --teardown
 runs once at the end, also after Ctrl-C or a failure once --setup ran.
 Your SQL runs as written: dbprobe adds nothing destructive of its own.
@@ -105,7 +106,7 @@ in a temporary directory is used and removed at exit.`,
 	f.StringVar(&o.paramsQuery, "params-query", "", "a query run once at the start whose columns, as the database names them (give an expression a name with AS), give the parameters' values, a row per iteration (e.g. 'SELECT id, name FROM customers')")
 	f.StringVar(&o.paramsCSV, "params-csv", "", "a CSV file whose header row names the parameters and each later row gives their values, a row per iteration")
 	f.StringVar(&o.paramsOrder, "params-order", "round-robin", "how rows of --params-query and --params-csv are dealt out: round-robin (iteration i takes row i, cycling) or random")
-	f.StringArrayVar(&o.params, "param", nil, "a parameter drawn per iteration, NAME=DIST:LO:HI with DIST uniform, zipfian (YCSB's scrambled zipfian) or sequential (shared by the threads); repeatable")
+	f.StringArrayVar(&o.params, "param", nil, "a parameter drawn per iteration, NAME=DIST:LO:HI with DIST uniform, zipfian (YCSB's scrambled zipfian) or sequential (LO, LO+1, … HI, then LO again; one counter shared by the threads, the first iteration getting LO); repeatable")
 	f.BoolVar(&o.explain, "explain", false, "at the end, analyze each statement once (PostgreSQL EXPLAIN (ANALYZE, BUFFERS) and the like, rolled back) and say when its plan changed from the one at the start")
 	f.StringVar(&o.mix, "mix", "", "run a built-in workload instead of --sql: oltp, the repeatable SELECT/INSERT/UPDATE/DELETE loop over a table of wide rows that dbprobe creates, fills and drops (--iterations defaults to 100000)")
 	f.Int64Var(&o.rows, "rows", stress.DefaultMixRows, "rows of the --mix table, filled on the server before the run")
@@ -193,7 +194,7 @@ func runStress(cmd *cobra.Command, o *stressOptions) error {
 	}
 	defer con.Close()
 	c.Target, c.Outputs, c.Monitor = o.experimentConfigs(con)
-	c.Stdout, c.Stderr = con.Stdout, con.Stderr
+	c.Stdout, c.Stderr, c.Quiet = con.Stdout, con.Stderr, o.quiet
 	return stress.Run(cmd.Context(), c)
 }
 

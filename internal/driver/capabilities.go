@@ -251,6 +251,19 @@ type TableFiller interface {
 	DropDataTable(ctx context.Context, t DataTable) error
 }
 
+// Settler brings a DataTable just filled to the state it is measured in,
+// so that the fill's after-effects — a WAL still to copy into the data
+// file, dirty pages still to write, rows whose hint bits, visibility and
+// statistics autovacuum would see to — are done before the measured part
+// instead of inside it. It is optional: a database without it is measured
+// as the fill left it, and the experiment says so.
+type Settler interface {
+	// Settle does what the database can for t and says what it did, in
+	// the database's words, and what it could not do and why (a
+	// CHECKPOINT the role may not run), as one line for the run header.
+	Settle(ctx context.Context, t DataTable) (string, error)
+}
+
 // TableSizer reports a table's size on disk as the database reports it:
 // what the storage experiments' rates are counted in.
 type TableSizer interface {
@@ -367,6 +380,13 @@ type Placer interface {
 	// DropLocation removes what CreateLocation made; its tables must be
 	// dropped first (nothing is dropped with it).
 	DropLocation(ctx context.Context, l Location) error
+	// Leftovers returns the Locations the marker table records as
+	// dbprobe's that are still there, as they were made (a run killed
+	// before its end, or one that kept them with --keep), so that a new
+	// run can drop them before it makes its own in the same directory.
+	// A database whose Locations leave nothing behind (MySQL's DATA
+	// DIRECTORY, named on each table) returns none.
+	Leftovers(ctx context.Context) ([]Location, error)
 }
 
 // CostReader reads what statements cost the server, from its own

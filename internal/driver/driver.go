@@ -199,6 +199,12 @@ func (p *Placement) UnmarshalText(b []byte) error {
 type Setting struct {
 	Name  string `json:"name"`
 	Value string `json:"value"`
+	// KeyValue says the setting describes how the key-value Sessions run
+	// (their transactions, how their writes commit), not the SQL text a
+	// SQLRunner runs on connections of its own: an experiment of SQL
+	// text leaves it out of its header rather than say what its
+	// statements do not do.
+	KeyValue bool `json:"-"`
 }
 
 // ModuleVersion returns the version of a Go module compiled into this

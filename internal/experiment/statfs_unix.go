@@ -14,3 +14,13 @@ func statfs(path string) (free, size uint64, err error) {
 	bs := uint64(st.Bsize)
 	return uint64(st.Bavail) * bs, uint64(st.Blocks) * bs, nil
 }
+
+// fileLimit returns dbprobe's limit on open files (RLIMIT_NOFILE), soft
+// and hard.
+func fileLimit() (soft, hard uint64, ok bool) {
+	var r syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &r); err != nil {
+		return 0, 0, false
+	}
+	return uint64(r.Cur), uint64(r.Max), true
+}

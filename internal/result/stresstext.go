@@ -14,13 +14,16 @@ const IterationSeries = "ITERATION"
 // writeStressLines writes what a stress run adds to YCSB's lines, in
 // YCSB's shape so that a parser splitting on ", " reads them: per
 // statement the rows it returned and changed, and the server's costs per
-// call; per iteration the whole database's.
+// call; per iteration the sum of the statements' costs (what
+// SQLQueryStress's logical reads per iteration are) and the whole
+// database's, every session's work included.
 //
 //	[LOOP.SQL-1], RowsReturned, 1000
 //	[LOOP.SQL-1], RowsAffected, 1000
 //	[LOOP.SQL-1], ServerCalls, 1000
 //	[LOOP.SQL-1], ServerLogicalReadsPerCall, 4.0
-//	[ITERATION], ServerLogicalReadsPerIteration, 9.5
+//	[ITERATION], StatementsLogicalReadsPerIteration, 8.0
+//	[ITERATION], DatabaseLogicalReadsPerIteration, 9.5
 func writeStressLines(bw *bufio.Writer, st *StressSummary) {
 	line := func(metric, measurement, value string) {
 		bw.WriteString("[" + field(metric) + "], " + field(measurement) + ", " + value + "\n")
@@ -35,13 +38,15 @@ func writeStressLines(bw *bufio.Writer, st *StressSummary) {
 			// against Operations it shows the statement was found.
 			line(s.Label, "ServerCalls", strconv.FormatInt(s.Cost.Calls, 10))
 		}
-		costLines(s.Label, "PerCall", s.Cost, line)
+		costLines(s.Label, "Server", "PerCall", s.Cost, line)
 	}
-	costLines(IterationSeries, "PerIteration", st.PerIteration, line)
+	costLines(IterationSeries, "Statements", "PerIteration", st.StatementsPerIteration, line)
+	costLines(IterationSeries, "Database", "PerIteration", st.PerIteration, line)
 }
 
-// costLines writes one line per figure of c that the database counts.
-func costLines(label, per string, c *CostFigures, line func(metric, measurement, value string)) {
+// costLines writes one line per figure of c that the database counts,
+// each named whose it is (Server, Statements, Database) and per what.
+func costLines(label, whose, per string, c *CostFigures, line func(metric, measurement, value string)) {
 	if c == nil {
 		return
 	}
@@ -49,16 +54,16 @@ func costLines(label, per string, c *CostFigures, line func(metric, measurement,
 		name string
 		v    *float64
 	}{
-		{"ServerLogicalReads", c.LogicalReads}, {"ServerPhysicalReads", c.PhysicalReads},
-		{"ServerRows", c.Rows}, {"ServerRowsExamined", c.RowsExamined},
-		{"ServerCPU(us)", c.CPUMicros}, {"ServerTime(us)", c.ElapsedMicros},
+		{"LogicalReads", c.LogicalReads}, {"PhysicalReads", c.PhysicalReads},
+		{"Rows", c.Rows}, {"RowsExamined", c.RowsExamined},
+		{"CPU(us)", c.CPUMicros}, {"Time(us)", c.ElapsedMicros},
 	} {
 		if f.v == nil {
 			continue
 		}
-		name := f.name + per
+		name := whose + f.name + per
 		if k := strings.IndexByte(f.name, '('); k >= 0 {
-			name = f.name[:k] + per + f.name[k:]
+			name = whose + f.name[:k] + per + f.name[k:]
 		}
 		line(label, name, javaDouble(*f.v))
 	}
@@ -84,7 +89,11 @@ func writeStressNotes(bw *bufio.Writer, st *StressSummary) {
 		}
 	}
 	if st.CostSource != "" {
-		put("server costs: from %s, over the measured part; per call of each statement, and per iteration the whole database's (every session's work, other clients' and the monitor's included)", st.CostSource)
+		per := "per call of each statement"
+		if st.StatementsPerIteration != nil {
+			per += "; per iteration the sum of the statements' (Statements…PerIteration)"
+		}
+		put("server costs: from %s, over the measured part; %s; and per iteration the whole database's (Database…PerIteration: every session's work, other clients', autovacuum's and the monitor's included)", st.CostSource, per)
 	}
 }
 

@@ -26,8 +26,9 @@ func TestWriteTextStressGolden(t *testing.T) {
 		},
 		Errors: map[string]int64{"ERROR(23505)": 1},
 		Stress: &StressSummary{
-			CostSource:   "pg_stat_statements; pg_stat_database",
-			PerIteration: &CostFigures{Calls: 200, LogicalReads: f64(9.5), PhysicalReads: f64(0)},
+			CostSource:             "pg_stat_statements; pg_stat_database",
+			PerIteration:           &CostFigures{Calls: 200, LogicalReads: f64(9.5), PhysicalReads: f64(0)},
+			StatementsPerIteration: &CostFigures{Calls: 200, LogicalReads: f64(8), PhysicalReads: f64(0)},
 			Statements: []StressStatement{
 				{Label: "LOOP.SQL-1", File: "loop.sql", Line: 2, Text: "SELECT n\n  FROM t WHERE id = :id", Rows: 200, Affected: -1,
 					Plan: &Plan{Text: "Index Scan using t_pkey on t  (cost=0.29..8.30 rows=1 width=4)\n  Index Cond: (id = $1)", How: "EXPLAIN"},

@@ -180,6 +180,12 @@ type StressSummary struct {
 	// divided by the iterations measured: every session's work is in it,
 	// the monitor's and other clients' included. Nil when not read.
 	PerIteration *CostFigures `json:"per_iteration,omitempty"`
+	// StatementsPerIteration is the sum of the statements' own costs over
+	// the measured part divided by the iterations measured: what
+	// SQLQueryStress's per-iteration logical reads are. Nil where the
+	// database keeps no per-statement costs, or one statement that ran
+	// was not found in them.
+	StatementsPerIteration *CostFigures `json:"statements_per_iteration,omitempty"`
 }
 
 // StressStatement is one statement of a stress script and what it did.

@@ -92,6 +92,9 @@ type Config struct {
 	Flags       []config.Setting
 	// Stdout takes the text results, Stderr messages and status lines.
 	Stdout, Stderr io.Writer
+	// Quiet is --quiet: no line on Stderr for the first failure of each
+	// code (the summary counts them all).
+	Quiet bool
 }
 
 // Protocol is how a statement goes to the server.
@@ -152,6 +155,15 @@ func (o Order) String() string {
 		return "random"
 	}
 	return fmt.Sprintf("Order(%d)", int(o))
+}
+
+// orderWords says how rows are dealt out, for a sentence: "round-robin",
+// "at random".
+func orderWords(o Order) string {
+	if o == Random {
+		return "at random"
+	}
+	return o.String()
 }
 
 // ParseOrder reads --params-order.

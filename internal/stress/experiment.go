@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -53,10 +54,10 @@ type job struct {
 	mix    *oltp
 	placed placed
 	// plans are each statement's plan at the start, by script and
-	// statement; first the values of the first iteration, with which
-	// they were taken.
+	// statement; first, by script, the values it first runs with, with
+	// which they were taken (firstValues).
 	plans [][]*driver.Plan
-	first []any
+	first [][]any
 	notes []string
 	// endNotes are notes made after the header was written, for the
 	// summary.
@@ -94,6 +95,17 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	}
 	defer j.target.Cleanup(c.Stderr)
 	j.target.RemoveAtAbandon(stops)
+	// What the driver says before anything is opened: a database without
+	// SQL text is refused by its scheme, and sessions dbprobe's process
+	// cannot open the files of, before a file is created.
+	if p, ok := driver.ProfileOf(j.target.Target); ok {
+		if err := p.Need(driver.CapSQL); err != nil {
+			return err
+		}
+	}
+	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads+1); err != nil {
+		return err
+	}
 	if j.db, err = j.target.Open(ctx, driver.Options{Sessions: c.Threads + 1}); err != nil {
 		return err
 	}
@@ -123,6 +135,11 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 			}
 		}
 	}()
+	// What an earlier run left goes first — the mix's table, then the
+	// Locations it was in — so that this run's are made afresh.
+	if err := j.dropLeftoverTable(ctx); err != nil {
+		return err
+	}
 	if err := j.place(ctx); err != nil {
 		return err
 	}
@@ -232,6 +249,20 @@ func (j *job) split() error {
 	}
 	j.work = &files{scripts: scripts}
 	return nil
+}
+
+// givenText names the parameters each source gives, for the refusal of
+// one none gives: " (--params-query gives :id, :name)"; "" when there is
+// no source.
+func givenText(sources []source) string {
+	var parts []string
+	for _, s := range sources {
+		parts = append(parts, describe(s)+" gives :"+strings.Join(s.names(), ", :"))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
 }
 
 // caseHint says that a source gives a parameter of the same name but
@@ -364,14 +395,26 @@ func (j *job) prepareWork(ctx context.Context) error {
 	if j.csv != nil {
 		sources = append(sources, j.csv)
 	}
-	for _, p := range c.Params {
-		sources = append(sources, newGenerator(p))
+	// The generators are made twice: the run's, and those the plans are
+	// taken with, so that taking them draws nothing from the run's (a
+	// sequential one would start the run past LO).
+	generators := func() []source {
+		var out []source
+		for _, p := range c.Params {
+			out = append(out, newGenerator(p))
+		}
+		return out
 	}
-	var w Work
+	var w, replay Work
 	if c.Mix != MixNone {
 		w, err = j.prepareMix(ctx)
+		replay = w
 	} else {
-		w, err = newFiles(j.work.Scripts(), sources)
+		scripts := j.work.Scripts()
+		w, err = newFiles(scripts, append(slices.Clone(sources), generators()...))
+		if err == nil {
+			replay, err = newFiles(scripts, append(slices.Clone(sources), generators()...))
+		}
 	}
 	if err != nil {
 		return err
@@ -381,10 +424,7 @@ func (j *job) prepareWork(ctx context.Context) error {
 	for i, n := range w.Params() {
 		index[n] = i
 	}
-	// The first iteration's values, from a chooser of their own so that
-	// the workers' are untouched.
-	j.first = make([]any, len(w.Params()))
-	w.Chooser(0, j.seed).Choose(0, j.first)
+	j.first = firstValues(replay, j.seed, c.Threads, c.Iterations)
 	used := map[string]bool{}
 	explainer, _ := conn.(driver.Explainer)
 	for s, sc := range w.Scripts() {
@@ -399,11 +439,11 @@ func (j *job) prepareWork(ctx context.Context) error {
 				i, ok := index[n]
 				if !ok {
 					prepared.Close()
-					return badinput.New("--sql %s line %d: parameter :%s is given no value%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
-						sc.Path, st.Line, n, caseHint(n, w.Params()), n)
+					return badinput.New("--sql %s line %d: parameter :%s is given no value%s%s; give it with --param %s=uniform:1:1000, a column of --params-csv or of --params-query",
+						sc.Path, st.Line, n, caseHint(n, w.Params()), givenText(append(slices.Clone(sources), generators()...)), n)
 				}
 				used[n] = true
-				args = append(args, j.first[i])
+				args = append(args, j.first[s][i])
 			}
 			if explainer != nil && j.caps.OK(driver.CapExplain) {
 				p, err := explainer.Explain(ctx, prepared, args, false)
@@ -437,6 +477,48 @@ func (j *job) prepareWork(ctx context.Context) error {
 	}
 	j.shared.opts.Fresh = c.ConnectPerIteration
 	return nil
+}
+
+// maxFirstDraws bounds the iterations firstValues replays.
+const maxFirstDraws = 4096
+
+// firstValues replays the start of a run of w — the first iteration of
+// each thread (the first 64), then the second of each, … — and returns,
+// for each script, the values it first runs with: its plan is taken with
+// what it will really get (the mix's UPDATE its first key, not the
+// SELECT's). A script not drawn within maxFirstDraws iterations takes
+// the first iteration's values. w must be a Work of its own, whose
+// generators the run does not draw from.
+func firstValues(w Work, seed uint64, threads int, perThread int64) [][]any {
+	n := len(w.Scripts())
+	first := make([][]any, n)
+	p := shared{perThread: perThread, threads: threads}
+	choosers := make([]Chooser, min(threads, 64))
+	for t := range choosers {
+		choosers[t] = w.Chooser(t, seed)
+	}
+	var earliest []any
+	found, draws := 0, 0
+	for k := int64(0); found < n && draws < maxFirstDraws && (perThread == 0 || k < perThread); k++ {
+		for t, ch := range choosers {
+			values := make([]any, len(w.Params()))
+			s := ch.Choose(p.iteration(t, k), values)
+			draws++
+			if earliest == nil {
+				earliest = values
+			}
+			if first[s] == nil {
+				first[s] = values
+				found++
+			}
+		}
+	}
+	for s := range first {
+		if first[s] == nil {
+			first[s] = earliest
+		}
+	}
+	return first
 }
 
 // paramsQuery runs --params-query once and keeps its rows, each column
@@ -473,7 +555,7 @@ func (j *job) paramsQuery(ctx context.Context, conn driver.SQLConn) (*rows, erro
 	if len(r.vals) == 0 {
 		return nil, badinput.New("--params-query returned no rows: it must give at least one row of parameter values")
 	}
-	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), j.c.ParamsOrder))
+	j.notes = append(j.notes, fmt.Sprintf("--params-query gave %s rows of %s, dealt out %s", result.Grouped(int64(len(r.vals))), strings.Join(r.cols, ", "), orderWords(j.c.ParamsOrder)))
 	return r, nil
 }
 
@@ -505,6 +587,17 @@ func (j *job) measure(ctx context.Context) error {
 		ReconnectTimeout: c.ReconnectTimeout,
 	}
 	experiment.PhaseWiring{Phase: phaseName, Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: c.StatusInterval}.Wire(&ropts)
+	// The first failure of each code, as dbprobe's other lines are
+	// written, rather than the log's: --quiet leaves it out.
+	var firstMu sync.Mutex
+	ropts.OnFirstError = func(op, code string, err error) {
+		if c.Quiet {
+			return
+		}
+		firstMu.Lock()
+		defer firstMu.Unlock()
+		fmt.Fprintf(c.Stderr, "dbprobe: [%s] failed with %s: %s; later failures with this code are only counted\n", op, code, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
+	}
 	onStart := ropts.OnStart
 	ropts.OnStart = func(start, origin time.Time) {
 		p.warmEnd.Store(measureFrom(start, c.Warmup))
@@ -571,9 +664,13 @@ func (j *job) openError(err error) error {
 func (j *job) ending(out *runner.Outcome) *result.Ending {
 	c := j.c
 	e := &result.Ending{By: out.EndedBy.String()}
+	// Iterations, not attempts: a statement retried five times and
+	// failed once is one failed iteration, as [ITERATION]'s Return=ERROR
+	// counts it; the attempts repeated are said apart.
+	n := failedIterations(out)
 	failed := ""
-	if out.Failed > 0 {
-		failed = fmt.Sprintf(" (%d failed)", out.Failed)
+	if n > 0 {
+		failed = fmt.Sprintf(" (%d failed)", n)
 	}
 	switch out.EndedBy {
 	case runner.EndedByInterrupt:
@@ -589,11 +686,31 @@ func (j *job) ending(out *runner.Outcome) *result.Ending {
 		}
 	default:
 		e.Text = fmt.Sprintf("all %d iterations done (--iterations %d × --threads %d)", c.Iterations*int64(c.Threads), c.Iterations, c.Threads)
-		if out.Failed > 0 {
-			e.Text += fmt.Sprintf("; %d of them failed", out.Failed)
+		if n > 0 {
+			e.Text += fmt.Sprintf("; %d of them failed", n)
 		}
 	}
+	if out.Retries > 0 {
+		e.Text += fmt.Sprintf("; %d failed attempts were retried (--retries %d)", out.Retries, c.Retries)
+	}
 	return e
+}
+
+// failedIterations counts the measured iterations that failed: the
+// failure statuses of the ITERATION series.
+func failedIterations(out *runner.Outcome) int64 {
+	var n int64
+	for _, s := range out.Series {
+		if s.Name != result.IterationSeries {
+			continue
+		}
+		for _, st := range s.Statuses {
+			if st.Status != "OK" {
+				n += st.Count
+			}
+		}
+	}
+	return n
 }
 
 // header describes the run: the database, every flag and its source, the
@@ -611,9 +728,18 @@ func (j *job) header() result.Header {
 		Database:    result.Database{Driver: info.Driver, Library: info.Library, ServerVersion: info.ServerVersion, Placement: info.Placement.String()},
 	}
 	for _, s := range info.Settings {
+		if s.KeyValue {
+			// How the key-value sessions commit, which is not how the
+			// statements here run (the note below says that).
+			continue
+		}
 		h.Database.Settings = append(h.Database.Settings, result.Setting{Key: s.Name, Value: s.Value})
 	}
 	for _, s := range c.Flags {
+		if c.Mix == MixNone && (s.Key == "rows" || s.Key == "row-bytes") {
+			// They shape the mix's table, and there is none.
+			continue
+		}
 		if s.Key == "seed" {
 			s.Value = strconv.FormatUint(j.seed, 10)
 			if s.Source == config.SourceDefault {
@@ -636,6 +762,7 @@ func (j *job) header() result.Header {
 		how = "the statements of an iteration in one transaction (COMMIT is timed apart); a failure rolls it back, and --retries repeats the whole iteration"
 	}
 	h.Notes = append(h.Notes, "iterations: "+how)
+	h.Notes = append(h.Notes, fmt.Sprintf("SQL text: %s runs it as %s; each thread on a connection of its own", j.caps.Database, j.caps.Support(driver.CapSQL).Note))
 	if j.mix != nil {
 		h.Notes = append(h.Notes, "[OVERALL] counts iterations: Throughput(ops/sec) is iterations per second; an iteration of --mix is one statement, its series named by its kind ([OLTP-SELECT] …), its text in the summary")
 	} else {
@@ -649,7 +776,7 @@ func (j *job) header() result.Header {
 		if len(j.work.Scripts()) > 1 {
 			share = fmt.Sprintf(" (weight %g)", sc.Weight)
 		}
-		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %d statements", sc.Path, share, len(sc.Statements)))
+		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %s", sc.Path, share, plural(len(sc.Statements), "statement")))
 	}
 	if c.ConnectPerIteration {
 		h.Notes = append(h.Notes, "--connect-per-iteration: every iteration opens a new connection, runs its session setup and prepares its statements, timed as CONNECT and inside ITERATION")

@@ -220,10 +220,9 @@ func (c *Config) validateMix() error {
 	return nil
 }
 
-// prepareMix makes the mix's table afresh — a table of that name left by
-// an earlier run is dropped first, only because dbprobe's marker table
-// says dbprobe created it — fills it on the server, and says its size and
-// where it lives in the header's notes.
+// prepareMix makes the mix's table (dropLeftoverTable has dropped one an
+// earlier run left), fills it on the server, and says its size and where
+// it lives in the header's notes.
 func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 	c := j.c
 	if err := j.caps.Need(driver.CapFill); err != nil {
@@ -233,31 +232,13 @@ func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 	if !ok {
 		return nil, badinput.New("%s has no %s", j.caps.Database, driver.CapFill)
 	}
+	// Again: --setup, which ran since, may have made a table of that name.
+	if err := j.dropLeftoverTable(ctx); err != nil {
+		return nil, err
+	}
 	m := newOLTP(c, j.placed.table)
 	j.mix = m
 	name := m.table.Name
-	st, err := j.db.Inspect(ctx, m.table.Table())
-	if err != nil {
-		return nil, experiment.Scrubbed(j.target.Target, err)
-	}
-	if st.Exists {
-		if !st.CreatedByDbprobe {
-			why := ""
-			if st.OwnershipNote != "" {
-				why = " (" + st.OwnershipNote + ")"
-			}
-			return nil, badinput.New("--mix %s: a table %s exists that dbprobe did not create%s; dbprobe never writes into or drops a table it did not create: rename or drop it yourself, or run against another database", c.Mix, name, why)
-		}
-		// A table dbprobe created and a run did not drop (--keep, or a
-		// run that was killed) holds rows an earlier mix changed: a run
-		// starts from the same rows every time, so it goes.
-		if err := filler.DropDataTable(ctx, driver.DataTable{Name: name, PayloadBytes: m.table.PayloadBytes}); err != nil {
-			return nil, fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
-		}
-		note := fmt.Sprintf("table %s: an earlier run left it (--keep, or a run that was killed); dbprobe's marker table records creating it, so it was dropped and made afresh", name)
-		fmt.Fprintln(j.c.Stderr, "dbprobe: "+note)
-		j.notes = append(j.notes, note)
-	}
 	if err := filler.CreateDataTable(ctx, m.table); err != nil {
 		err = experiment.Scrubbed(j.target.Target, err)
 		if m.table.Where != nil && badinput.Is(err) {
@@ -279,9 +260,63 @@ func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 	if n != c.Rows {
 		return nil, fmt.Errorf("filling %s: the database inserted %d rows, not %d", name, n, c.Rows)
 	}
+	// The fill's after-effects (a WAL to copy, dirty pages, rows to
+	// vacuum) are seen to now, not inside the measured part.
+	if settler, ok := j.db.(driver.Settler); ok {
+		how, err := settler.Settle(ctx, m.table)
+		if err != nil {
+			return nil, fmt.Errorf("settling %s after the fill: %w", name, experiment.Scrubbed(j.target.Target, err))
+		}
+		j.notes = append(j.notes, fmt.Sprintf("table %s: settled after the fill, before the measured part: %s", name, how))
+	} else {
+		j.notes = append(j.notes, fmt.Sprintf("table %s: not settled after the fill (dbprobe has no settle step for %s): the fill's after-effects (dirty pages, statistics) may land in the measured part", name, j.caps.Database))
+	}
 	j.notes = append(j.notes, m.describe(c)...)
 	j.notes = append(j.notes, j.tableNotes(ctx, m)...)
 	return m, nil
+}
+
+// dropLeftoverTable drops the mix's table an earlier run left — only
+// because dbprobe's marker table says dbprobe created it — before the
+// Locations an earlier run left go (placement.go) and before anything of
+// this run is made: a run starts from the same rows every time. A table
+// of that name dbprobe did not create is bad input, and nothing is made.
+func (j *job) dropLeftoverTable(ctx context.Context) error {
+	c := j.c
+	if c.Mix == MixNone {
+		return nil
+	}
+	if err := j.caps.Need(driver.CapFill); err != nil {
+		return err
+	}
+	filler, ok := j.db.(driver.TableFiller)
+	if !ok {
+		return badinput.New("%s has no %s", j.caps.Database, driver.CapFill)
+	}
+	t := driver.DataTable{Name: oltpTableName, PayloadBytes: c.RowBytes}
+	st, err := j.db.Inspect(ctx, t.Table())
+	if err != nil {
+		return experiment.Scrubbed(j.target.Target, err)
+	}
+	if !st.Exists {
+		return nil
+	}
+	if !st.CreatedByDbprobe {
+		why := ""
+		if st.OwnershipNote != "" {
+			why = " (" + st.OwnershipNote + ")"
+		}
+		return badinput.New("--mix %s: a table %s exists that dbprobe did not create%s; dbprobe never writes into or drops a table it did not create: rename or drop it yourself, or run against another database", c.Mix, t.Name, why)
+	}
+	// A table dbprobe created and a run did not drop (--keep, or a run
+	// that was killed) holds rows an earlier mix changed.
+	if err := filler.DropDataTable(ctx, t); err != nil {
+		return fmt.Errorf("dropping the table %s an earlier run left: %w", t.Name, experiment.Scrubbed(j.target.Target, err))
+	}
+	note := fmt.Sprintf("table %s: an earlier run left it (--keep, or a run that was killed); dbprobe's marker table records creating it, so it was dropped and made afresh", t.Name)
+	fmt.Fprintln(c.Stderr, "dbprobe: "+note)
+	j.notes = append(j.notes, note)
+	return nil
 }
 
 // describe says, for the header, what the mix does and, for a run of a

@@ -247,7 +247,7 @@ func TestOLTPBadInput(t *testing.T) {
 			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
 		}, "with --sql dbprobe creates none"},
 		{"placement relative", func(c *Config) { c.Placement = "data" }, "give an absolute path"},
-		{"sqlite file given", func(c *Config) { c.Placement = dir }, "put the database's file in that directory with --db"},
+		{"sqlite file given", func(c *Config) { c.Placement = dir }, "drop --placement and give --db sqlite://"},
 		{"sqlite default in a missing directory", func(c *Config) { c.Target.DB, c.Placement = "", missing }, "cannot create the SQLite database there"},
 	}
 	for _, tc := range cases {
@@ -266,6 +266,37 @@ func TestOLTPBadInput(t *testing.T) {
 			}
 			if strings.Contains(out.String(), "[OVERALL]") {
 				t.Errorf("something was measured:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// The mix's table is settled after the fill and before the measured part,
+// and the header says how; on PostgreSQL the table was vacuumed and
+// analyzed, so that autovacuum has nothing of the fill's to do during
+// the run.
+func TestOLTPSettlesAfterFill(t *testing.T) {
+	for _, d := range databases {
+		t.Run(d.name, func(t *testing.T) {
+			url := d.url(t)
+			var out bytes.Buffer
+			c := mixRun(url, &out, 300, 1, 8)
+			c.Keep = true
+			if err := Run(context.Background(), c); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			want := map[string]string{
+				"sqlite":   "PRAGMA wal_checkpoint(TRUNCATE)",
+				"postgres": "VACUUM (ANALYZE) dbprobe_oltp",
+				"mariadb":  "ANALYZE TABLE dbprobe_oltp",
+			}[d.name]
+			if !strings.Contains(out.String(), "# note: table dbprobe_oltp: settled after the fill, before the measured part: "+want) {
+				t.Errorf("the header does not say the table was settled by %s:\n%s", want, out.String())
+			}
+			if d.name == "postgres" {
+				if n := query(t, url, "SELECT COUNT(*) FROM pg_stat_user_tables WHERE relname = 'dbprobe_oltp' AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL"); n != 1 {
+					t.Error("PostgreSQL has no vacuum and analyze of the table on record")
+				}
 			}
 		})
 	}

@@ -232,8 +232,8 @@ func readCSV(path string, order Order) (*rows, error) {
 			return nil, badinput.New("--params-csv %s: %v", path, err)
 		}
 		if len(rec) != len(header) {
-			return nil, badinput.New("--params-csv %s line %d has %d fields, the header %d (%s): give every row a value for each column",
-				path, line, len(rec), len(header), strings.Join(out.cols, ","))
+			return nil, badinput.New("--params-csv %s line %d has %s, the header %d (%s): give every row a value for each column",
+				path, line, plural(len(rec), "field"), len(header), strings.Join(out.cols, ","))
 		}
 		vals := make([]any, len(rec))
 		for k, v := range rec {
@@ -307,4 +307,12 @@ func checkColumns(database string, cols []string) error {
 		seen[c] = i
 	}
 	return nil
+}
+
+// plural is n and noun, with an s unless n is 1: "1 field", "3 fields".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -60,6 +60,11 @@ func (j *job) place(ctx context.Context) error {
 	c := j.c
 	placer, hasPlacer := j.db.(driver.Placer)
 	hasPlacer = hasPlacer && j.caps.OK(driver.CapPlace)
+	if hasPlacer && (c.Placement != "" || c.PlacementTemp != "") {
+		if err := j.dropLeftoverLocations(ctx, placer); err != nil {
+			return err
+		}
+	}
 	if c.Placement != "" {
 		switch {
 		case hasPlacer:
@@ -75,6 +80,10 @@ func (j *job) place(ctx context.Context) error {
 			why := j.caps.Support(driver.CapPlace).Note
 			if why == "" {
 				why = "dbprobe does not do it there"
+			}
+			if strings.Contains(why, "--db") {
+				// The database's own words say it already.
+				return badinput.New("--placement %s: %s has no %s: %s; drop --placement and give --db %s", c.Placement, j.caps.Database, driver.CapPlace, why, j.fileURLIn(c.Placement))
 			}
 			return badinput.New("--placement %s: %s has no %s (%s): drop --placement and put the database's file in that directory with --db (e.g. --db %s)",
 				c.Placement, j.caps.Database, driver.CapPlace, why, j.fileURLIn(c.Placement))
@@ -116,6 +125,30 @@ func (j *job) place(ctx context.Context) error {
 	return nil
 }
 
+// dropLeftoverLocations drops the Locations dbprobe's marker table
+// records that an earlier run left (killed before its end, or --keep),
+// before this run makes its own, perhaps in the same directory: only
+// dbprobe's, and only empty ones, since the database refuses to drop one
+// that holds a table. One that cannot go stays, said in a line; the
+// database's refusal to reuse its directory then names it.
+func (j *job) dropLeftoverLocations(ctx context.Context, placer driver.Placer) error {
+	left, err := placer.Leftovers(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the places an earlier run left: %w", experiment.Scrubbed(j.target.Target, err))
+	}
+	for _, l := range left {
+		var note string
+		if err := placer.DropLocation(ctx, l); err != nil {
+			note = fmt.Sprintf("%s: an earlier run left it, and it stays: %s", l.Description, strings.Join(strings.Fields(j.target.ScrubError(err)), " "))
+		} else {
+			note = fmt.Sprintf("%s: an earlier run left it (--keep, or a run that was killed); dbprobe's marker table records creating it and it was empty, so it was dropped", l.Description)
+		}
+		fmt.Fprintln(j.c.Stderr, "dbprobe: "+note)
+		j.notes = append(j.notes, note)
+	}
+	return nil
+}
+
 // fileURLIn is an example --db for a database file in dir, from the
 // target's own scheme.
 func (j *job) fileURLIn(dir string) string {
@@ -148,7 +181,9 @@ func (j *job) makeLocation(ctx context.Context, placer driver.Placer, flag, dir 
 		err = experiment.Scrubbed(j.target.Target, err)
 		if badinput.Is(err) {
 			who := ""
-			if local {
+			if local && strings.Contains(err.Error(), "OS user") {
+				// The database says the directory must be its OS user's:
+				// which user that is here.
 				who = "; the server's OS user here: " + j.serverAccount()
 			}
 			return driver.Location{}, badinput.New("%s %s: %v%s", flag, dir, err, who)
@@ -255,8 +290,12 @@ func (j *job) tableNotes(ctx context.Context, m *oltp) []string {
 		}
 	}
 	where := "the database's default place"
-	if m.table.Where != nil {
+	switch {
+	case m.table.Where != nil:
 		where = m.table.Where.Description
+	case j.c.Placement != "" && j.target.DefaultFile() != "":
+		// SQLite: the database dbprobe made in the directory.
+		where = "the database's file, made in --placement " + j.c.Placement
 	}
 	path, how := "", ""
 	if loc, ok := j.db.(driver.Locator); ok && j.caps.OK(driver.CapLocate) {

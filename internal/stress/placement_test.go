@@ -228,7 +228,7 @@ func TestPlacementSQLiteDefaultFile(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	text := out.String()
-	for _, w := range []string{"# note: where: table dbprobe_oltp is in the database's default place, file " + dir + "/dbprobe-", "/stress.db" + fsText(t, dir)} {
+	for _, w := range []string{"# note: where: table dbprobe_oltp is in the database's file, made in --placement " + dir + ", file " + dir + "/dbprobe-", "/stress.db" + fsText(t, dir)} {
 		if !strings.Contains(text, w) {
 			t.Errorf("output lacks %q:\n%s", w, text)
 		}
@@ -291,5 +291,90 @@ func TestCheckWritable(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the check left %d files", len(entries))
+	}
+}
+
+// A run killed twice leaves its table and its tablespace; the next run
+// with the same --placement drops both (the table, then the empty
+// tablespace dbprobe's marker table records), says so in a line, and
+// runs. A tablespace of the user's in the directory is refused in one
+// line naming the DROP TABLESPACE that would free it, and stays.
+func TestPlacementLeftoversPostgres(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	dir := serverDir(t, "", "postgres")
+	ctx := context.Background()
+	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := target.Open(ctx, driver.Options{Sessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a killed run leaves: its Location and its table in it, filled.
+	loc, err := db.(driver.Placer).CreateLocation(ctx, dir)
+	if err != nil {
+		db.Close()
+		if badinput.Is(err) {
+			testdb.Unavailable(t, fmt.Sprintf("the server cannot use a directory of this test: %v", err))
+		}
+		t.Fatal(err)
+	}
+	left := driver.DataTable{Name: oltpTableName, PayloadBytes: 300, Where: &loc}
+	if err := db.(driver.TableFiller).CreateDataTable(ctx, left); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.(driver.TableFiller).FillTable(ctx, left, 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	var out, errs bytes.Buffer
+	c := mixRun(url, &out, 100, 1, 8)
+	c.Placement, c.Stderr = dir, &errs
+	if err := Run(ctx, c); err != nil {
+		t.Fatalf("the run after a killed one: %v\n%s", err, errs.String())
+	}
+	for _, w := range []string{
+		"dbprobe: table dbprobe_oltp: an earlier run left it",
+		"dbprobe: tablespace " + loc.Name + " at " + dir + ": an earlier run left it (--keep, or a run that was killed); dbprobe's marker table records creating it and it was empty, so it was dropped\n",
+	} {
+		if !strings.Contains(errs.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, errs.String())
+		}
+	}
+	if n := query(t, url, "SELECT COUNT(*) FROM pg_tablespace WHERE spcname LIKE 'dbprobe_ts_%'"); n != 0 {
+		t.Errorf("%d tablespaces of dbprobe's are left", n)
+	}
+
+	exec(t, url, "CREATE TABLESPACE user_ts LOCATION '"+dir+"'")
+	t.Cleanup(func() { exec(t, url, "DROP TABLESPACE IF EXISTS user_ts") })
+	out.Reset()
+	c = mixRun(url, &out, 100, 1, 8)
+	c.Placement = dir
+	err = Run(ctx, c)
+	if !badinput.Is(err) || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "tablespace user_ts is there, which dbprobe did not create") ||
+		!strings.Contains(err.Error(), `DROP TABLESPACE "user_ts"`) || strings.Contains(err.Error(), "OS user") {
+		t.Errorf("a directory in use by the user's tablespace: %v", err)
+	}
+	if n := query(t, url, "SELECT COUNT(*) FROM pg_tablespace WHERE spcname = 'user_ts'"); n != 1 {
+		t.Error("the user's tablespace is gone")
+	}
+	if st := tableExists(t, url); st.Exists {
+		t.Error("the table is left")
+	}
+}
+
+// On SQLite with --db, --placement is refused in one line that says what
+// to give once, not twice.
+func TestPlacementSQLiteWithDB(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	c := mixRun("sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "s.db")), &out, 10, 1, 4)
+	c.Placement = dir
+	err := Run(context.Background(), c)
+	if !badinput.Is(err) || strings.Count(err.Error(), "--db") != 2 || !strings.HasSuffix(err.Error(), "drop --placement and give --db sqlite://"+filepath.ToSlash(dir)+"/stress.db") {
+		t.Errorf("--placement with --db on SQLite: %v", err)
 	}
 }

@@ -47,7 +47,47 @@ func readScript(flag, path string) (string, error) {
 	if strings.TrimSpace(string(b)) == "" {
 		return "", badinput.New("%s %s is empty: give a file with at least one statement", flag, path)
 	}
+	if onlyComments(string(b)) {
+		// Said before anything is connected or created; the database's
+		// own split (loadStatements) says it again of what it alone
+		// reads as a comment.
+		return "", noStatement(flag, path)
+	}
 	return string(b), nil
+}
+
+// noStatement is the refusal of a file without a statement.
+func noStatement(flag, path string) error {
+	return badinput.New("%s %s holds no statement (only comments or separators): write at least one statement in it, each ending with ;", flag, path)
+}
+
+// onlyComments reports whether text holds nothing but white space,
+// semicolons and comments every SQL dialect reads as such (-- to the end
+// of the line, /* … */), so that such a file is refused before the
+// database is opened.
+func onlyComments(text string) bool {
+	for i := 0; i < len(text); {
+		switch {
+		case strings.HasPrefix(text[i:], "--"):
+			end := strings.IndexByte(text[i:], '\n')
+			if end < 0 {
+				return true
+			}
+			i += end + 1
+		case strings.HasPrefix(text[i:], "/*"):
+			end := strings.Index(text[i+2:], "*/")
+			if end < 0 {
+				// An open comment: the database's split says where.
+				return false
+			}
+			i += 2 + end + 2
+		case text[i] == ';' || text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r':
+			i++
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // experimentShort drops the path an os error repeats.
@@ -71,7 +111,7 @@ func loadStatements(db driver.SQLRunner, flag, path string) ([]driver.ScriptStat
 		return nil, badinput.New("%s %s: %v", flag, path, err)
 	}
 	if len(stmts) == 0 {
-		return nil, badinput.New("%s %s holds no statement (only comments or separators)", flag, path)
+		return nil, noStatement(flag, path)
 	}
 	return stmts, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -152,16 +154,30 @@ func TestPostgresCostsAgree(t *testing.T) {
 			if reads := number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall"); reads < 2 || reads >= 10 {
 				t.Errorf("a point SELECT by primary key reads %g pages a call; want a few (the index's root and leaf, the heap page)", reads)
 			}
-			if it := number(t, text, "ITERATION", "ServerLogicalReadsPerIteration"); it < number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall") {
+			if it := number(t, text, "ITERATION", "DatabaseLogicalReadsPerIteration"); it < number(t, text, "LOOP.SQL-1", "ServerLogicalReadsPerCall") {
 				t.Errorf("the whole database read %g pages an iteration, less than the SELECT alone", it)
+			}
+			// Each statement runs once an iteration: the statements' sum
+			// per iteration is the sum of their costs per call.
+			if proto == Prepared {
+				sum := 0.0
+				for _, label := range found {
+					sum += number(t, text, label, "ServerLogicalReadsPerCall")
+				}
+				if it := number(t, text, "ITERATION", "StatementsLogicalReadsPerIteration"); math.Abs(it-sum) > 1e-6*sum {
+					t.Errorf("the statements read %g pages an iteration, their calls %g", it, sum)
+				}
+			} else if metric(text, "ITERATION", "StatementsLogicalReadsPerIteration") != "" {
+				t.Errorf("a sum over the statements with one of them not found:\n%s", text)
 			}
 		})
 	}
 }
 
 // A plan that changes during the run is caught: the loop's first
-// statement creates the index its second then uses. On PostgreSQL and
-// MariaDB CREATE INDEX has no plan, which is a note, not a refusal.
+// statement creates the index its second then uses. CREATE INDEX has no
+// plan (SQLite's EXPLAIN QUERY PLAN shows no step of it), which is a
+// note, not a refusal.
 func TestPlanChanged(t *testing.T) {
 	for _, d := range []struct {
 		db            database
@@ -169,7 +185,7 @@ func TestPlanChanged(t *testing.T) {
 		noPlan        bool
 		before, after string
 	}{
-		{databases[0], "", false, "SCAN p", "USING COVERING INDEX p_n"},
+		{databases[0], "", true, "SCAN p", "USING COVERING INDEX p_n"},
 		{databases[1], "ANALYZE p;\n", true, "Seq Scan on p", "p_n"},
 		{databases[2], "", true, "| ALL |", "| p_n |"},
 	} {
@@ -422,5 +438,55 @@ func TestPostgresWarmupCosts(t *testing.T) {
 	}
 	if text := out.String(); metric(text, "LOOP.SQL-1", "ServerCalls") != "" || !strings.Contains(text, "the run ended before its warm-up did") {
 		t.Errorf("a run that ended before its warm-up:\n%s", text)
+	}
+}
+
+// Each statement's plan is taken with the values it first runs with:
+// the mix's UPDATE and DELETE with their own first keys (12 and 3 for
+// one thread), not the SELECT's 0, which they never get.
+func TestPlansTakenWithFirstValues(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	var out bytes.Buffer
+	c := mixRun(url, &out, 300, 1, 8)
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for label, key := range map[string]string{"OLTP-SELECT": "0", "OLTP-UPDATE": "12", "OLTP-DELETE": "3"} {
+		plan := section(text, "# plan ["+label+"]")
+		if !strings.Contains(plan, "Index Cond: (id = '"+key+"'::bigint)") {
+			t.Errorf("[%s]'s plan is not taken with id %s:\n%s", label, key, plan)
+		}
+	}
+}
+
+// The end line counts failed iterations, as [ITERATION]'s Return=ERROR
+// does, not failed attempts: with --transaction --retries 3 an iteration
+// whose every attempt meets a serialization failure is one failed
+// iteration and three retries.
+func TestEndingCountsIterations(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	dir := writeFiles(t, map[string]string{
+		"setup.sql": "CREATE FUNCTION conflict(i int) RETURNS int LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'always' USING ERRCODE = '40001'; END $$;\n",
+		"fail.sql":  "SELECT conflict(:id);\n",
+	})
+	var out bytes.Buffer
+	c := smallRun(url, &out)
+	c.Setup = filepath.Join(dir, "setup.sql")
+	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "fail.sql"), Weight: 1}}
+	c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 9}}
+	c.Transaction, c.Retries, c.Threads, c.Iterations = true, 3, 1, 2
+	c.OnError = runner.OnErrorContinue
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	text := out.String()
+	for _, w := range []string{
+		"[ITERATION], Return=ERROR, 2\n",
+		"# ended: all 2 iterations done (--iterations 2 × --threads 1); 2 of them failed; 6 failed attempts were retried (--retries 3)\n",
+	} {
+		if !strings.Contains(text, w) {
+			t.Errorf("output lacks %q:\n%s", w, text)
+		}
 	}
 }

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	_ "github.com/dbprobe/dbprobe/internal/driver/all"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -255,10 +257,10 @@ func TestBadInput(t *testing.T) {
 	}{
 		{"missing file", func(c *Config) { c.Scripts[0].Path = p("nope.sql") }, []string{"--sql", "nope.sql: no such file"}},
 		{"empty file", func(c *Config) { c.Scripts[0].Path = p("empty.sql") }, []string{"empty.sql is empty"}},
-		{"comments only", func(c *Config) { c.Scripts[0].Path = p("comments.sql") }, []string{"comments.sql holds no statement"}},
+		{"comments only", func(c *Config) { c.Scripts[0].Path = p("comments.sql") }, []string{"comments.sql holds no statement (only comments or separators): write at least one statement"}},
 		{"syntax error", func(c *Config) { c.Scripts[0].Path = p("syntax.sql") }, []string{"syntax.sql line 4:", "SQLite says:", "syntax error"}},
-		{"parameter given nowhere", func(c *Config) { c.Scripts[0].Path = p("nowhere.sql") }, []string{"nowhere.sql line 1: parameter :other is given no value"}},
-		{"csv short row", func(c *Config) { c.Params = nil; c.ParamsCSV = p("short.csv") }, []string{"short.csv line 3 has 1 fields, the header 2"}},
+		{"parameter given nowhere", func(c *Config) { c.Scripts[0].Path = p("nowhere.sql") }, []string{"nowhere.sql line 1: parameter :other is given no value (--param id=uniform:1:10 gives :id)"}},
+		{"csv short row", func(c *Config) { c.Params = nil; c.ParamsCSV = p("short.csv") }, []string{"short.csv line 3 has 1 field, the header 2"}},
 		{"params-query no rows", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id FROM t" }, []string{"--params-query returned no rows"}},
 		{"params-query unnamed", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id + 1 FROM t" }, []string{"--params-query: SQLite names column 1 \"id + 1\"", "AS"}},
 		{"params-query twice", func(c *Config) { c.Params = nil; c.ParamsQuery = "SELECT id, n AS id FROM t" }, []string{"columns 1 and 2 are both named id"}},
@@ -292,6 +294,13 @@ func TestBadInput(t *testing.T) {
 			}
 			if strings.Contains(out.String(), "[OVERALL]") {
 				t.Errorf("something was measured:\n%s", out.String())
+			}
+			if tc.name == "comments only" {
+				// Refused before the database was opened: no file made.
+				if _, err := os.Stat(strings.TrimPrefix(url, "sqlite://")); err == nil {
+					t.Error("the database file was made before the file was refused")
+				}
+				return
 			}
 			if c.Target.DB != "null" && query(t, url, "SELECT COUNT(*) FROM sqlite_master WHERE name = 't'") != 0 {
 				t.Errorf("table t is left behind: --teardown did not run")
@@ -337,5 +346,93 @@ func TestInterruptKeepsSeriesAndTearsDown(t *testing.T) {
 	}
 	if query(t, url, "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('t', 'log')") != 0 {
 		t.Errorf("--teardown did not run after the interrupt")
+	}
+}
+
+// A sequential --param starts at LO with the first measured iteration
+// (checking the statements beforehand draws nothing from it) and wraps
+// around to LO after HI.
+func TestSequentialStartsAtLo(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"setup.sql": "CREATE TABLE seen (k INTEGER PRIMARY KEY, v INTEGER NOT NULL);\n",
+		"seq.sql":   "INSERT INTO seen (k, v) VALUES ((SELECT COUNT(*) FROM seen), :id);\n",
+	})
+	url := "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "s.db"))
+	var out bytes.Buffer
+	c := smallRun(url, &out)
+	c.Setup = filepath.Join(dir, "setup.sql")
+	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "seq.sql"), Weight: 1}}
+	c.Threads, c.Iterations = 1, 7
+	c.Params = []ParamSpec{{Name: "id", Dist: Sequential, Lo: 1, Hi: 5}}
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for k, want := range []int64{1, 2, 3, 4, 5, 1, 2} {
+		if got := query(t, url, fmt.Sprintf("SELECT v FROM seen WHERE k = %d", k)); got != want {
+			t.Errorf("iteration %d got :id %d, want %d", k, got, want)
+		}
+	}
+}
+
+// The header says how the statements run, not how the key-value
+// sessions commit: no "a load batch is one transaction", no SQLite
+// writes sharing commits (the statements run on connections of their
+// own, not through the key-value writer), and a note of the SQL path.
+func TestHeaderSaysHowSQLRuns(t *testing.T) {
+	for _, d := range databases {
+		t.Run(d.name, func(t *testing.T) {
+			dir := writeFiles(t, map[string]string{"one.sql": "SELECT 1;\n"})
+			var out bytes.Buffer
+			c := smallRun(d.url(t), &out)
+			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "one.sql"), Weight: 1}}
+			if err := Run(context.Background(), c); err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			text := out.String()
+			for _, bad := range []string{"a load batch is one transaction", "share one commit", "several to a commit"} {
+				if strings.Contains(text, bad) {
+					t.Errorf("the header says %q of the key-value path:\n%s", bad, text)
+				}
+			}
+			if !strings.Contains(text, "# note: SQL text: ") || !strings.Contains(text, "; each thread on a connection of its own\n") {
+				t.Errorf("no note of how the SQL text runs:\n%s", text)
+			}
+		})
+	}
+}
+
+// The first failure of a code is one dbprobe: line on stderr, as
+// dbprobe's other messages are, not a log record; --quiet leaves it out.
+func TestFirstFailureLine(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"setup.sql": "CREATE TABLE u (id INTEGER PRIMARY KEY);\n",
+		"dup.sql":   "INSERT INTO u (id) VALUES (1);\n",
+	})
+	for _, quiet := range []bool{false, true} {
+		var out, errs bytes.Buffer
+		c := smallRun("sqlite://"+filepath.ToSlash(filepath.Join(t.TempDir(), "s.db")), &out)
+		c.Stderr, c.Quiet = &errs, quiet
+		c.Setup = filepath.Join(dir, "setup.sql")
+		c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "dup.sql"), Weight: 1}}
+		c.Threads, c.Iterations, c.OnError = 1, 3, runner.OnErrorContinue
+		c.Flags = []config.Setting{{Key: "rows", Value: "1000000", Source: config.SourceDefault}, {Key: "threads", Value: "1", Source: "--threads"}}
+		if err := Run(context.Background(), c); err != nil {
+			t.Fatalf("%v\n%s", err, errs.String())
+		}
+		// Nor does the header show the mix's rows without a mix, or a
+		// plan of "QUERY PLAN" alone for an INSERT SQLite shows no step of.
+		if text := out.String(); strings.Contains(text, "#   rows ") || !strings.Contains(text, "#   threads ") ||
+			!strings.Contains(text, "# note: plan [DUP.SQL-1]: none: SQLite shows no plan") || strings.Contains(text, "QUERY PLAN\n") {
+			t.Errorf("the header:\n%s", text)
+		}
+		line := "dbprobe: [DUP.SQL-1] failed with "
+		switch {
+		case strings.Contains(errs.String(), "level=WARN"):
+			t.Errorf("--quiet=%v: a log record on stderr:\n%s", quiet, errs.String())
+		case quiet && strings.Contains(errs.String(), line):
+			t.Errorf("--quiet: the failure is said:\n%s", errs.String())
+		case !quiet && !strings.Contains(errs.String(), line):
+			t.Errorf("the first failure is not said in a dbprobe: line:\n%s", errs.String())
+		}
 	}
 }

@@ -214,14 +214,52 @@ func (j *job) stressSummary(ctx context.Context, out *runner.Outcome, workers []
 			flat++
 		}
 	}
+	if haveCosts && len(unfound) == 0 {
+		st.StatementsPerIteration = statementsPerIteration(d.Statements, out.Ops)
+	}
 	if len(unfound) > 0 {
 		why := "the database records it where dbprobe does not find it, or its entry was evicted (the header's server costs notes say what the database does not count)"
+		if j.c.Protocol == Prepared && j.caps.OK(driver.CapSimpleProtocol) {
+			why += "; where they say statements run by the prepared protocol are not counted, run --protocol simple"
+		}
 		if j.c.Protocol == Simple {
 			why = "by --protocol simple a statement with constants of its own (n + 1, LIMIT 10) may be recorded under another text; give it as a parameter, or run --protocol prepared"
 		}
 		j.endNotes = append(j.endNotes, fmt.Sprintf("server costs: the server counted no call of %s (%s): its costs are unknown; %s", strings.Join(unfound, ", "), d.Source, why))
 	}
 	return st
+}
+
+// statementsPerIteration adds up the statements' own costs and divides
+// them by the iterations measured: what one iteration cost in the
+// statements it ran, without the rest of the database's work. A figure
+// unknown for one statement is unknown in the sum; nil when no statement
+// was counted.
+func statementsPerIteration(stmts []driver.Cost, iterations int64) *result.CostFigures {
+	if len(stmts) == 0 {
+		return nil
+	}
+	var sum driver.Cost
+	for _, c := range stmts {
+		if c.Calls == driver.Unknown {
+			return nil
+		}
+		add := func(to *int64, v int64) {
+			if *to == driver.Unknown || v == driver.Unknown {
+				*to = driver.Unknown
+				return
+			}
+			*to += v
+		}
+		add(&sum.Calls, c.Calls)
+		add(&sum.LogicalReads, c.LogicalReads)
+		add(&sum.PhysicalReads, c.PhysicalReads)
+		add(&sum.Rows, c.Rows)
+		add(&sum.RowsExamined, c.RowsExamined)
+		add(&sum.CPU, c.CPU)
+		add(&sum.Elapsed, c.Elapsed)
+	}
+	return figures(sum, iterations)
 }
 
 // explainAtEnd takes each statement's plan again without analyzing it, to
@@ -265,7 +303,7 @@ func (j *job) explainAtEnd(ctx context.Context) ([][]*driver.Plan, [][]bool) {
 			}
 			var args []any
 			for _, n := range prepared.Params() {
-				args = append(args, j.first[index[n]])
+				args = append(args, j.first[s][index[n]])
 			}
 			now, err := ex.Explain(ctx, prepared, args, false)
 			if err != nil {

@@ -182,6 +182,10 @@ func (j *job) targetConfig() experiment.TargetConfig {
 // refused credentials.
 func (j *job) connect(ctx context.Context) error {
 	c := j.cfg
+	// Before the database is opened, which may create its file.
+	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads); err != nil {
+		return err
+	}
 	db, err := j.target.Open(ctx, driver.Options{
 		Sessions: c.Threads, BulkLoad: !j.c.NoCopy,
 		TableType: c.TableType, BucketCount: c.BucketCount,

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	gomysql "github.com/go-sql-driver/mysql"
+
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
@@ -464,3 +466,48 @@ func checkDir(dir string) error {
 // tables, and the directory is the user's. The server leaves the
 // directory it made for the database's files under it.
 func (db *DB) DropLocation(ctx context.Context, l driver.Location) error { return nil }
+
+// Leftovers has none to return: a DATA DIRECTORY is named on each table,
+// and its files go with the table.
+func (db *DB) Leftovers(ctx context.Context) ([]driver.Location, error) { return nil, nil }
+
+// Settle analyzes a table just filled and has InnoDB write its dirty
+// pages (FLUSH TABLES … FOR EXPORT, then UNLOCK TABLES), so that neither
+// lands in the measured part. A fill leaves InnoDB's purge nothing to do
+// (an insert's undo goes at its commit). Where the user may not lock the
+// table, its pages are left to the server's background flushing, said.
+func (db *DB) Settle(ctx context.Context, t driver.DataTable) (string, error) {
+	if err := t.Check(); err != nil {
+		return "", err
+	}
+	quoted, _ := db.dataTable(t)
+	var done string
+	err := db.withConn(ctx, func(ctx context.Context, c *sql.Conn) error {
+		rows, err := c.QueryContext(ctx, "ANALYZE TABLE "+quoted)
+		if err != nil {
+			return classify(err)
+		}
+		for rows.Next() {
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return classify(err)
+		}
+		done = "ANALYZE TABLE " + t.Name + " (statistics taken)"
+		if _, err := c.ExecContext(ctx, "FLUSH TABLES "+quoted+" FOR EXPORT"); err != nil {
+			var me *gomysql.MySQLError
+			if errors.As(err, &me) && (me.Number == 1044 || me.Number == erTableAccessDenied || me.Number == erSpecificAccess) {
+				done += "; no FLUSH TABLES " + t.Name + " FOR EXPORT: " + me.Message + " (it needs LOCK TABLES and RELOAD or FLUSH_TABLES): the fill's dirty pages are left to InnoDB's background flushing, which may write them during the measured part"
+				return nil
+			}
+			return classify(err)
+		}
+		_, err = c.ExecContext(context.WithoutCancel(ctx), "UNLOCK TABLES")
+		done += "; FLUSH TABLES " + t.Name + " FOR EXPORT, UNLOCK TABLES (its dirty pages written)"
+		return classify(err)
+	})
+	if err != nil {
+		return "", fmt.Errorf("mysql: settle %s: %w", t.Name, err)
+	}
+	return done + "; InnoDB's purge has nothing of a fill's to do", nil
+}

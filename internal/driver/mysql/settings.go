@@ -152,7 +152,8 @@ func formatVariables(session, global, fromURL map[string]string, opts driver.Opt
 		case ok && g != value:
 			shown += " (the session's own: the global value is " + showValue(g) + ")"
 		}
-		out = append(out, driver.Setting{Name: name, Value: shown})
+		// autocommit's text says how the key-value operations commit.
+		out = append(out, driver.Setting{Name: name, Value: shown, KeyValue: server == "autocommit"})
 	}
 	return out
 }

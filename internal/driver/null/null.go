@@ -110,3 +110,9 @@ func (db) Capabilities() driver.Capabilities {
 	}
 	return c
 }
+
+// Profile says, before anything is opened, that the null driver has no
+// capability beyond key-value and no database.
+func (Driver) Profile(driver.Target) driver.Profile {
+	return driver.Profile{Database: "the null driver", Placement: driver.PlacementNone, Lacks: driver.Lacking(db{}.Capabilities())}
+}

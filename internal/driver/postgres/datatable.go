@@ -379,6 +379,9 @@ func (db *DB) CreateLocation(ctx context.Context, dir string) (driver.Location, 
 			return err
 		}
 		if _, err := c.Exec(ctx, tablespaceSQL(name, dir)); err != nil {
+			if inUse(err) {
+				return db.inUseError(ctx, c, err, dir)
+			}
 			return tablespaceError(err, dir)
 		}
 		_, err := c.Exec(ctx, "INSERT INTO "+db.marker()+" (table_name, created_at, dbprobe_version, "+identityColumn+")"+
@@ -411,10 +414,88 @@ func tablespaceError(err error, dir string) error {
 		return badinput.New("PostgreSQL refused to create a tablespace: %w; CREATE TABLESPACE needs a superuser", &driver.Scrubbed{Msg: pgErr.Message, Err: classify(err)})
 	case strings.HasPrefix(pgErr.Code, "58") || pgErr.Code == "42P17" || pgErr.Code == "55000" || pgErr.Code == "22023" || pgErr.Code == codeInsufficientPrivilege:
 		// 58P01 no such directory, 42P17 not absolute, 55000 not empty.
-		return badinput.New("PostgreSQL cannot put a tablespace in %s: %w; the directory must exist on the database server's host, be empty and belong to the server's OS user (postgres)",
+		return badinput.New("PostgreSQL cannot put a tablespace in %s: %w; the directory must exist on the database server's host, be empty and belong to the server's OS user",
 			dir, &driver.Scrubbed{Msg: pgErr.Message, Err: classify(err)})
 	}
 	return classify(err)
+}
+
+// codeObjectInUse is PostgreSQL's object_in_use, which CREATE TABLESPACE
+// gives for a directory that already holds a tablespace's subdirectory.
+const codeObjectInUse = "55006"
+
+// inUse reports whether CREATE TABLESPACE refused a directory that holds
+// a tablespace already.
+func inUse(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == codeObjectInUse && strings.Contains(pgErr.Message, "in use as a tablespace")
+}
+
+// tablespaceAtSQL finds the tablespace at directory $1.
+const tablespaceAtSQL = "SELECT spcname, oid::text FROM pg_tablespace WHERE pg_tablespace_location(oid) = $1"
+
+// inUseError says which tablespace holds dir and what the user would run
+// to free it: a tablespace that is not dbprobe's is the user's to drop,
+// and one of dbprobe's that Leftovers found is still there only because
+// something is in it.
+func (db *DB) inUseError(ctx context.Context, c *pgx.Conn, err error, dir string) error {
+	var pgErr *pgconn.PgError
+	errors.As(err, &pgErr)
+	said := &driver.Scrubbed{Msg: pgErr.Message, Err: classify(err)}
+	var name, oid string
+	qerr := c.QueryRow(ctx, tablespaceAtSQL, strings.TrimRight(dir, "/")).Scan(&name, &oid)
+	switch {
+	case errors.Is(qerr, pgx.ErrNoRows):
+		return badinput.New("PostgreSQL cannot put a tablespace in %s: %w; no tablespace of this server is there: it holds the subdirectory of another server's tablespace or of one dropped while the server could not remove it; check that no server uses it, then empty the directory, or give another", dir, said)
+	case qerr != nil:
+		return classify(err)
+	}
+	ours := false
+	var recorded string
+	if rerr := c.QueryRow(ctx, "SELECT coalesce((SELECT "+identityColumn+" FROM "+db.marker()+" WHERE table_name = $1), '')", tablespaceMarker(name)).Scan(&recorded); rerr == nil {
+		ours = recorded == oid
+	}
+	if ours {
+		return badinput.New("PostgreSQL cannot put a tablespace in %s: tablespace %s is there, which dbprobe made and left, and it still holds objects (SELECT relname FROM pg_class WHERE reltablespace = %s, in each database); drop them, then DROP TABLESPACE %s", dir, name, oid, quote(name))
+	}
+	return badinput.New("PostgreSQL cannot put a tablespace in %s: tablespace %s is there, which dbprobe did not create (%s does not record it); give another directory, or free it yourself: move what it holds elsewhere, then DROP TABLESPACE %s", dir, name, markerTable, quote(name))
+}
+
+// leftoversSQL lists the tablespaces the marker table records as
+// dbprobe's under the OID they still have, and where each one is.
+func leftoversSQL(marker string) string {
+	return "SELECT t.spcname, pg_tablespace_location(t.oid) FROM " + marker + " AS m JOIN pg_tablespace AS t " +
+		"ON m.table_name = 'tablespace ' || t.spcname AND m." + identityColumn + " = t.oid::text ORDER BY m.created_at"
+}
+
+// Leftovers returns the tablespaces dbprobe made and did not drop (a run
+// killed before its end, or --keep), that are still there under the OID
+// the marker table recorded. A marker table that is not there, that this
+// user may not read, or of a dbprobe that recorded no identities, records
+// none.
+func (db *DB) Leftovers(ctx context.Context) ([]driver.Location, error) {
+	var readable, withIdentity bool
+	err := db.pool.QueryRow(ctx,
+		"SELECT coalesce(has_table_privilege(to_regclass($1), 'SELECT'), false), "+
+			"EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped)",
+		db.marker(), identityColumn).Scan(&readable, &withIdentity)
+	if err != nil || !readable || !withIdentity {
+		return nil, classify(err)
+	}
+	rows, err := db.pool.Query(ctx, leftoversSQL(db.marker()))
+	if err != nil {
+		return nil, classify(err)
+	}
+	var out []driver.Location
+	for rows.Next() {
+		var name, dir string
+		if err := rows.Scan(&name, &dir); err != nil {
+			rows.Close()
+			return nil, classify(err)
+		}
+		out = append(out, driver.Location{Dir: dir, Name: name, Description: "tablespace " + name + " at " + dir})
+	}
+	return out, classify(rows.Err())
 }
 
 // withMarkerLock runs fn on a connection of the pool holding the marker
@@ -471,4 +552,28 @@ func (db *DB) DropLocation(ctx context.Context, l driver.Location) error {
 		_, err := c.Exec(ctx, "DELETE FROM "+db.marker()+" WHERE table_name = $1", tablespaceMarker(l.Name))
 		return classify(err)
 	})
+}
+
+// Settle vacuums and analyzes a table just filled — hint bits set, the
+// visibility map made, statistics taken, so that neither the first reads
+// of its rows nor autovacuum write during the measured part — and runs a
+// CHECKPOINT so that the fill's dirty pages are written before it, where
+// the role may (a superuser, or pg_checkpoint from PostgreSQL 15).
+func (db *DB) Settle(ctx context.Context, t driver.DataTable) (string, error) {
+	if err := t.Check(); err != nil {
+		return "", err
+	}
+	if _, err := db.pool.Exec(ctx, "VACUUM (ANALYZE) "+db.dataTable(t)); err != nil {
+		return "", fmt.Errorf("postgres: vacuum %s: %w", t.Name, classify(err))
+	}
+	done := "VACUUM (ANALYZE) " + t.Name + " (hint bits, visibility map and statistics made: autovacuum has nothing of the fill's to do)"
+	_, err := db.pool.Exec(ctx, "CHECKPOINT")
+	var pgErr *pgconn.PgError
+	switch {
+	case err == nil:
+		return done + "; CHECKPOINT (the fill's dirty pages written)", nil
+	case errors.As(err, &pgErr) && pgErr.Code == codeInsufficientPrivilege:
+		return done + "; no CHECKPOINT: " + pgErr.Message + " (it needs a superuser or pg_checkpoint): the fill's dirty pages may be written during the measured part", nil
+	}
+	return "", fmt.Errorf("postgres: checkpoint: %w", classify(err))
 }

@@ -266,7 +266,7 @@ func (db *DB) readInfo(ctx context.Context) error {
 		db.info.Settings = append(db.info.Settings, s)
 		// How the operations commit goes beside the isolation they run at.
 		if s.Name == "transaction_isolation" {
-			db.info.Settings = append(db.info.Settings, driver.Setting{Name: "autocommit", Value: autocommitText(db.opts)})
+			db.info.Settings = append(db.info.Settings, driver.Setting{Name: "autocommit", Value: autocommitText(db.opts), KeyValue: true})
 		}
 	}
 	db.info.Settings = append(db.info.Settings, driver.Setting{Name: "durability", Value: durabilityText(db.opts)})

@@ -18,3 +18,9 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Lacks(driver.CapCounters, "Redis keeps everything in memory: no log bytes written per commit, no pages, no cache in front of a disk")
 	return c
 }
+
+// Profile says, before anything is opened, that Redis has none of the SQL
+// capabilities, whatever the server.
+func (Driver) Profile(driver.Target) driver.Profile {
+	return driver.Profile{Database: "Redis", Lacks: driver.Lacking((*DB)(nil).Capabilities())}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
 	"strconv"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -301,4 +303,60 @@ func (d *db) BulkWriter(ctx context.Context, t driver.DataTable) (driver.BulkWri
 		how = "one transaction per batch through the one writer, multi-row INSERT statements"
 	}
 	return driver.NewSessionBulkWriter(s, func() string { return how }), nil
+}
+
+// settleWait bounds how long Settle waits for the checkpoint lock.
+const settleWait = 30 * time.Second
+
+// Settle copies what the fill left in the WAL into the database file and
+// empties the WAL (wal_checkpoint(TRUNCATE), through the writer so that
+// no write runs beside it), then syncs the database file, so that
+// neither the copy nor the page cache's write-back lands in the measured
+// part: the monitor would count them as the run's writes.
+func (d *db) Settle(ctx context.Context, t driver.DataTable) (string, error) {
+	if err := checkData(t); err != nil {
+		return "", err
+	}
+	// The checkpointer may be copying the fill's WAL beside the writer:
+	// a TRUNCATE then finds the checkpoint lock taken (busy, -1, -1) and
+	// is tried again once that pass is over, for up to settleWait.
+	var busy, log, copied int64
+	deadline := time.Now().Add(settleWait)
+	for {
+		err := d.w.call(ctx, false, func(c *sql.Conn) error {
+			return c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &copied)
+		})
+		if err != nil {
+			return "", fmt.Errorf("sqlite: checkpoint: %w", interrupted(ctx, err))
+		}
+		if busy == 0 || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("sqlite: checkpoint: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	var done string
+	switch {
+	case busy != 0:
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) found the checkpoint busy for %s: the fill's WAL may be copied during the measured part", settleWait)
+	case log < 0:
+		done = "nothing in a WAL to copy (not in WAL mode: each commit of the fill wrote the database file)"
+	default:
+		done = fmt.Sprintf("PRAGMA wal_checkpoint(TRUNCATE) (the WAL's %d pages in the database file, %d of them copied now; the WAL emptied)", log, copied)
+	}
+	if d.file == "" {
+		return done, nil
+	}
+	f, err := os.OpenFile(d.file, os.O_RDWR, 0)
+	if err != nil {
+		return done + "; the database file not synced: " + err.Error(), nil
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return done + "; the database file not synced: " + err.Error(), nil
+	}
+	return done + "; the database file synced (fsync), so that the page cache's write-back is done", nil
 }

@@ -63,7 +63,7 @@ func (p sessionPragmas) settings(memory bool) []driver.Setting {
 		{Name: "locking_mode", Value: strings.ToLower(p.lockingMode)},
 		{Name: "mmap_size", Value: mmapText(p.mmapSize)},
 		{Name: "transaction_isolation", Value: isolationText(p.readUncommitted, memory)},
-		{Name: "autocommit", Value: "reads: each statement is a transaction of its own (SQLite's autocommit, DEFERRED); writes: in BEGIN IMMEDIATE transactions on the writer, several to a commit (see writes); a load batch is one transaction"},
+		{Name: "autocommit", Value: "reads: each statement is a transaction of its own (SQLite's autocommit, DEFERRED); writes: in BEGIN IMMEDIATE transactions on the writer, several to a commit (see writes); a load batch is one transaction", KeyValue: true},
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +41,11 @@ func explain(ctx context.Context, c *sql.Conn, text string, args []any, analyze 
 	}
 	if err := rows.Err(); err != nil {
 		return driver.Plan{}, err
+	}
+	if len(steps) == 0 {
+		// An INSERT … VALUES has no step to show: a plan of "QUERY PLAN"
+		// alone would say nothing.
+		return driver.Plan{}, fmt.Errorf("sqlite: EXPLAIN QUERY PLAN shows no step: %w", driver.ErrNoPlan)
 	}
 	how := "EXPLAIN QUERY PLAN"
 	if analyze {

@@ -561,3 +561,33 @@ func (db *DB) DropLocation(ctx context.Context, l dbdriver.Location) error {
 		return classify(err)
 	})
 }
+
+// Leftovers returns the filegroups dbprobe added and did not remove (a
+// run killed before its end, or --keep) that are still there under the
+// identity the marker table recorded; none when the marker table is not
+// there or records no identities.
+func (db *DB) Leftovers(ctx context.Context) ([]dbdriver.Location, error) {
+	m := db.markers()
+	var marker, withIdentity int
+	if err := db.pool.QueryRowContext(ctx, m.shape()).Scan(&marker, &withIdentity); err != nil {
+		return nil, classify(err)
+	}
+	if marker != 1 || withIdentity != 1 {
+		return nil, nil
+	}
+	rows, err := db.pool.QueryContext(ctx, m.leftovers())
+	if err != nil {
+		return nil, classify(err)
+	}
+	defer rows.Close()
+	var out []dbdriver.Location
+	for rows.Next() {
+		var name, file string
+		if err := rows.Scan(&name, &file); err != nil {
+			return nil, classify(err)
+		}
+		dir := file[:max(strings.LastIndexAny(file, `/\`), 0)]
+		out = append(out, dbdriver.Location{Dir: dir, Name: name, Description: "filegroup " + name + " with the file " + file})
+	}
+	return out, classify(rows.Err())
+}

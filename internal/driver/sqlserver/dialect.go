@@ -631,6 +631,15 @@ func (m markers) record() string {
 		" (table_name, created_at, dbprobe_version, " + identityColumn + ") VALUES (@p1, SYSUTCDATETIME(), @p2, @p3)"
 }
 
+// leftovers lists the filegroups the marker table records as dbprobe's
+// under the identity they still have (filegroupIdentity), with their
+// file's path.
+func (m markers) leftovers() string {
+	return "SELECT fg.name, x.physical_name FROM " + m.table + " AS m JOIN sys.filegroups AS fg ON m.table_name = CONCAT(N'filegroup ', fg.name) " +
+		"CROSS APPLY (SELECT MIN(f.physical_name) AS physical_name FROM sys.database_files AS f WHERE f.data_space_id = fg.data_space_id) AS x " +
+		"WHERE m." + identityColumn + " = CONCAT(fg.data_space_id, N' ', x.physical_name) ORDER BY m.created_at"
+}
+
 // forget removes the marker row of table @p1.
 func (m markers) forget() string {
 	return "IF OBJECT_ID(" + literal(m.table) + ", N'U') IS NOT NULL DELETE FROM " + m.table + " WHERE table_name = @p1"

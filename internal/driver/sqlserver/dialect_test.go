@@ -146,6 +146,7 @@ func TestGolden(t *testing.T) {
 			{"recorded, legacy", newMarkers("dbo").recordedLegacy()},
 			{"record", newMarkers("dbo").record()},
 			{"forget", newMarkers("dbo").forget()},
+			{"leftover filegroups", newMarkers("dbo").leftovers()},
 		},
 		"drop_procedures.sql": namedList(procs.All(), d.dropProcedures()),
 		"datatable.sql":       dataTableStatements(),

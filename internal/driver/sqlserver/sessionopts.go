@@ -122,7 +122,7 @@ func sessionSettings(ss sessionState, st dbState, opts dbdriver.Options) []dbdri
 	}
 	return []dbdriver.Setting{
 		{Name: "isolation_level", Value: isolation},
-		{Name: "autocommit", Value: autocommit},
+		{Name: "autocommit", Value: autocommit, KeyValue: true},
 		{Name: "xact_abort", Value: on(optXactAbort)},
 		{Name: "lock_timeout", Value: lock},
 		{Name: "nocount", Value: on(optNoCount)},

@@ -19,3 +19,6 @@ DELETE FROM [dbo].[dbprobe_tables] WHERE table_name = @p1; INSERT INTO [dbo].[db
 -- forget
 IF OBJECT_ID(N'[dbo].[dbprobe_tables]', N'U') IS NOT NULL DELETE FROM [dbo].[dbprobe_tables] WHERE table_name = @p1
 
+-- leftover filegroups
+SELECT fg.name, x.physical_name FROM [dbo].[dbprobe_tables] AS m JOIN sys.filegroups AS fg ON m.table_name = CONCAT(N'filegroup ', fg.name) CROSS APPLY (SELECT MIN(f.physical_name) AS physical_name FROM sys.database_files AS f WHERE f.data_space_id = fg.data_space_id) AS x WHERE m.table_identity = CONCAT(fg.data_space_id, N' ', x.physical_name) ORDER BY m.created_at
+

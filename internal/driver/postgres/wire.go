@@ -26,8 +26,10 @@ import (
 // context once for many statements (driver.ContextWatch) and writes each exchange
 // with one system call.
 //
-// wire does only what sessions need: bind and execute named statements with
-// text parameters and results, parse, simple queries, and COPY FROM STDIN.
+// wire does only what sessions and the prepared SQLConn need: parse (and
+// describe) and close named statements, bind and execute them with
+// parameters and results in the text format (a SQLConn's bytea parameters
+// binary), simple queries, and COPY FROM STDIN.
 // Every message it sends is a struct it holds and reuses, and every one it
 // receives is a pgproto3.Frontend's own, so an exchange allocates nothing.
 //

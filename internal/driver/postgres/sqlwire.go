@@ -172,7 +172,8 @@ func (c *sqlConn) encode(st *sqlStmt, args []any) error {
 			// date as its day).
 			b, err := c.typeMap().Encode(oid, pgtype.TextFormatCode, v, c.pbuf)
 			if err != nil {
-				return fmt.Errorf("postgres: parameter :%s: %w", st.bound.Names[i], err)
+				// Classified as pgx's encoding errors were.
+				return classify(fmt.Errorf("postgres: parameter :%s: %w", st.bound.Names[i], err))
 			}
 			if b == nil {
 				null = true

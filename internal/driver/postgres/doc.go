@@ -15,7 +15,10 @@
 // deadline timer that wakes the network poller, locks, a context watcher)
 // would put the client's CPU per operation above pgbench's. That CPU is
 // part of what dbprobe must keep below the database's, or it measures
-// itself; see BenchmarkReadUpdate.
+// itself; see BenchmarkReadUpdate. A prepared-protocol SQLConn (the stress
+// experiment's) runs on a wire the same way (sqlwire.go); a
+// simple-protocol one stays a pgx.Conn, which writes the values into the
+// text as literals.
 //
 // The knobs (driver.Options): --table-type nondurable creates an UNLOGGED
 // table, disk an ordinary one, and memory is refused from Open, as

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -56,8 +57,12 @@ func (db *DB) Capabilities() driver.Capabilities {
 }
 
 // SQLConn opens a connection of the DB's configuration for SQL text. Its
-// statements are cancelled by a cancel request when their context ends
-// (the configuration's context watcher), and the connection stays usable.
+// statements are cancelled by a cancel request when their context ends,
+// and the connection stays usable.
+//
+// A prepared-protocol connection is opened by pgconn and then driven
+// through wire (sqlwire.go), as sessions are; a simple-protocol one stays
+// a pgx.Conn, whose literals pgx writes into the text.
 //
 // Every SQLConn is a new connection, never one of the pool's, and Close
 // closes it: o.Fresh asks for nothing more, and Setup never reaches the
@@ -65,6 +70,9 @@ func (db *DB) Capabilities() driver.Capabilities {
 // protocol; the first the server refuses closes the connection and is
 // returned with the server's error.
 func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
+	if !o.Simple {
+		return db.wireSQLConn(ctx, o)
+	}
 	conn, err := pgx.ConnectConfig(ctx, db.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))
@@ -80,21 +88,52 @@ func (db *DB) SQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn,
 	return &sqlConn{db: db, conn: conn, simple: o.Simple}, nil
 }
 
+// wireSQLConn opens a prepared-protocol SQLConn on wire.
+func (db *DB) wireSQLConn(ctx context.Context, o driver.SQLOptions) (driver.SQLConn, error) {
+	pc, err := pgconn.ConnectConfig(ctx, db.connConfig)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))
+	}
+	w, err := hijack(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open a connection: %w", classify(err))
+	}
+	for _, s := range o.Setup {
+		if err := w.simple(ctx, s); err != nil {
+			w.close()
+			return nil, fmt.Errorf("postgres: session setup %q: %w", s, classify(err))
+		}
+	}
+	return &sqlConn{db: db, w: w, pbuf: make([]byte, 0, 256)}, nil
+}
+
 // SplitScript cuts a script into its statements by PostgreSQL's rules, with
 // its dollar quotes and BEGIN ATOMIC bodies (sqlgen.Script).
 func (db *DB) SplitScript(text string) ([]driver.ScriptStatement, error) {
 	return sqltext.Script(sqlgen.Postgres, text)
 }
 
-// sqlConn is one connection running SQL text.
+// sqlConn is one connection running SQL text: a pgx.Conn by the simple
+// protocol, else a wire.
 type sqlConn struct {
 	db   *DB
-	conn *pgx.Conn
+	conn *pgx.Conn // the simple protocol's; nil on wire
+	w    *wire     // the prepared protocol's; nil on conn
 	// simple sends statements by the simple query protocol, their values
 	// written into the text by pgx (SQLOptions.Simple).
 	simple bool
-	n      int // statements prepared, to name the next
-	args   []any
+	n      int   // statements prepared, to name the next
+	args   []any // pgx's arguments, cleared after use
+
+	// wire's scratch, reused by every statement: the parameters' bytes,
+	// where each ends (-1 for NULL), their formats (empty when all are
+	// text), the slices of pbuf sent, and the last command tag.
+	pbuf    []byte
+	ends    []int
+	formats []int16
+	params  [][]byte
+	tag     []byte
+	types   *pgtype.Map // decodes rows for visit; made when first needed
 }
 
 // sqlStmt is a statement prepared on a sqlConn under name; name is "" on
@@ -106,6 +145,10 @@ type sqlStmt struct {
 	// cols are the columns of its rows, from its description (nil when
 	// it returns none): Outcome.Columns.
 	cols []string
+	// On wire: the parameters' types in the order of $n, and the
+	// fields of its rows, from its description.
+	oids   []uint32
+	fields []field
 }
 
 // Params names the parameters in the order Run takes them.
@@ -115,6 +158,9 @@ func (st *sqlStmt) Params() []string { return st.bound.Names }
 func (st *sqlStmt) Close() error {
 	if st.name == "" {
 		return nil
+	}
+	if st.c.w != nil {
+		return st.c.closeWire(st.name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
@@ -132,6 +178,13 @@ func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error)
 	}
 	c.n++
 	name := "dbprobe_sql_" + strconv.Itoa(c.n)
+	if c.w != nil {
+		st := &sqlStmt{c: c, name: name, bound: b}
+		if err := c.prepareWire(ctx, name, st); err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
 	sd, err := c.conn.Prepare(ctx, name, b.Text)
 	if err != nil {
 		return nil, classify(err)
@@ -167,6 +220,13 @@ func (c *sqlConn) bind(s driver.Stmt, args []any, lead ...any) (*sqlStmt, error)
 func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
 	var st *sqlStmt
 	var err error
+	if c.w != nil {
+		st, ok := s.(*sqlStmt)
+		if !ok || st.c != c {
+			return driver.Outcome{}, fmt.Errorf("postgres: a statement of another connection")
+		}
+		return c.runWire(ctx, st, args, visit)
+	}
 	if c.simple {
 		st, err = c.bind(s, args, pgx.QueryExecModeSimpleProtocol)
 	} else {
@@ -221,6 +281,9 @@ func (c *sqlConn) Commit(ctx context.Context) error { return c.exec(ctx, "COMMIT
 func (c *sqlConn) Rollback(ctx context.Context) error { return c.exec(ctx, "ROLLBACK") }
 
 func (c *sqlConn) exec(ctx context.Context, sql string) error {
+	if c.w != nil {
+		return c.simpleWire(ctx, sql)
+	}
 	_, err := c.conn.Exec(ctx, sql, pgx.QueryExecModeSimpleProtocol)
 	return classify(err)
 }
@@ -234,6 +297,9 @@ func (c *sqlConn) Exec(ctx context.Context, text string) (driver.Outcome, error)
 	}
 	if len(b.Names) > 0 {
 		return driver.Outcome{}, badinput.New("the statement has parameters (:%s), which nothing gives a value to here", strings.Join(b.Names, ", :"))
+	}
+	if c.w != nil {
+		return c.execWire(ctx, text)
 	}
 	rows, err := c.conn.Query(ctx, text, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
@@ -270,6 +336,11 @@ func columns(fields []pgconn.FieldDescription) []string {
 // has seen the backend end, which is when the server has counted all of
 // its work in pg_stat_database.
 func (c *sqlConn) Close() error {
+	if c.w != nil {
+		c.w.close()
+		c.db.closedConn(c.w.pid)
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	pid := c.conn.PgConn().PID()
@@ -287,17 +358,34 @@ func (c *sqlConn) Close() error {
 // EXPLAIN (ANALYZE, BUFFERS) in a transaction it rolls back, or, when the
 // connection is already in one, under a savepoint it rolls back to.
 func (c *sqlConn) Explain(ctx context.Context, s driver.Stmt, args []any, analyze bool) (driver.Plan, error) {
-	st, err := c.bind(s, args, pgx.QueryExecModeDescribeExec)
-	if err != nil {
-		return driver.Plan{}, err
+	var st *sqlStmt
+	var err error
+	var txStatus byte
+	explain := c.explain
+	if c.w != nil {
+		var ok bool
+		if st, ok = s.(*sqlStmt); !ok || st.c != c {
+			return driver.Plan{}, fmt.Errorf("postgres: a statement of another connection")
+		}
+		if err := c.encode(st, args); err != nil { // checked before anything runs
+			return driver.Plan{}, err
+		}
+		txStatus = c.w.txStatus
+		explain = func(ctx context.Context, sql string) (string, error) { return c.explainWire(ctx, st, args, sql) }
+	} else {
+		st, err = c.bind(s, args, pgx.QueryExecModeDescribeExec)
+		if err != nil {
+			return driver.Plan{}, err
+		}
+		defer clear(c.args)
+		txStatus = c.conn.PgConn().TxStatus()
 	}
-	defer clear(c.args)
 	if !analyze {
-		text, err := c.explain(ctx, "EXPLAIN "+st.bound.Text)
+		text, err := explain(ctx, "EXPLAIN "+st.bound.Text)
 		return driver.Plan{Text: text, How: "EXPLAIN (a custom plan for the values given)"}, noPlan(err)
 	}
 	open, undo, how := "BEGIN", "ROLLBACK", "EXPLAIN (ANALYZE, BUFFERS) in a transaction rolled back"
-	switch c.conn.PgConn().TxStatus() {
+	switch txStatus {
 	case 'T':
 		open, undo, how = "SAVEPOINT dbprobe_explain", "ROLLBACK TO SAVEPOINT dbprobe_explain; RELEASE SAVEPOINT dbprobe_explain",
 			"EXPLAIN (ANALYZE, BUFFERS) under a savepoint rolled back"
@@ -307,7 +395,7 @@ func (c *sqlConn) Explain(ctx context.Context, s driver.Stmt, args []any, analyz
 	if err := c.exec(ctx, open); err != nil {
 		return driver.Plan{}, fmt.Errorf("postgres: explain: %s: %w", open, err)
 	}
-	text, err := c.explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+st.bound.Text)
+	text, err := explain(ctx, "EXPLAIN (ANALYZE, BUFFERS) "+st.bound.Text)
 	// The statement's work is undone even when ctx ended while it ran.
 	undoCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), connectTimeout)
 	defer cancel()

@@ -1,11 +1,14 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -172,6 +175,118 @@ func TestCostsHoldClosedConnections(t *testing.T) {
 			if strings.Contains(n, "still ending") {
 				t.Errorf("round %d: %s", round, n)
 			}
+		}
+	}
+}
+
+// Every type a SQLConn binds (nil, int64, float64, string, []byte, bool,
+// time.Time) is stored as the value it is, by either protocol: bytes that
+// are not UTF-8 and hold a backslash reach a bytea whole. The rows read
+// back are the same Go values by either protocol (pgx's decoding of the
+// text format); a visit that fails stops the visits, and the connection
+// runs the next statement.
+func TestRunValueTypes(t *testing.T) {
+	db, admin := capDB(t)
+	ctx := context.Background()
+	if _, err := admin.Exec(ctx, `CREATE TABLE v (id int8 PRIMARY KEY, f float8, s text, b bytea, ok bool,
+		at timestamptz, day date, local timestamp, n numeric, i4 int4, nothing text)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 27, 16, 30, 1, 123456000, time.FixedZone("x", 3600))
+	raw := []byte{0xff, '\\', 0, 'x', 0x80}
+	var rows [2][]any
+	for k, simple := range []bool{false, true} {
+		c, err := db.SQLConn(ctx, driver.SQLOptions{Simple: simple})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins, err := c.Prepare(ctx, "INSERT INTO v VALUES (:id, :f, :s, :b, :ok, :at, :day, :local, :n, :i4, :nothing)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := int64(k + 1)
+		if out, err := c.Run(ctx, ins, []any{id, -1.25e-7, `it's \ "x"`, raw, true, at, at, at, 2.5, int64(7), nil}, nil); err != nil || out.Affected != 1 {
+			t.Fatalf("simple=%v insert: %+v, %v", simple, out, err)
+		}
+		eq := "SELECT count(*) FROM v WHERE id = $1 AND f = $2 AND s = $3 AND b = $4 AND ok AND at = $5 AND day = '2026-11-27' AND n = 2.5 AND i4 = 7 AND nothing IS NULL"
+		if !simple {
+			// A timestamp without a zone takes the time's wall clock, as
+			// pgx binds it; pgx's literal for the simple protocol is
+			// the time in UTC instead.
+			eq += " AND local = '2026-11-27 16:30:01.123456'"
+		}
+		if got := count(t, admin, eq, id, -1.25e-7, `it's \ "x"`, raw, at); got != 1 {
+			t.Errorf("simple=%v: the row does not hold the values bound", simple)
+		}
+		sel, err := c.Prepare(ctx, "SELECT id, f, s, b, ok, at, day, local, n, i4, nothing FROM v WHERE id = :id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Run(ctx, sel, []any{id}, func(row []any) error { rows[k] = row; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		stop := errors.New("stop")
+		visits := 0
+		all, err := c.Prepare(ctx, "SELECT g FROM generate_series(1, :n) g")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := c.Run(ctx, all, []any{int64(1000)}, func([]any) error { visits++; return stop }); !errors.Is(err, stop) || visits != 1 {
+			t.Errorf("simple=%v: a visit that fails: %+v, %v after %d visits", simple, out, err, visits)
+		}
+		if out, err := c.Run(ctx, all, []any{int64(3)}, nil); err != nil || out.Rows != 3 {
+			t.Errorf("simple=%v: the statement after a failed visit: %+v, %v", simple, out, err)
+		}
+		c.Close()
+	}
+	prepared, simple := rows[0], rows[1]
+	if len(prepared) != 11 || prepared[0] != int64(1) || prepared[1] != -1.25e-7 || prepared[2] != `it's \ "x"` ||
+		!bytes.Equal(prepared[3].([]byte), raw) || prepared[4] != true || !prepared[5].(time.Time).Equal(at) ||
+		prepared[9] != int32(7) || prepared[10] != nil {
+		t.Errorf("the prepared protocol's row: %#v", prepared)
+	}
+	simple[0] = int64(1)    // the key differs
+	simple[7] = prepared[7] // and pgx's simple literal of a timestamp
+	if fmt.Sprintf("%#v", prepared) != fmt.Sprintf("%#v", simple) {
+		t.Errorf("the protocols' rows differ:\n%#v\n%#v", prepared, simple)
+	}
+}
+
+// A prepared statement run on the prepared protocol, its rows not
+// visited, allocates nothing: its parameters are encoded into the
+// connection's buffers and its context is watched once for many
+// statements (wire), which is what keeps `dbprobe stress` at pgbench's
+// client CPU.
+func TestRunAllocatesNothing(t *testing.T) {
+	db, admin := capDB(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := admin.Exec(ctx, "CREATE TABLE a (id int8 PRIMARY KEY, n int8, s text); INSERT INTO a SELECT g, 0, 'x' FROM generate_series(1, 10) g"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, text := range []string{"SELECT n, s FROM a WHERE id = :id", "UPDATE a SET n = n + 1, s = :s WHERE id = :id"} {
+		st, err := c.Prepare(ctx, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []any{int64(3)}
+		if len(st.Params()) == 2 {
+			args = []any{"y", int64(3)}
+		}
+		var failed error
+		run := func() {
+			if out, err := c.Run(ctx, st, args, nil); err != nil || out.Rows != 1 && out.Affected != 1 { // the row read or updated
+				failed = fmt.Errorf("%+v, %v", out, err)
+			}
+		}
+		run()
+		if allocs := testing.AllocsPerRun(200, run); allocs != 0 || failed != nil {
+			t.Errorf("%s: %v allocations per Run, want 0 (%v)", text, allocs, failed)
 		}
 	}
 }

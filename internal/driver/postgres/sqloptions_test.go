@@ -103,17 +103,20 @@ func TestSQLConnSetupAndFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pg := c.(*sqlConn).conn
-	var workMem, app string
-	if err := pg.QueryRow(ctx, "SELECT current_setting('work_mem'), current_setting('application_name')").Scan(&workMem, &app); err != nil {
+	st, err := c.Prepare(ctx, "SELECT current_setting('work_mem'), current_setting('application_name'), pg_backend_pid()")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if workMem != "1234kB" || app != "setup_2" {
-		t.Errorf("work_mem %s, application_name %s; want 1234kB, setup_2", workMem, app)
+	var got []any
+	if _, err := c.Run(ctx, st, nil, func(row []any) error { got = row; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0] != "1234kB" || got[1] != "setup_2" {
+		t.Fatalf("work_mem, application_name, pid: %v; want 1234kB, setup_2", got)
 	}
 	// Closed, its backend ends: it was not one of the pool's, which
 	// would stay.
-	pid := pg.PgConn().PID()
+	pid := got[2]
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}

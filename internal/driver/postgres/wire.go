@@ -26,8 +26,10 @@ import (
 // context once for many statements (driver.ContextWatch) and writes each exchange
 // with one system call.
 //
-// wire does only what sessions need: bind and execute named statements with
-// text parameters and results, parse, simple queries, and COPY FROM STDIN.
+// wire does only what sessions and the prepared SQLConn need: parse (and
+// describe) and close named statements, bind and execute them with
+// parameters and results in the text format (a SQLConn's bytea parameters
+// binary), simple queries, and COPY FROM STDIN.
 // Every message it sends is a struct it holds and reuses, and every one it
 // receives is a pgproto3.Frontend's own, so an exchange allocates nothing.
 //
@@ -41,19 +43,24 @@ type wire struct {
 	// Outgoing messages are encoded into wbuf, not sent through fe: the
 	// Frontend's Flush replaces a buffer that grew past 1 kB with a new one,
 	// an allocation for every insert or update of a whole YCSB record.
-	wbuf       []byte
-	encErr     error // a message that could not be encoded since the last send
-	parseMsg   pgproto3.Parse
-	bindMsg    pgproto3.Bind
-	executeMsg pgproto3.Execute // the unnamed portal, every row
-	queryMsg   pgproto3.Query
-	copyMsg    pgproto3.CopyData
+	wbuf        []byte
+	encErr      error // a message that could not be encoded since the last send
+	parseMsg    pgproto3.Parse
+	describeMsg pgproto3.Describe
+	closeMsg    pgproto3.Close
+	bindMsg     pgproto3.Bind
+	executeMsg  pgproto3.Execute // the unnamed portal, every row
+	queryMsg    pgproto3.Query
+	copyMsg     pgproto3.CopyData
 
-	row    [][]byte // the current DataRow's values, valid until the next read
-	tag    []byte   // the last CommandComplete's tag, valid until the next read
-	pgErr  *pgconn.PgError
-	ready  bool  // ReadyForQuery seen: the exchange is over
-	broken error // set once the connection cannot be used any more
+	row   [][]byte // the current DataRow's values, valid until the next read
+	tag   []byte   // the last CommandComplete's tag, valid until the next read
+	pgErr *pgconn.PgError
+	ready bool // ReadyForQuery seen: the exchange is over
+	// txStatus is the last ReadyForQuery's transaction status: 'I' idle,
+	// 'T' in a transaction, 'E' in a failed one.
+	txStatus byte
+	broken   error // set once the connection cannot be used any more
 
 	// Cancellation. A context is watched from the first exchange that
 	// uses it until an exchange uses another one (driver.ContextWatch), so
@@ -294,6 +301,7 @@ func (c *wire) next() bool {
 			return false
 		case *pgproto3.ReadyForQuery:
 			c.ready = true
+			c.txStatus = m.TxStatus
 			return false
 		default:
 			if err := c.other(msg); err != nil {
@@ -452,6 +460,7 @@ wait:
 			}
 		case *pgproto3.ReadyForQuery:
 			c.ready = true
+			c.txStatus = m.TxStatus
 			return 0, c.end(c.outcome())
 		default:
 			if err := c.other(msg); err != nil {

@@ -285,9 +285,10 @@ type TableCopier interface {
 type CopyResult struct {
 	// Rows is how many rows were copied.
 	Rows int64
-	// Degree is the degree the database planned (PostgreSQL: its workers
-	// planned, plus the leader), or the degree asked for where the plan
-	// is not read back (SQL Server's MAXDOP is a ceiling).
+	// Degree is the degree the copy ran at (PostgreSQL: its workers
+	// launched, plus the leader; How says how many were planned), or the
+	// degree asked for where it is not read back (SQL Server's MAXDOP is
+	// a ceiling).
 	Degree int
 	// How says what ran, in the database's words.
 	How string

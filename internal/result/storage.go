@@ -127,7 +127,8 @@ type StorageStep struct {
 	// this machine); ClientCPU this process's, in percent of one core.
 	HostCores float64 `json:"host_cores,omitempty"`
 	ClientCPU float64 `json:"client_cpu_pct,omitempty"`
-	// Degree is the degree of parallelism the database planned (logcopy).
+	// Degree is the degree of parallelism the copy ran at (logcopy):
+	// PostgreSQL's workers launched plus the leader, SQL Server's MAXDOP.
 	Degree int `json:"degree,omitempty"`
 	// Cold says what made it cold (scan).
 	Cold []string `json:"cold,omitempty"`
@@ -323,7 +324,7 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			parts = append(parts, fmt.Sprintf("client CPU %.0f%% of a core", s.ClientCPU))
 		}
 		if s.Degree > 0 {
-			parts = append(parts, fmt.Sprintf("degree %d planned", s.Degree))
+			parts = append(parts, fmt.Sprintf("degree %d run", s.Degree))
 		}
 		if len(s.Cold) > 0 {
 			parts = append(parts, "cold: "+strings.Join(s.Cold, "; "))

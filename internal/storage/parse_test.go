@@ -177,6 +177,8 @@ func TestScanVerdict(t *testing.T) {
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 98e7, Device: "vda"}, true, true, "physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 1e6, Device: "vda"}, true, false, "not physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e7, DeviceBytes: -1}, false, false, "not physical: the database read only"},
+		// A busy device read for others while the database read nothing.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 0, DeviceBytes: 3e9, Device: "vda"}, true, false, "not physical: the database read only 0 B"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, true, "physical as far as the database can tell"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: -1}, false, false, "unproven"},
 	}

@@ -205,6 +205,10 @@ func scanVerdict(p *result.StorageProof, local bool) (string, bool) {
 		db = fmt.Sprintf("; the database read %s from outside its cache (%.0f%%)", result.BytesText(p.DatabaseBytes), pct(p.DatabaseBytes))
 	}
 	switch {
+	case p.DeviceBytes >= 0 && p.DatabaseBytes >= 0 && float64(p.DatabaseBytes) < physicalShare*float64(p.Bytes):
+		// The device counts every process's reads: on a busy machine it
+		// may read as much for others while the database reads nothing.
+		return fmt.Sprintf("not physical: the database read only %s of the %s scanned from outside its cache (%.0f%%): the rate is its cache's, not the storage's; the %s the device %s read (%.0f%%) were other processes' reads", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes), result.BytesText(p.DeviceBytes), p.Device, pct(p.DeviceBytes)), false
 	case p.DeviceBytes >= 0 && float64(p.DeviceBytes) >= physicalShare*float64(p.Bytes):
 		return fmt.Sprintf("physical: the device %s read %s for the %s the scan counts (%.0f%%)%s", p.Device, result.BytesText(p.DeviceBytes), result.BytesText(p.Bytes), pct(p.DeviceBytes), db), true
 	case p.DeviceBytes >= 0:

@@ -41,7 +41,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapFill, "INSERT … SELECT from generate_series, committed every 64 MB")
 	c.Has(driver.CapSize, "pg_total_relation_size")
 	c.Has(driver.CapCopy, "CREATE TABLE … AS SELECT")
-	c.Has(driver.CapParallelCopy, "parallel workers for the SELECT (max_parallel_workers_per_gather and the source's parallel_workers at degree − 1, parallel costs at 0); the leader writes every row")
+	c.Has(driver.CapParallelCopy, "parallel workers for the SELECT (max_parallel_workers_per_gather and the source's parallel_workers at degree − 1, parallel and page costs at 0), the workers launched read back by EXPLAIN ANALYZE; the leader writes every row")
 	c.Has(driver.CapInsertSelect, "INSERT … SELECT")
 	c.Has(driver.CapScan, "count(*) over ctid ranges (TID range scans, PostgreSQL 14 and later; id ranges before)")
 	c.Has(driver.CapBulkLoad, "COPY FROM STDIN, one connection per writer")

@@ -27,6 +27,11 @@ type StorageSummary struct {
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate_bytes_per_s"`
+	// Headline, when the experiment ran at several points (--threads
+	// 1,2,4, --dop 1,2), names the point Rate and Consistency are of (the
+	// fastest): an average over different settings is no one's rate.
+	// Bytes and Seconds stay over every point.
+	Headline string `json:"headline,omitempty"`
 	// Rows are the rows moved, and RowsPerSec their rate; 0 where rows
 	// are not what is counted.
 	Rows       int64   `json:"rows,omitempty"`
@@ -86,8 +91,12 @@ type RatePoint struct {
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes"`
 	Rate    float64 `json:"rate_bytes_per_s"`
-	// Fell marks a second below 90% of the median.
+	// Fell marks a second below 90% of the median (of its point's
+	// seconds).
 	Fell bool `json:"fell,omitempty"`
+	// Point is the step it belongs to when the experiment ran at several
+	// points ("threads 4", "DOP 2"), "" otherwise.
+	Point string `json:"point,omitempty"`
 }
 
 // Consistency is the spread of a series of rates.
@@ -136,6 +145,9 @@ type StorageStep struct {
 	How string `json:"how,omitempty"`
 	// Verdict is the step's own, where it has one (read's limit).
 	Verdict string `json:"verdict,omitempty"`
+	// Consistency is the spread of its own seconds, when the experiment
+	// ran at several points.
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // StorageProof is the database's and the host's count of the bytes
@@ -180,6 +192,12 @@ type ExpectCheck struct {
 	Ratio        float64 `json:"ratio"`
 	Held         bool    `json:"held"`
 	Verdict      string  `json:"verdict"`
+	// Point is the point judged ("threads 4") when the experiment ran at
+	// several: each is judged on its own.
+	Point string `json:"point,omitempty"`
+	// NotMeasured says why the rate was not measured (the database counts
+	// no log bytes); Measured and Ratio are then 0 and mean nothing.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // RunCost is what a run cost at --price.
@@ -273,7 +291,14 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 		}
 	}
 	for _, e := range st.Expect {
-		line("EXPECT "+strings.ToUpper(e.Key), "MeasuredOverPromised", fixed(e.Ratio))
+		if e.NotMeasured != "" {
+			continue
+		}
+		label := "EXPECT " + strings.ToUpper(e.Key)
+		if e.Point != "" {
+			label += " " + strings.ToUpper(e.Point)
+		}
+		line(label, "MeasuredOverPromised", fixed(e.Ratio))
 	}
 }
 
@@ -285,23 +310,41 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	}
 	t := st.Table
 	put("table: %s, %s on disk (%s), %s rows of %d-byte payload%s", t.Name, BytesText(t.Bytes), t.How, Grouped(t.Rows), t.PayloadBytes, fileText(t.File))
-	put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
+	if st.Headline != "" {
+		put("%s: %s at %s; all points together: %s over %.1f s; the bytes are %s", st.Experiment, RateText(rateKind(st.Experiment), st.Rate), st.Headline, BytesText(st.Bytes), st.Seconds, st.BytesAre)
+	} else {
+		put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
+	}
 	if st.Rows > 0 {
 		put("rows: %s at %s rows/s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64))
 	}
-	if c := st.Consistency; c != nil {
-		put("per second (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
-			c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
+	of := ""
+	if st.Headline != "" {
+		of = " of " + st.Headline
+	}
+	if c := st.Consistency; c != nil && c.Points < MinSpreadSeconds {
+		put("per second%s: %d whole second(s), too short to judge the spread (give a longer --duration)", of, c.Points)
+	} else if c != nil {
+		put("per second%s (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
+			of, c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
 	}
 	if c := st.MinuteConsistency; c != nil {
 		put("per minute (%d): median %s, min %s, max %s, CV %.2f", c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV)
 	}
-	for _, m := range st.PerMinute {
-		put("minute ending at %.0f s: %s over %.0f s", m.Elapsed, RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
+	// A run within one minute has no minutes to compare: its one
+	// "minute" is the run itself, said above.
+	if len(st.PerMinute) > 1 {
+		for _, m := range st.PerMinute {
+			put("minute %d: %s over %.0f s measured", int(m.Elapsed/60), RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
+		}
 	}
 	for i, s := range st.Steps {
 		if i == maxTextSteps && len(st.Steps) > maxTextSteps+1 {
-			put("… and %d more steps, in the JSON result (--out)", len(st.Steps)-maxTextSteps)
+			what := "points"
+			if st.Experiment == "scan" {
+				what = "passes"
+			}
+			put("… and %d more %s, in the JSON result (dbprobe storage --out FILE keeps it)", len(st.Steps)-maxTextSteps, what)
 			break
 		}
 		parts := []string{fmt.Sprintf("%s in %.2f s = %s", BytesText(s.Bytes), s.Seconds, RateText(rateKind(st.Experiment), s.Rate))}
@@ -332,6 +375,9 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		if s.How != "" {
 			parts = append(parts, s.How)
 		}
+		if c := s.Consistency; c != nil && c.Points >= MinSpreadSeconds {
+			parts = append(parts, fmt.Sprintf("per second CV %.2f over %d s", c.CV, c.Points))
+		}
 		if s.Verdict != "" {
 			parts = append(parts, s.Verdict)
 		}
@@ -355,7 +401,15 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			d.Name, BytesText(d.ReadBytes), BytesText(d.WriteBytes), d.IOPS, BytesText(int64(d.AvgRequestBytes)), d.AwaitMs, d.UtilPct)
 	}
 	for _, e := range st.Expect {
-		put("expect %s=%s: measured %s, %.2f× the promise: %s", e.Key, e.PromisedText, RateText(e.Key, e.Measured), e.Ratio, e.Verdict)
+		at := ""
+		if e.Point != "" {
+			at = " at " + e.Point
+		}
+		if e.NotMeasured != "" {
+			put("expect %s=%s%s: not measured (%s)", e.Key, e.PromisedText, at, e.NotMeasured)
+			continue
+		}
+		put("expect %s=%s%s: measured %s, %.2f× the promise: %s", e.Key, e.PromisedText, at, RateText(e.Key, e.Measured), e.Ratio, e.Verdict)
 	}
 	if c := st.Cost; c != nil {
 		put("cost at %s: %.4f for the run, %.4f per GB moved", c.Given, c.Run, c.PerGB)
@@ -364,6 +418,10 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		put("verdict: %s", st.Verdict)
 	}
 }
+
+// MinSpreadSeconds is the fewest whole seconds a spread (CV, min, max)
+// is said over: one or two seconds have no spread worth a figure.
+const MinSpreadSeconds = 3
 
 // maxTextSteps is how many steps the text lists: a scan of a small
 // table may make hundreds of passes, which the JSON result keeps.

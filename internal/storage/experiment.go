@@ -510,6 +510,9 @@ func (j *job) finish(ctx context.Context) error {
 		st.Rate = float64(st.Bytes) / st.Seconds
 		st.RowsPerSec = float64(st.Rows) / st.Seconds
 	}
+	if j.pointed() {
+		j.byPoint()
+	}
 	j.stepFigures()
 	if j.verdict != nil {
 		var intervals []monitor.Interval
@@ -519,13 +522,7 @@ func (j *job) finish(ctx context.Context) error {
 		j.verdict(intervals)
 	}
 	for _, e := range j.c.Expect {
-		// A log promise is held against the log's rate, whatever the
-		// experiment's own rate counts.
-		measured := st.Rate
-		if e.Key == "log" {
-			measured = j.logRate()
-		}
-		st.Expect = append(st.Expect, e.check(measured))
+		st.Expect = append(st.Expect, j.judge(e)...)
 	}
 	st.Cost = j.c.Price.cost(time.Since(j.wallFrom).Seconds(), st.Bytes)
 	sum := result.Summary{
@@ -560,22 +557,117 @@ func (j *job) finish(ctx context.Context) error {
 	return stopped
 }
 
-// logRate is the log bytes per second over the measured part, from the
-// steps; 0 when not counted.
-func (j *job) logRate() float64 {
-	var bytes int64
-	var secs float64
-	for _, s := range j.sum.Steps {
-		if s.LogBytes < 0 {
-			return 0
+// judge holds a promise against what was measured: at each point when
+// the experiment ran at several (an average over different --threads is
+// no one's rate), else over the measured part. A log promise is held
+// against the log's rate, whatever the experiment's own rate counts; where
+// the log was not counted it is "not measured", with why, and no ratio.
+func (j *job) judge(e Expectation) []result.ExpectCheck {
+	steps := j.sum.Steps
+	if !j.pointed() {
+		if e.Key != "log" {
+			return []result.ExpectCheck{e.check(j.sum.Rate)}
 		}
-		bytes += s.LogBytes
-		secs += s.Seconds
+		var bytes int64
+		var secs float64
+		for _, s := range steps {
+			if s.LogBytes < 0 {
+				return []result.ExpectCheck{e.notMeasured(j.logUncounted())}
+			}
+			bytes += s.LogBytes
+			secs += s.Seconds
+		}
+		if secs <= 0 {
+			return []result.ExpectCheck{e.notMeasured("nothing was measured")}
+		}
+		return []result.ExpectCheck{e.check(float64(bytes) / secs)}
 	}
-	if secs <= 0 {
-		return 0
+	var out []result.ExpectCheck
+	for _, s := range steps {
+		var c result.ExpectCheck
+		switch {
+		case e.Key == "log" && s.LogBytes < 0:
+			c = e.notMeasured(j.logUncounted())
+		case e.Key == "log":
+			c = e.check(s.LogRate)
+		default:
+			c = e.check(s.Rate)
+		}
+		c.Point = s.Label
+		out = append(out, c)
 	}
-	return float64(bytes) / secs
+	if len(out) == 0 {
+		out = append(out, e.notMeasured("nothing was measured"))
+	}
+	return out
+}
+
+// logUncounted says why the log's bytes were not counted.
+func (j *job) logUncounted() string {
+	if j.ev == nil || j.ev.mon == nil {
+		return j.caps.Database + " has no monitor here, so dbprobe reads no log counter"
+	}
+	return j.caps.Database + " counts no log bytes (" + driver.CounterLogBytes + ")"
+}
+
+// pointed reports whether the experiment ran at several points: read or
+// bulk at several --threads, logcopy at several --dop. Their figures are
+// each point's; the headline is the fastest point's.
+func (j *job) pointed() bool {
+	switch j.c.Kind {
+	case Read, Bulk:
+		return len(j.c.Threads) > 1
+	case LogCopy:
+		return len(j.c.Dops) > 1
+	}
+	return false
+}
+
+// byPoint splits the per-second series by the step each second fell in,
+// gives each step the spread of its own seconds, and makes the fastest
+// step the headline: its rate and its spread.
+func (j *job) byPoint() {
+	st := &j.sum
+	best := -1
+	for i, s := range st.Steps {
+		if best < 0 || s.Rate > st.Steps[best].Rate {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	groups := make([][]span, len(st.Steps))
+	for _, sp := range j.spans {
+		mid := sp.start.Add(sp.end.Sub(sp.start) / 2)
+		for _, w := range j.steps {
+			if w.index < len(groups) && !mid.Before(w.start) && !mid.After(w.end) {
+				groups[w.index] = append(groups[w.index], sp)
+				break
+			}
+		}
+	}
+	var points []result.RatePoint
+	for i := range st.Steps {
+		ps, c := perSecond(groups[i], j.origin)
+		for k := range ps {
+			ps[k].Point = st.Steps[i].Label
+		}
+		points = append(points, ps...)
+		st.Steps[i].Consistency = c
+	}
+	st.PerSecond = points
+	st.PerMinute, st.MinuteConsistency = nil, nil
+	st.Rate = st.Steps[best].Rate
+	if st.Steps[best].Seconds > 0 {
+		st.RowsPerSec = float64(st.Steps[best].Rows) / st.Steps[best].Seconds
+	}
+	st.Consistency = st.Steps[best].Consistency
+	labels := make([]string, len(st.Steps))
+	for i, s := range st.Steps {
+		labels[i] = s.Label
+	}
+	st.Headline = fmt.Sprintf("%s, the fastest of %s; each point's rate is on its line", st.Steps[best].Label, strings.Join(labels, ", "))
 }
 
 // stepFigures adds to each step the monitor's figures of its window: the

@@ -179,7 +179,16 @@ func TestScanVerdict(t *testing.T) {
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e7, DeviceBytes: -1}, false, false, "not physical: the database read only"},
 		// A busy device read for others while the database read nothing.
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 0, DeviceBytes: 3e9, Device: "vda"}, true, false, "not physical: the database read only 0 B"},
-		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, true, "physical as far as the database can tell"},
+		// PostgreSQL's blks_read may be served by the page cache: a remote
+		// database's own count does not prove the scan physical.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, false, "not proven physical: the database read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: -1}, true, false, "not proven physical: the database read"},
+		// MariaDB, 300 MB against a 256 MB buffer pool: half from the cache.
+		{result.StorageProof{Bytes: 5.1e9, DatabaseBytes: 2.7e9, DeviceBytes: 2.64e9, Device: "vda"}, true, false, "partly physical (52%): the device vda read"},
+		// Other I/O on the device: SQLite's 140%, an interrupted scan's 206%.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: 1.4e9, Device: "vda"}, true, false, "not proven physical: the device vda read 1.40 GB for the 1.00 GB the scan counts (140%), well over"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 2.06e9, Device: "vda"}, true, false, "not proven physical: the device vda read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: 1.1e9, Device: "vda"}, true, true, "physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: -1}, false, false, "unproven"},
 	}
 	for _, tt := range tests {

@@ -243,6 +243,13 @@ func rateUnit(kind string) (string, float64) {
 	return "Rate(MB/s)", 1 / mb
 }
 
+// RateIn is a rate in the unit the text gives an experiment's rate in
+// ("scan" in GB/min, "logcopy" in MB/s), and that unit.
+func RateIn(experiment string, bytesPerSec float64) (float64, string) {
+	label, scale := rateUnit(rateKind(experiment))
+	return bytesPerSec * scale, strings.TrimSuffix(strings.TrimPrefix(label, "Rate("), ")")
+}
+
 // writeStorageLines writes a storage run's figures in YCSB's shape:
 //
 //	[SCAN], Rate(GB/min), 1.53

@@ -48,6 +48,10 @@ type job struct {
 	// made are the tables this run created, dropped at its end unless
 	// --keep.
 	made []driver.DataTable
+	// reused is a kept table of the right rows and payload that fill
+	// takes as filled, with its rows; nil when there is none.
+	reused     *driver.DataTable
+	reusedRows int64
 	// notes go in the header; sum is the summary being built.
 	notes []string
 	sum   result.StorageSummary
@@ -182,9 +186,11 @@ func (j *job) refuseEarly() error {
 
 // tableNames are the tables an experiment uses: fixed names, so that the
 // next run finds what a killed one left.
-func (j *job) tableNames() []string {
-	base := "dbprobe_storage_" + j.c.Kind.String()
-	switch j.c.Kind {
+func (j *job) tableNames() []string { return tableNamesOf(j.c.Kind) }
+
+func tableNamesOf(k Kind) []string {
+	base := "dbprobe_storage_" + k.String()
+	switch k {
 	case Write:
 		return []string{base + "_src", base}
 	case LogCopy:
@@ -198,32 +204,114 @@ func (j *job) dataTable(name string) driver.DataTable {
 	return driver.DataTable{Name: name, PayloadBytes: j.c.Payload}
 }
 
-// dropLeftovers drops the tables of the experiment that an earlier run
-// left (a kill -9 gives it no chance to), saying so; a table of that name
-// dbprobe did not create is bad input, and stays.
+// filledName is the table the experiment fills before it measures and
+// only reads from (the scanned, the read, the copied one): a kept one of
+// the right rows and payload can be used again instead of refilled.
+func (j *job) filledName() string {
+	switch j.c.Kind {
+	case Scan, Read, Write, LogCopy:
+		return j.tableNames()[0]
+	}
+	return ""
+}
+
+// filledSize is the size the experiment fills its filled table to.
+func (j *job) filledSize() int64 {
+	if j.c.Kind == Write {
+		return j.c.Chunk
+	}
+	return j.c.Size
+}
+
+// dropLeftovers drops the tables of every storage experiment that an
+// earlier run left (a kill -9 gives it no chance to; --keep leaves them),
+// saying so: they cost the database space whichever experiment runs next.
+// A kept table this experiment fills is used again when it holds the
+// rows and payload this run would fill it with. A table of this
+// experiment's names that dbprobe did not create is bad input, and stays;
+// one of another experiment's names is not in the way, and stays too.
 func (j *job) dropLeftovers(ctx context.Context) error {
-	for _, name := range j.tableNames() {
-		t := j.dataTable(name)
-		st, err := j.db.Inspect(ctx, t.Table())
-		if err != nil {
-			return experiment.Scrubbed(j.target.Target, err)
-		}
-		if !st.Exists {
-			continue
-		}
-		if !st.CreatedByDbprobe {
-			note := ""
-			if st.OwnershipNote != "" {
-				note = " (" + st.OwnershipNote + ")"
+	for k := Scan; k <= LogCopy; k++ {
+		for _, name := range tableNamesOf(k) {
+			if err := j.dropLeftover(ctx, k, name); err != nil {
+				return err
 			}
-			return badinput.New("%s has a table %s that dbprobe did not create%s; dbprobe storage uses that name and never drops a table it did not create: rename or drop it yourself", j.where, name, note)
 		}
-		if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
-			return fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
-		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: dropped table %s, which an earlier dbprobe storage %s left behind (it was stopped before it could drop it)\n", name, j.c.Kind)
 	}
 	return nil
+}
+
+func (j *job) dropLeftover(ctx context.Context, k Kind, name string) error {
+	mine := k == j.c.Kind
+	t := j.dataTable(name)
+	st, err := j.db.Inspect(ctx, t.Table())
+	if err != nil {
+		return experiment.Scrubbed(j.target.Target, err)
+	}
+	if !st.Exists {
+		return nil
+	}
+	if !st.CreatedByDbprobe {
+		if !mine {
+			return nil
+		}
+		note := ""
+		if st.OwnershipNote != "" {
+			note = " (" + st.OwnershipNote + ")"
+		}
+		return badinput.New("%s has a table %s that dbprobe did not create%s; dbprobe storage uses that name and never drops a table it did not create: rename or drop it yourself", j.where, name, note)
+	}
+	why := ""
+	if mine && name == j.filledName() {
+		ok, mismatch := j.reusable(ctx, t)
+		if ok {
+			return nil
+		}
+		why = "; it does not fit this run (" + mismatch + "), so it is refilled"
+	}
+	if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
+		return fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
+	}
+	fmt.Fprintf(j.c.Stderr, "dbprobe: dropped table %s, which an earlier dbprobe storage %s left (kept with --keep, or stopped before it could drop it)%s\n", name, k, why)
+	return nil
+}
+
+// reusable checks a kept table, dbprobe's, against what this run would
+// fill it with: its rows counted on the server and its size on disk per
+// row against the payload. It returns whether it fits and, if not, why.
+// A table that fits is this run's, used as filled.
+func (j *job) reusable(ctx context.Context, t driver.DataTable) (bool, string) {
+	scanner, ok := j.db.(driver.TableScanner)
+	if !ok {
+		return false, j.caps.Database + " cannot count its rows on the server"
+	}
+	want := j.fillRows(t, j.filledSize())
+	res, err := scanner.ScanTable(ctx, t, 0, 1)
+	if err != nil {
+		return false, "counting its rows failed: " + j.target.ScrubError(err)
+	}
+	if res.Rows != want {
+		return false, fmt.Sprintf("it has %s rows, this run fills %s for --size %s and --payload %d", result.Grouped(res.Rows), result.Grouped(want), SizeText(j.filledSize()), t.PayloadBytes)
+	}
+	size, err := j.db.(driver.TableSizer).TableSize(ctx, t)
+	if err != nil {
+		return false, "sizing it failed: " + j.target.ScrubError(err)
+	}
+	// Its rows' payload, from its size: at least the payload and id of
+	// each row, and not so much more that the rows must be wider.
+	row := float64(t.PayloadBytes + 8)
+	if per := float64(size.Bytes) / float64(want); per < row || per > 2*row+200 {
+		return false, fmt.Sprintf("%s on disk is %.0f bytes a row, not the %d-byte payload this run fills", SizeText(size.Bytes), per, t.PayloadBytes)
+	}
+	j.reused, j.reusedRows = &t, want
+	fmt.Fprintf(j.c.Stderr, "dbprobe: using table %s again, which an earlier dbprobe storage %s kept (--keep): its %s rows and %s on disk are what this run would fill (--size %s, --payload %d)\n",
+		t.Name, j.c.Kind, result.Grouped(want), SizeText(size.Bytes), SizeText(j.filledSize()), t.PayloadBytes)
+	return true, ""
+}
+
+// fillRows is the rows fill puts in t for size bytes.
+func (j *job) fillRows(t driver.DataTable, size int64) int64 {
+	return max(1, size/int64(t.PayloadBytes+8))
 }
 
 // spaceFactor is how many times --size the experiment writes on the
@@ -270,10 +358,16 @@ func (j *job) create(ctx context.Context, t driver.DataTable) error {
 // fill creates t and fills it with rows on the server up to about size
 // bytes of rows, and returns its rows.
 func (j *job) fill(ctx context.Context, t driver.DataTable, size int64) (int64, error) {
+	if j.reused != nil && j.reused.Name == t.Name {
+		// A kept table that holds these rows: this run's from now on,
+		// dropped at its end unless --keep.
+		j.made = append(j.made, t)
+		return j.reusedRows, nil
+	}
 	if err := j.create(ctx, t); err != nil {
 		return 0, err
 	}
-	rows := max(1, size/int64(t.PayloadBytes+8))
+	rows := j.fillRows(t, size)
 	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows (%s) on the server\n", t.Name, result.Grouped(rows), SizeText(size))
 	n, err := j.db.(driver.TableFiller).FillTable(ctx, t, 1, rows)
 	if err != nil {
@@ -324,7 +418,7 @@ func (j *job) dropMade(ctx context.Context) {
 		for i, t := range j.made {
 			names[i] = t.Name
 		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s drops them before it starts\n", strings.Join(names, ", "), j.c.Kind)
+		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", strings.Join(names, ", "), j.c.Kind)
 		return
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)

@@ -236,14 +236,30 @@ func TestLeftoversAndForeignTables(t *testing.T) {
 			if !exists(t, db, "dbprobe_storage_scan") {
 				t.Fatal("--keep did not keep the table")
 			}
+			// The same size and payload: the kept table is used again, and
+			// kept again.
 			c = small(t, Scan, url)
-			c.NoCold = true
+			c.NoCold, c.Keep = true, true
+			o, sum := mustRun(t, c)
+			if !strings.Contains(o.stderr, "using table dbprobe_storage_scan again, which an earlier dbprobe storage scan kept (--keep)") ||
+				strings.Contains(o.stderr, "filling") || sum.Table.Rows != 8_000_000/(8+DefaultPayload) {
+				t.Errorf("reuse: %d rows, stderr %q", sum.Table.Rows, o.stderr)
+			}
+			// Another size: dropped and refilled, saying why.
+			c = small(t, Scan, url)
+			c.NoCold, c.Keep, c.Size = true, true, 4_000_000
 			o, _ = mustRun(t, c)
-			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left behind") {
+			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left (kept with --keep, or stopped before it could drop it); it does not fit this run (it has 7,936 rows, this run fills 3,968") ||
+				!strings.Contains(o.stderr, "filling dbprobe_storage_scan") {
+				t.Errorf("refill: stderr %q", o.stderr)
+			}
+			// Another experiment finds the scan's table and drops it.
+			o, _ = mustRun(t, small(t, Read, url))
+			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left") {
 				t.Errorf("stderr %q", o.stderr)
 			}
-			if exists(t, db, "dbprobe_storage_scan") {
-				t.Fatal("the table is still there")
+			if exists(t, db, "dbprobe_storage_scan") || exists(t, db, "dbprobe_storage_read") {
+				t.Fatal("a table is still there")
 			}
 			// Someone else's table of that name.
 			ctx := context.Background()

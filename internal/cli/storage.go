@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/storage"
 )
@@ -35,12 +36,15 @@ const storageCommon = `
 Each experiment works on tables of its own, named dbprobe_storage_<kind>,
 made and filled on the server (no row crosses the network) and dropped at
 the end unless --keep: also after Ctrl-C, which stops the statement in
-flight on the server; after a kill -9, the next run of the same experiment
-finds and drops what was left, and says so. A table of that name that
-dbprobe did not create is refused and left alone.
+flight on the server; after a kill -9, the next dbprobe storage run of any
+experiment finds and drops every dbprobe_storage_* table dbprobe made, and
+says so. A table kept with --keep is used again by the next run of its
+experiment when it holds the rows and payload that run would fill (said
+so), and refilled otherwise (saying why). A table of the experiment's
+names that dbprobe did not create is refused and left alone.
 
 --duration (default 60s) is how long the experiment repeats its pass, so
-that per-second and per-minute figures exist. Sizes and rates are decimal:
+that per-second and per-minute figures exist; 0 is refused (exit 2). Sizes and rates are decimal:
 1 GB = 10^9 bytes. The summary gives the rate, the per-second series'
 spread (median, min, max, coefficient of variation, share of seconds below
 90% of the median, and which seconds fell), the database's own counters
@@ -185,7 +189,7 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 		f.StringVar(&o.threads, "threads", "1", "reader connections, or a list run in turn for the curve: 1,2,4,8")
 		shape = append(shape, "threads")
 	case storage.Write:
-		f.StringVar(&o.chunk, "chunk", "100MB", "rows copied by one INSERT … SELECT, in bytes of rows (the source table's size)")
+		f.StringVar(&o.chunk, "chunk", "100MB", "rows copied by one INSERT … SELECT, in bytes of rows (the source table's size); one larger than --size is clamped to it")
 		workload = append(workload, "chunk")
 	case storage.Bulk:
 		f.StringVar(&o.threads, "threads", "1", "writers, each with its own connection, or a list loaded in turn: 1,4,16")
@@ -239,6 +243,11 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 		StatusInterval: 10 * time.Second,
 		CommandLine:    commandLine(cmd),
 		Flags:          flagSettings(cmd.Flags(), nil, "db"),
+	}
+	if cmd.Flags().Changed("duration") && o.duration == 0 {
+		// 0 is the configuration's "not given", which would silently run
+		// the default 60 s.
+		return badinput.New("--duration 0s: give a positive duration, e.g. --duration 10s (default 60s); scan and logcopy make at least one pass whatever it is")
 	}
 	var err error
 	if c.Size, err = storage.ParseSize("--size", o.size); err != nil {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"net"
 	"syscall"
 	"testing"
 	"time"
@@ -34,5 +35,29 @@ func TestBrokenPipeIsAnInterrupt(t *testing.T) {
 	e := &Interrupted{Signal: syscall.SIGPIPE}
 	if e.ExitCode() != 141 {
 		t.Errorf("exit code %d", e.ExitCode())
+	}
+}
+
+// TestOwnAddressIsLocal: a URL naming one of this machine's own
+// interface addresses is as local as 127.0.0.1; another address is not.
+func TestOwnAddressIsLocal(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skipf("no interface addresses: %v", err)
+	}
+	own := ""
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() {
+			own = n.IP.String()
+			break
+		}
+	}
+	if own == "" {
+		t.Skip("this machine has no non-loopback address")
+	}
+	for host, want := range map[string]bool{own: true, "127.0.0.1": true, "localhost": true, "/var/run/postgresql": true, "192.0.2.7": false, "db.example.com": false} {
+		if got := isLocalHost(host); got != want {
+			t.Errorf("isLocalHost(%q) = %v, want %v", host, got, want)
+		}
 	}
 }

@@ -230,10 +230,18 @@ func TestColdScanReadsTheTable(t *testing.T) {
 		dev := loopDevice(t, 400, "postgres")
 		srv := postgresOn(t, dev, false, map[string]string{"shared_buffers": "16MB"})
 		c := small(t, Scan, srv.URL())
-		c.Size, c.Duration = 48_000_000, time.Second
+		// The default size, twice shared_buffers, with a floor of 1 MB
+		// instead of 1 GB.
+		c.Size, c.minDefault, c.Duration = 0, 1_000_000, time.Second
 		c.Restart = func(ctx context.Context) error { return restart(ctx, srv) }
-		_, st := mustRun(t, c)
+		o, st := mustRun(t, c)
 		checkColdBytes(t, st, dev, true)
+		if want := "# note: scan: --size 33.55MB (default): twice the database's cache (shared_buffers = 16MB: 16.78MB)"; !strings.Contains(o.text, want) {
+			t.Errorf("no %q in the header:\n%s", want, o.text)
+		}
+		if st.Table.Rows != 2*16<<20/(8+DefaultPayload) {
+			t.Errorf("%d rows for a table of twice 16 MB", st.Table.Rows)
+		}
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		dev := loopDevice(t, 200, "")

@@ -122,6 +122,9 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	if err := j.refuseEarly(); err != nil {
 		return err
 	}
+	if c.Kind == Scan {
+		j.sizeFromCache(ctx)
+	}
 	if err := j.dropLeftovers(ctx); err != nil {
 		return err
 	}

@@ -357,6 +357,27 @@ func TestThrottledScan(t *testing.T) {
 	if !st.Proof.Physical {
 		t.Errorf("verdict %q", st.Verdict)
 	}
+	// Second by second, the device read at the cap while the scan ran,
+	// and never above it.
+	d := st.Device
+	if d == nil || d.Name != dev.name || d.Bursts == nil {
+		t.Fatalf("device figures %+v", d)
+	}
+	atCap, maxRead := 0, 0.0
+	for _, s := range d.PerSecond {
+		if s.Seconds >= 0.9 && near(s.ReadRate, bps, 0.15) {
+			atCap++
+		}
+		maxRead = max(maxRead, s.ReadRate)
+	}
+	// (The first read after the fill sets PostgreSQL's hint bits, whose
+	// pages are then written: the device's writes are not capped.)
+	if atCap < 2 || maxRead > 1.25*bps || d.Bursts.MaxRate < maxRead {
+		t.Errorf("%d seconds at the cap, busiest read %.1f MB/s, bursts %+v, per second %+v", atCap, maxRead/1e6, d.Bursts, d.PerSecond)
+	}
+	if !strings.Contains(o.text, "# device "+dev.name+" per second (") {
+		t.Errorf("no per-second device line:\n%s", o.text)
+	}
 }
 
 // logcopy finds a log device's write cap, within 15%, and names the log:

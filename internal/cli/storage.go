@@ -76,7 +76,8 @@ the database's own counters and the host's disk counters:
 	}
 	cmd.AddCommand(
 		newStorageKind(storage.Scan, "Cold read rate: a table of --size read on the server, proven physical",
-			`scan creates a table of --size (default 1GB) filled on the server, makes it
+			`scan creates a table of --size (default: twice the database's own cache,
+as the database reports it, 1GB at least) filled on the server, makes it
 cold and reads it sequentially on the server (count(*) over whole chunks:
 nothing crosses the network), pass after pass until --duration is up,
 made cold again before each pass.
@@ -175,7 +176,11 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	workload := []string{"size", "payload", "keep"}
 	shape := []string{"duration"}
 	knobs := []string{}
-	f.StringVar(&o.size, "size", "1GB", "bytes of the table the experiment works on (scan, read, logcopy) or of the rows it writes (write, bulk), decimal units: 500MB, 2GB, 1.5GiB")
+	sizeHelp := "bytes of the table the experiment works on (scan, read, logcopy) or of the rows it writes (write, bulk), decimal units: 500MB, 2GB, 1.5GiB"
+	if kind == storage.Scan {
+		sizeHelp = "bytes of the table scanned, decimal units: 500MB, 2GB, 1.5GiB; without it, twice the database's own cache (shared_buffers, innodb_buffer_pool_size, …), 1GB at least"
+	}
+	f.StringVar(&o.size, "size", "1GB", sizeHelp)
 	f.IntVar(&o.payload, "payload", storage.DefaultPayload, "bytes of payload per row (1 to 8000), stored inline and uncompressed; each row also has an 8-byte id")
 	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end (the next run of the same experiment drops them before it starts)")
 	f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
@@ -250,8 +255,12 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 		return badinput.New("--duration 0s: give a positive duration, e.g. --duration 10s (default 60s); scan and logcopy make at least one pass whatever it is")
 	}
 	var err error
-	if c.Size, err = storage.ParseSize("--size", o.size); err != nil {
-		return err
+	// Without --size the experiment chooses (scan from the database's
+	// cache), so the flag's default is not taken as given.
+	if cmd.Flags().Changed("size") {
+		if c.Size, err = storage.ParseSize("--size", o.size); err != nil {
+			return err
+		}
 	}
 	if o.chunk != "" {
 		if c.Chunk, err = storage.ParseSize("--chunk", o.chunk); err != nil {

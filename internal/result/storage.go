@@ -179,6 +179,46 @@ type DeviceFigures struct {
 	AvgRequestBytes float64 `json:"avg_request_bytes"`
 	AwaitMs         float64 `json:"await_ms"`
 	UtilPct         float64 `json:"util_pct"`
+	// PerSecond are the same figures second by second over the measured
+	// part, and Bursts the busiest second against the median one.
+	PerSecond []DeviceSecond `json:"per_second,omitempty"`
+	Bursts    *DeviceBursts  `json:"bursts,omitempty"`
+}
+
+// DeviceSecond is a block device's figures over about one second, as
+// iostat -x gives them.
+type DeviceSecond struct {
+	// Elapsed is the second's end from the measured part's start, and
+	// Seconds its length.
+	Elapsed float64 `json:"elapsed_s"`
+	Seconds float64 `json:"seconds"`
+	// ReadRate and WriteRate are bytes per second.
+	ReadRate        float64 `json:"read_bytes_per_s"`
+	WriteRate       float64 `json:"write_bytes_per_s"`
+	IOPS            float64 `json:"iops"`
+	AvgRequestBytes float64 `json:"avg_request_bytes"`
+	AwaitMs         float64 `json:"await_ms"`
+	UtilPct         float64 `json:"util_pct"`
+}
+
+// DeviceBursts holds a device's busiest second against its median one:
+// a rate that a burst allowance or a cache in front of the device gives
+// for a while shows as a maximum well above the sustained median.
+type DeviceBursts struct {
+	// Seconds is how many whole seconds it is over.
+	Seconds int `json:"seconds"`
+	// MedianRate and MaxRate are bytes read and written per second;
+	// MaxAt is when the busiest second ended.
+	MedianRate float64 `json:"median_bytes_per_s"`
+	MaxRate    float64 `json:"max_bytes_per_s"`
+	MaxAt      float64 `json:"max_at_s"`
+	MedianIOPS float64 `json:"median_iops"`
+	MaxIOPS    float64 `json:"max_iops"`
+	// MedianAwaitMs and MaxAwaitMs are await's.
+	MedianAwaitMs float64 `json:"median_await_ms"`
+	MaxAwaitMs    float64 `json:"max_await_ms"`
+	// SaturatedShare is the share of seconds at 100% utilisation.
+	SaturatedShare float64 `json:"saturated_share"`
 }
 
 // ExpectCheck is one promised rate held against the measured one.
@@ -406,6 +446,14 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	if d := st.Device; d != nil {
 		put("device %s: read %s, wrote %s, %.0f IO/s, %s per request, await %.2f ms, utilisation %.0f%%",
 			d.Name, BytesText(d.ReadBytes), BytesText(d.WriteBytes), d.IOPS, BytesText(int64(d.AvgRequestBytes)), d.AwaitMs, d.UtilPct)
+		if b := d.Bursts; b != nil {
+			burst := "the median second moved nothing"
+			if b.MedianRate > 0 {
+				burst = fmt.Sprintf("%.2f× the median", b.MaxRate/b.MedianRate)
+			}
+			put("device %s per second (%d s): read+write median %s, busiest %s at %.0f s (%s); IO/s median %.0f, max %.0f; await median %.2f ms, max %.2f ms; 100%% busy in %.0f%% of seconds",
+				d.Name, b.Seconds, RateText("log", b.MedianRate), RateText("log", b.MaxRate), b.MaxAt, burst, b.MedianIOPS, b.MaxIOPS, b.MedianAwaitMs, b.MaxAwaitMs, 100*b.SaturatedShare)
+		}
 	}
 	for _, e := range st.Expect {
 		at := ""

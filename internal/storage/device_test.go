@@ -230,10 +230,18 @@ func TestColdScanReadsTheTable(t *testing.T) {
 		dev := loopDevice(t, 400, "postgres")
 		srv := postgresOn(t, dev, false, map[string]string{"shared_buffers": "16MB"})
 		c := small(t, Scan, srv.URL())
-		c.Size, c.Duration = 48_000_000, time.Second
+		// The default size, twice shared_buffers, with a floor of 1 MB
+		// instead of 1 GB.
+		c.Size, c.minDefault, c.Duration = 0, 1_000_000, time.Second
 		c.Restart = func(ctx context.Context) error { return restart(ctx, srv) }
-		_, st := mustRun(t, c)
+		o, st := mustRun(t, c)
 		checkColdBytes(t, st, dev, true)
+		if want := "# note: scan: --size 33.55MB (default): twice the database's cache (shared_buffers = 16MB: 16.78MB)"; !strings.Contains(o.text, want) {
+			t.Errorf("no %q in the header:\n%s", want, o.text)
+		}
+		if st.Table.Rows != 2*16<<20/(8+DefaultPayload) {
+			t.Errorf("%d rows for a table of twice 16 MB", st.Table.Rows)
+		}
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		dev := loopDevice(t, 200, "")
@@ -348,6 +356,27 @@ func TestThrottledScan(t *testing.T) {
 	}
 	if !st.Proof.Physical {
 		t.Errorf("verdict %q", st.Verdict)
+	}
+	// Second by second, the device read at the cap while the scan ran,
+	// and never above it.
+	d := st.Device
+	if d == nil || d.Name != dev.name || d.Bursts == nil {
+		t.Fatalf("device figures %+v", d)
+	}
+	atCap, maxRead := 0, 0.0
+	for _, s := range d.PerSecond {
+		if s.Seconds >= 0.9 && near(s.ReadRate, bps, 0.15) {
+			atCap++
+		}
+		maxRead = max(maxRead, s.ReadRate)
+	}
+	// (The first read after the fill sets PostgreSQL's hint bits, whose
+	// pages are then written: the device's writes are not capped.)
+	if atCap < 2 || maxRead > 1.25*bps || d.Bursts.MaxRate < maxRead {
+		t.Errorf("%d seconds at the cap, busiest read %.1f MB/s, bursts %+v, per second %+v", atCap, maxRead/1e6, d.Bursts, d.PerSecond)
+	}
+	if !strings.Contains(o.text, "# device "+dev.name+" per second (") {
+		t.Errorf("no per-second device line:\n%s", o.text)
 	}
 }
 

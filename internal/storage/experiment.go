@@ -45,6 +45,7 @@ type job struct {
 	outs    *experiment.Outputs
 	mon     *experiment.Monitoring
 	ev      *evidence
+	dev     *deviceSampler
 	// made are the tables this run created, dropped at its end unless
 	// --keep.
 	made []driver.DataTable
@@ -133,6 +134,9 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	if err := j.refuseEarly(); err != nil {
 		return err
 	}
+	if c.Kind == Scan {
+		j.sizeFromCache(ctx)
+	}
 	if err := j.dropLeftovers(ctx); err != nil {
 		return err
 	}
@@ -148,6 +152,8 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 		}
 	}()
 	defer j.dropMade(ctx)
+	// A run that fails before its summary stops the device's sampler too.
+	defer func() { j.dev.end(nil, time.Time{}) }()
 	return j.runKind(ctx)
 }
 
@@ -502,6 +508,7 @@ func (j *job) startPhase(ctx context.Context, evidencePath string) error {
 	if j.ev.mon == nil {
 		j.notes = append(j.notes, "database counters: none: "+j.caps.Database+" has no monitor here, so the proof has the device's figures only")
 	}
+	j.dev = startDeviceSampler(j.ev.device)
 	h := j.header()
 	h.Notes = append(h.Notes, notes...)
 	j.wallFrom = time.Now()
@@ -605,6 +612,11 @@ func (j *job) finish(ctx context.Context) error {
 	if j.ev != nil {
 		defer j.ev.close()
 	}
+	origin := j.origin
+	if origin.IsZero() {
+		origin = j.wallFrom
+	}
+	j.sum.Device = j.dev.end(j.sum.Device, origin)
 	st := &j.sum
 	st.Experiment = j.c.Kind.String()
 	st.PerSecond, st.Consistency = perSecond(j.spans, j.origin)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/monitor"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
@@ -274,5 +275,39 @@ func TestTableFiles(t *testing.T) {
 	}
 	if got := names(tableFiles(filepath.Join(dir, "st.db"))); got != "st.db st.db-wal" {
 		t.Errorf("SQLite-like: %s", got)
+	}
+}
+
+// The device's per-second figures are iostat's, and the bursts hold the
+// busiest whole second against the median one.
+func TestDeviceSeconds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := func(sec float64, reads, readMB, readMs, ioMs uint64) devicePoint {
+		return devicePoint{at: t0.Add(time.Duration(sec * float64(time.Second))), c: monitor.DiskCounters{Name: "loop9",
+			Reads: reads, ReadBytes: readMB * 1e6, ReadMillis: readMs, IOMillis: ioMs}}
+	}
+	points := []devicePoint{
+		c(0, 0, 0, 0, 0),
+		c(1, 100, 10, 200, 500),     // 10 MB/s, 100 IO/s, 100 kB each, 2 ms, 50% busy
+		c(2, 400, 50, 1400, 1500),   // a burst: 40 MB/s, 300 IO/s, 4 ms, 100% busy
+		c(3, 500, 60, 1600, 2000),   // 10 MB/s
+		c(4, 600, 70, 1800, 2500),   // 10 MB/s
+		c(4.2, 610, 71, 1820, 2600), // cut short: not in the bursts
+	}
+	secs := deviceSeconds(points, t0)
+	if len(secs) != 5 {
+		t.Fatalf("%d seconds", len(secs))
+	}
+	want := result.DeviceSecond{Elapsed: 1, Seconds: 1, ReadRate: 10e6, IOPS: 100, AvgRequestBytes: 100e3, AwaitMs: 2, UtilPct: 50}
+	if secs[0] != want {
+		t.Errorf("first second %+v, want %+v", secs[0], want)
+	}
+	b := deviceBursts(secs)
+	wantB := result.DeviceBursts{Seconds: 4, MedianRate: 10e6, MaxRate: 40e6, MaxAt: 2, MedianIOPS: 100, MaxIOPS: 300, MedianAwaitMs: 2, MaxAwaitMs: 4, SaturatedShare: 0.25}
+	if b == nil || *b != wantB {
+		t.Errorf("bursts %+v, want %+v", b, wantB)
+	}
+	if deviceBursts(secs[4:]) != nil {
+		t.Error("bursts of a second cut short")
 	}
 }

@@ -186,6 +186,14 @@ func TestWarmScanIsNotPhysical(t *testing.T) {
 			if exists(t, openDB(t, url), "dbprobe_storage_scan") {
 				t.Error("the scan's table is still there")
 			}
+			// The header holds --size against the database's own cache.
+			if want := map[string]string{
+				"sqlite":   "# note: scan: --size 8MB is larger than twice the database's cache (cache_size = -2000 (KiB) of the scanning connection: 2.048MB)",
+				"postgres": "# note: scan: --size 8MB is not larger than the database's cache (shared_buffers = ",
+				"mariadb":  "# note: scan: --size 8MB is not larger than the database's cache (innodb_buffer_pool_size = ",
+			}[tg.name]; !strings.Contains(o.text, want) {
+				t.Errorf("no %q in the header:\n%s", want, o.text)
+			}
 		})
 	}
 }

@@ -496,3 +496,16 @@ func TestDataTableSQL(t *testing.T) {
 		}
 	}
 }
+
+// CacheSize is innodb_buffer_pool_size as the server reports it.
+func TestCacheSize(t *testing.T) {
+	db, admin := capDB(t)
+	c, err := db.CacheSize(context.Background())
+	var want int64
+	if err := admin.QueryRow("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES WHERE VARIABLE_NAME = 'INNODB_BUFFER_POOL_SIZE'").Scan(&want); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || c.Bytes != want || c.Bytes <= 0 || !strings.HasPrefix(c.How, "innodb_buffer_pool_size = ") {
+		t.Fatalf("CacheSize = %+v, %v; the server says %d", c, err, want)
+	}
+}

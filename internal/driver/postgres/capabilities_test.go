@@ -217,7 +217,7 @@ func TestDataTables(t *testing.T) {
 		t.Errorf("%d rows loaded as written, want 600", got)
 	}
 
-	for _, tbl := range []driver.DataTable{src, serial, parallel, loaded} {
+	for _, tbl := range []driver.DataTable{src, serial, parallel, two, loaded} {
 		if err := db.DropDataTable(ctx, tbl); err != nil {
 			t.Errorf("DropDataTable %s: %v", tbl.Name, err)
 		}
@@ -638,5 +638,15 @@ func TestParallelCopyOneWorker(t *testing.T) {
 	}
 	if got := count(t, admin, "SELECT count(*) FROM dst"); got != 3000 {
 		t.Errorf("the copy has %d rows", got)
+	}
+}
+
+// CacheSize is shared_buffers, counted by pg_settings in its own units.
+func TestCacheSize(t *testing.T) {
+	db, admin := capDB(t)
+	c, err := db.CacheSize(context.Background())
+	want := count(t, admin, "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers' AND unit = '8kB'")
+	if err != nil || c.Bytes != want || !strings.HasPrefix(c.How, "shared_buffers = ") {
+		t.Fatalf("CacheSize = %+v, %v; pg_settings says %d bytes", c, err, want)
 	}
 }

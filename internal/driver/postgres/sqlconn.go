@@ -52,6 +52,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapCosts, "pg_stat_statements when it is in shared_preload_libraries and created in the database; pg_stat_database block and tuple counts always")
 	c.Has(driver.CapTempPlace, "SET temp_tablespaces on each connection")
 	c.Has(driver.CapLocate, "pg_relation_filepath under data_directory (a superuser or pg_read_all_settings), or under pg_tablespace_location for a table in a tablespace")
+	c.Has(driver.CapCacheSize, "shared_buffers (pg_size_bytes of current_setting)")
 	return c
 }
 

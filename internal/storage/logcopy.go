@@ -181,11 +181,22 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	busy := j.sum.Device != nil && j.sum.Device.UtilPct >= busyDevice
 	rate := result.RateText("log", (lo+hi)/2)
 	dopList := joinWords(steps)
-	waits := ""
+	waits := " (no wait samples: " + j.caps.Database + " gave none here, so the sessions' waits do not tell)"
 	if judged > 0 {
 		waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU)", 100*logWait, 100*cpu)
 	}
+	// The host's cores all busy (a database on this machine, which
+	// dbprobe shares) hold the copy back whatever the sessions' waits say.
+	saturated := ""
+	for _, s := range steps {
+		if j.local && s.HostCores >= saturatedHost*float64(hostCPUs()) {
+			saturated = fmt.Sprintf("host CPU %.2f of %d cores at %s", s.HostCores, hostCPUs(), s.Label)
+			break
+		}
+	}
 	switch {
+	case saturated != "" && !(judged > 0 && logWait >= logWaitShare):
+		j.sum.Verdict = fmt.Sprintf("CPU-bound on the host: %s: every core was busy (the database and dbprobe share them), so the copy's rate is the host's CPU's, not the log's: log %s%s", saturated, stepRates(steps, true), waits)
 	case judged > 0 && cpu >= cpuShare && logWait < logWaitShare:
 		j.sum.Verdict = fmt.Sprintf("CPU-bound: the copy's writer was on a core%s, at log %s; a higher DOP parallelizes the reading, not the writing of rows, so more cores do not copy faster, and this is no log wall; copies: %s", waits, stepRates(steps, true), stepRates(steps, false))
 	case flat:
@@ -205,12 +216,17 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	}
 }
 
+// saturatedHost is the share of the host's cores busy at which the host's
+// CPU is taken as the limit.
+const saturatedHost = 0.9
+
 // waitShares is the share of the database's sampled active sessions, its
 // own and the server's others (the copy runs on a connection of the
 // pool, which the monitor may count as another's), that waited on the
 // log and that were on CPU; ok is false when none were sampled.
 func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 	var active float64
+	sampled := false
 	for _, iv := range intervals {
 		wgt := iv.End.Sub(iv.Start).Seconds()
 		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
@@ -220,6 +236,7 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			if !isWait {
 				continue
 			}
+			sampled = true
 			n := own
 			if e, isOther := strings.CutPrefix(event, "other."); isOther {
 				event, n = e, other
@@ -232,7 +249,8 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			}
 		}
 	}
-	if active <= 0 {
+	// No wait figure at all is no sample, not "0% waited".
+	if active <= 0 || !sampled {
 		return 0, 0, false
 	}
 	return logWait / active, cpu / active, true

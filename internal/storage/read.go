@@ -98,11 +98,32 @@ func (j *job) readVerdict(intervals []monitor.Interval) {
 		return
 	}
 	v := "read into the client: " + strings.Join(parts, ", ")
-	if len(parts) > 1 {
+	last := len(parts) - 1
+	switch {
+	case len(parts) > 1 && bestAt < last:
 		v += fmt.Sprintf("; the rate stops growing (by 10%% or more) after %s", j.sum.Steps[bestAt].Label)
+	case len(parts) > 1:
+		v += fmt.Sprintf("; the rate still grows at %s, the last tried: not tested beyond", j.sum.Steps[bestAt].Label)
 	}
-	j.sum.Verdict = v + "; " + j.sum.Steps[bestAt].Label + ": " + j.sum.Steps[bestAt].Verdict
+	// A point measured slower than the best one contradicts "more threads
+	// may go faster" said of the best.
+	slower := ""
+	for i := bestAt + 1; i < len(j.sum.Steps); i++ {
+		if j.sum.Steps[i].Rate < 0.9*best {
+			slower = j.sum.Steps[i].Label
+			break
+		}
+	}
+	stepVerdict := j.sum.Steps[bestAt].Verdict
+	if slower != "" && strings.Contains(stepVerdict, moreThreads) {
+		stepVerdict = strings.Replace(stepVerdict, moreThreads, ", though "+slower+" measured slower", 1)
+	}
+	j.sum.Verdict = v + "; " + j.sum.Steps[bestAt].Label + ": " + stepVerdict
 }
+
+// moreThreads is the monitor's advice when nothing saturated, which a
+// measured drop at more threads contradicts.
+const moreThreads = ": more threads may go faster"
 
 // readLimit says whether the client, the network or the server limited a
 // read step, from the monitor's diagnosis of its intervals: the client
@@ -115,6 +136,10 @@ func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placemen
 	case monitor.LimitClient:
 		return "client-limited: " + d.Verdict
 	case monitor.LimitServerCPU, monitor.LimitReadIO, monitor.LimitLock, monitor.LimitWriter:
+		if placement == driver.PlacementEmbedded {
+			// No server: the engine's CPU is dbprobe's own process's.
+			return "engine-limited (the engine runs in dbprobe's process, so its CPU is the client's): " + d.Verdict
+		}
 		return "server-limited: " + d.Verdict
 	case monitor.LimitRoundTrip:
 		return "network-limited (or round trips): " + d.Verdict

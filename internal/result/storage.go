@@ -28,9 +28,10 @@ type StorageSummary struct {
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate_bytes_per_s"`
 	// Headline, when the experiment ran at several points (--threads
-	// 1,2,4, --dop 1,2), names the point Rate and Consistency are of (the
-	// fastest): an average over different settings is no one's rate.
-	// Bytes and Seconds stay over every point.
+	// 1,2,4, --dop 1,2), is the label of the point Rate, RowsPerSec and
+	// Consistency are of ("threads 4", the fastest): an average over
+	// different settings is no one's rate. Bytes, Seconds and Rows stay
+	// over every point.
 	Headline string `json:"headline,omitempty"`
 	// Rows are the rows moved, and RowsPerSec their rate; 0 where rows
 	// are not what is counted.
@@ -331,7 +332,13 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 	}
 	if p := st.Proof; p != nil {
 		if p.DatabaseBytes >= 0 {
-			line(name, "DatabaseBytes", strconv.FormatInt(p.DatabaseBytes, 10))
+			// What the database counted differs: read from storage for a
+			// scan, written to its log for the others.
+			what := "DatabaseLogBytes"
+			if st.Experiment == "scan" || st.Experiment == "read" {
+				what = "DatabasePhysicalReadBytes"
+			}
+			line(name, what, strconv.FormatInt(p.DatabaseBytes, 10))
 		}
 		if p.DeviceBytes >= 0 {
 			line(name, "DeviceBytes", strconv.FormatInt(p.DeviceBytes, 10))
@@ -358,11 +365,13 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	t := st.Table
 	put("table: %s, %s on disk (%s), %s rows of %d-byte payload%s", t.Name, BytesText(t.Bytes), t.How, Grouped(t.Rows), t.PayloadBytes, fileText(t.File))
 	if st.Headline != "" {
-		put("%s: %s at %s; all points together: %s over %.1f s; the bytes are %s", st.Experiment, RateText(rateKind(st.Experiment), st.Rate), st.Headline, BytesText(st.Bytes), st.Seconds, st.BytesAre)
+		put("%s: %s at %s, the fastest of %d points (each one's rate is on its line below); all points together: %s over %.1f s; the bytes are %s", st.Experiment, RateText(rateKind(st.Experiment), st.Rate), st.Headline, len(st.Steps), BytesText(st.Bytes), st.Seconds, st.BytesAre)
 	} else {
 		put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
 	}
-	if st.Rows > 0 {
+	if st.Rows > 0 && st.Headline != "" {
+		put("rows: %s over all points; %s rows/s at %s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64), st.Headline)
+	} else if st.Rows > 0 {
 		put("rows: %s at %s rows/s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64))
 	}
 	of := ""

@@ -128,9 +128,23 @@ func runRestart(ctx context.Context, cmdText string) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdText)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("--restart-cmd %q failed: %w: %s", cmdText, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%w: --restart-cmd %q failed (%w): %s; the table is dropped, the scan not run", ErrRunFailed, cmdText, err, outputTail(out))
 	}
 	return nil
+}
+
+// outputTail is the last lines of a command's output for an error: what
+// it said last is why it failed.
+func outputTail(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return "it printed nothing"
+	}
+	const keep = 400
+	if len(s) > keep {
+		s = "…" + s[len(s)-keep:]
+	}
+	return "it printed: " + strings.Join(strings.Fields(s), " ")
 }
 
 // cacheFactor is how many times the database's own cache a scan's table

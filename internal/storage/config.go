@@ -256,7 +256,7 @@ func SizeText(n int64) string {
 	for _, u := range []struct {
 		s string
 		b float64
-	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+	}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
 		if v >= u.b {
 			return strconv.FormatFloat(v/u.b, 'g', 4, 64) + u.s
 		}

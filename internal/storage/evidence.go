@@ -102,10 +102,10 @@ func (r reading) since(earlier reading) delta {
 	// (InnoDB's read-ahead is in them, not in its page reads), else its
 	// page reads at its page size.
 	if v, ok := diff(driver.CounterDeviceReadBytes); ok {
-		d.read, d.readHow = int64(v), "the database's count of bytes read from its files ("+driver.CounterDeviceReadBytes+")"
+		d.read, d.readHow = int64(v), "the database's count of bytes read from its files (database counter "+driver.CounterDeviceReadBytes+")"
 	} else if v, ok := diff(driver.CounterPhysicalReads); ok {
 		if page := r.gauges[driver.GaugePageBytes]; page > 0 {
-			d.read, d.readHow = int64(v*page), "the database's pages read into its cache × its page size ("+driver.CounterPhysicalReads+")"
+			d.read, d.readHow = int64(v*page), "the database's pages read into its cache × its page size (database counter "+driver.CounterPhysicalReads+")"
 		}
 	}
 	if r.haveDisk && earlier.haveDisk {

@@ -652,6 +652,7 @@ func (j *job) finish(ctx context.Context) error {
 	if j.runTime > 0 {
 		sum.Throughput = float64(j.ops) / j.runTime.Seconds()
 	}
+	sum.Notes = append(sum.Notes, fmt.Sprintf("[OVERALL] Throughput(ops/sec) is %s per second (%s Operations counts its statements); the storage rate is [%s]'s", opUnits[j.c.Kind], opOfKind[j.c.Kind], strings.ToUpper(j.c.Kind.String())))
 	if j.intr {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout)+"; the figures cover what was measured before it")
 	}
@@ -717,6 +718,14 @@ func (j *job) judge(e Expectation) []result.ExpectCheck {
 	return out
 }
 
+// opUnits is what [OVERALL] Throughput counts per second in each
+// experiment, a unit that otherwise differs unsaid; opOfKind names the
+// series of its statements.
+var (
+	opUnits  = map[Kind]string{Scan: "chunks scanned", Read: "rows fetched", Write: "INSERT … SELECT chunks", Bulk: "rows loaded", LogCopy: "table copies"}
+	opOfKind = map[Kind]string{Scan: "[SCAN-CHUNK]", Read: "[READ-RANGE]", Write: "[WRITE-CHUNK]", Bulk: "[BULK-BATCH]", LogCopy: "[COPY]"}
+)
+
 // logUncounted says why the log's bytes were not counted.
 func (j *job) logUncounted() string {
 	if j.ev == nil || j.ev.mon == nil {
@@ -778,11 +787,7 @@ func (j *job) byPoint() {
 		st.RowsPerSec = float64(st.Steps[best].Rows) / st.Steps[best].Seconds
 	}
 	st.Consistency = st.Steps[best].Consistency
-	labels := make([]string, len(st.Steps))
-	for i, s := range st.Steps {
-		labels[i] = s.Label
-	}
-	st.Headline = fmt.Sprintf("%s, the fastest of %s; each point's rate is on its line", st.Steps[best].Label, strings.Join(labels, ", "))
+	st.Headline = st.Steps[best].Label
 }
 
 // stepFigures adds to each step the monitor's figures of its window: the

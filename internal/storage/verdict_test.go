@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -72,5 +73,19 @@ func TestReadVerdicts(t *testing.T) {
 	embedded := readLimit(busy, stepWindow{0, t0, t0.Add(3 * time.Second)}, 8, driver.PlacementEmbedded)
 	if !strings.HasPrefix(server, "server-limited") || strings.Contains(embedded, "server-limited") || !strings.Contains(embedded, "runs in dbprobe's process") {
 		t.Errorf("server %q, embedded %q", server, embedded)
+	}
+}
+
+// TestRestartCmdFailureSaysWhy: a failed --restart-cmd says what it
+// printed last, or that it printed nothing, and is a run failure.
+func TestRestartCmdFailureSaysWhy(t *testing.T) {
+	for cmd, want := range map[string]string{"false": "it printed nothing", "echo no such service >&2; exit 3": "it printed: no such service"} {
+		err := runRestart(t.Context(), cmd)
+		if err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, ErrRunFailed) {
+			t.Errorf("%s: %v", cmd, err)
+		}
+	}
+	if got := SizeText(5e15); got != "5PB" {
+		t.Errorf("SizeText(5e15) = %s", got)
 	}
 }

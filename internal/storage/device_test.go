@@ -290,7 +290,15 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 	lsn := map[string][2]int64{}
 	c := small(t, LogCopy, url)
 	c.Size, c.Dops, c.Duration = 16_000_000, []int{1, 2}, 200*time.Millisecond
+	checkpointed := make(chan error, 1)
 	c.around = func(label string, after bool) {
+		if label == "DOP 2" && !after {
+			// A checkpoint while DOP 2 copies, which it must count.
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				checkpointed <- execSQL(db, "CHECKPOINT")
+			}()
+		}
 		v := lsn[label]
 		if after {
 			v[1] = walBytes(t, db)
@@ -299,9 +307,16 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 		}
 		lsn[label] = v
 	}
-	_, st := mustRun(t, c)
+	o, st := mustRun(t, c)
 	if len(st.Steps) != 2 {
 		t.Fatalf("steps %+v", st.Steps)
+	}
+	if err := <-checkpointed; err != nil {
+		t.Fatalf("CHECKPOINT: %v", err)
+	}
+	if a := st.Amplification; st.Steps[1].Checkpoints < 1 || a == nil || a.Checkpoints < st.Steps[1].Checkpoints || a.LogBytes != st.Steps[0].LogBytes+st.Steps[1].LogBytes ||
+		!strings.Contains(o.text, fmt.Sprintf("; %d checkpoint(s) during the run (the database's checkpoints counter)", a.Checkpoints)) {
+		t.Errorf("checkpoints: steps %+v, amplification %+v\n%s", st.Steps, st.Amplification, o.text)
 	}
 	for _, s := range st.Steps {
 		pos := lsn[s.Label]
@@ -408,4 +423,21 @@ func TestThrottledLogCopy(t *testing.T) {
 		t.Errorf("verdict %q\n%s", st.Verdict, o.text)
 	}
 	t.Logf("verdict: %s", st.Verdict)
+}
+
+// execSQL runs one statement through SQL text.
+func execSQL(db driver.DB, text string) error {
+	ctx := context.Background()
+	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(ctx, text)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, err = conn.Run(ctx, st, nil, nil)
+	return err
 }

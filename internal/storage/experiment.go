@@ -523,6 +523,7 @@ func (j *job) finish(ctx context.Context) error {
 		st.RowsPerSec = float64(st.Rows) / st.Seconds
 	}
 	j.stepFigures()
+	j.amplification()
 	if j.verdict != nil {
 		var intervals []monitor.Interval
 		if j.mon != nil {
@@ -570,6 +571,49 @@ func (j *job) finish(ctx context.Context) error {
 		return err
 	}
 	return stopped
+}
+
+// amplification adds, for an experiment that writes a table, what each
+// byte of it cost the log and the device, and the checkpoints meanwhile,
+// summed over the steps (the time between them, a copy dropped, left
+// out).
+func (j *job) amplification() {
+	if j.c.Kind != Write && j.c.Kind != Bulk && j.c.Kind != LogCopy || len(j.sum.Steps) == 0 {
+		return
+	}
+	a := &result.WriteAmplification{Device: j.ev.device}
+	for i, s := range j.sum.Steps {
+		add := func(sum *int64, v int64) {
+			if i == 0 {
+				*sum = v
+			} else if *sum < 0 || v < 0 {
+				*sum = -1
+			} else {
+				*sum += v
+			}
+		}
+		a.TableBytes += s.Bytes
+		add(&a.LogBytes, s.LogBytes)
+		add(&a.DeviceBytes, s.DeviceWriteBytes)
+		add(&a.Checkpoints, s.Checkpoints)
+	}
+	if a.TableBytes <= 0 {
+		return
+	}
+	if a.LogBytes >= 0 {
+		a.LogPerByte = round3(float64(a.LogBytes) / float64(a.TableBytes))
+	}
+	if a.DeviceBytes >= 0 {
+		a.DevicePerByte = round3(float64(a.DeviceBytes) / float64(a.TableBytes))
+	}
+	a.CheckpointsHow = "the database's " + driver.CounterCheckpoints + " counter"
+	if a.Checkpoints < 0 {
+		a.CheckpointsHow = j.caps.Database + " does not count them here (InnoDB checkpoints continuously, fuzzily, and counts none)"
+		if j.caps.Database != "MySQL" && j.caps.Database != "MariaDB" {
+			a.CheckpointsHow = j.caps.Database + " does not count them here"
+		}
+	}
+	j.sum.Amplification = a
 }
 
 // logRate is the log bytes per second over the measured part, from the

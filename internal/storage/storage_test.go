@@ -359,6 +359,16 @@ func TestWriteAndRead(t *testing.T) {
 			if payload := st.Rows * DefaultPayload; tg.name != "sqlite" && st.Steps[0].LogBytes < payload*9/10 {
 				t.Errorf("log bytes %d for %d bytes of payload written", st.Steps[0].LogBytes, payload)
 			}
+			// Write amplification: the log's bytes per byte of table, and
+			// the checkpoints where the database counts them.
+			a := st.Amplification
+			if a == nil || a.TableBytes != st.Bytes || a.LogBytes != st.Steps[0].LogBytes || (a.Checkpoints < 0) != (tg.name == "mariadb") {
+				t.Errorf("write amplification %+v, step %+v", a, st.Steps[0])
+			} else if tg.name == "mariadb" && !strings.Contains(a.CheckpointsHow, "InnoDB checkpoints continuously") {
+				t.Errorf("checkpoints: %s", a.CheckpointsHow)
+			} else if tg.name == "postgres" && (a.LogPerByte < 0.9 || a.LogPerByte > 1.5) {
+				t.Errorf("%.2f bytes of log per byte of table", a.LogPerByte)
+			}
 			c := small(t, Read, url)
 			c.Threads = []int{1, 2}
 			_, st = mustRun(t, c)

@@ -264,9 +264,15 @@ func (j *job) checkSpace() error {
 	return nil
 }
 
-// create creates t, empty, and records that this run made it.
+// create creates t, empty, and records that this run made it. A user
+// who may not create tables is told what dbprobe storage needs, not the
+// driver's advice for a key-value run.
 func (j *job) create(ctx context.Context, t driver.DataTable) error {
 	if err := j.db.(driver.TableFiller).CreateDataTable(ctx, t); err != nil {
+		if words, ok := refusedPrivilege(err); ok {
+			return badinput.New("%s refused to create the table %s: %s; dbprobe storage %s works on tables of its own (and records them in dbprobe's marker table): grant the user CREATE (and DROP) on the schema or database it connects to, or run as a user who has it",
+				j.where, t.Name, j.target.ScrubError(errors.New(words)), j.c.Kind)
+		}
 		return j.statementError("creating the table "+t.Name, err)
 	}
 	j.made = append(j.made, t)
@@ -295,6 +301,20 @@ func (j *job) sized(ctx context.Context, t driver.DataTable) (driver.TableSize, 
 		return s, j.statementError("sizing the table "+t.Name, err)
 	}
 	return s, nil
+}
+
+// refusedPrivilege returns the server's own words when err is its
+// refusal of a privilege: bad input carrying them (driver.PermissionDenied).
+func refusedPrivilege(err error) (string, bool) {
+	var sc *driver.Scrubbed
+	if !badinput.Is(err) || !errors.As(err, &sc) {
+		return "", false
+	}
+	l := strings.ToLower(sc.Msg)
+	if !strings.Contains(l, "permission") && !strings.Contains(l, "denied") && !strings.Contains(l, "privilege") {
+		return "", false
+	}
+	return sc.Msg, true
 }
 
 // statementError says what failed, in the database's words, with the

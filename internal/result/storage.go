@@ -55,6 +55,9 @@ type StorageSummary struct {
 	// Proof is the database's and the host's own count of what was read
 	// (scan) or written (write, bulk, logcopy).
 	Proof *StorageProof `json:"proof,omitempty"`
+	// Amplification is what writing the table cost the log and the
+	// device (write, bulk, logcopy).
+	Amplification *WriteAmplification `json:"write_amplification,omitempty"`
 	// Device is the block device that holds the table's files, when the
 	// database is on this machine, over the measured part.
 	Device *DeviceFigures `json:"device,omitempty"`
@@ -133,6 +136,9 @@ type StorageStep struct {
 	PhysicalBytes    int64 `json:"physical_bytes"`
 	DeviceReadBytes  int64 `json:"device_read_bytes"`
 	DeviceWriteBytes int64 `json:"device_write_bytes"`
+	// Checkpoints is the checkpoints the database ran during it, from
+	// its counters; -1 when it does not count them.
+	Checkpoints int64 `json:"checkpoints"`
 	// HostCores is the host's busy CPU in cores during it (a database on
 	// this machine); ClientCPU this process's, in percent of one core.
 	HostCores float64 `json:"host_cores,omitempty"`
@@ -168,6 +174,29 @@ type StorageProof struct {
 	Device      string `json:"device,omitempty"`
 	// Physical says the bytes came from storage, not from a cache (scan).
 	Physical bool `json:"physical"`
+}
+
+// WriteAmplification is what each byte of table written cost: the log
+// the database wrote for it and what the device wrote (the log, the data
+// files, the checkpoints that write the changed pages again), and the
+// checkpoints during the run.
+type WriteAmplification struct {
+	// TableBytes is the table's bytes written (the rate's).
+	TableBytes int64 `json:"table_bytes"`
+	// LogBytes is the database's log bytes, -1 when not counted;
+	// LogPerByte is LogBytes ÷ TableBytes.
+	LogBytes   int64   `json:"log_bytes"`
+	LogPerByte float64 `json:"log_per_byte,omitempty"`
+	// DeviceBytes is what Device wrote (every process's writes), -1 when
+	// not seen; DevicePerByte is DeviceBytes ÷ TableBytes.
+	DeviceBytes   int64   `json:"device_bytes"`
+	Device        string  `json:"device,omitempty"`
+	DevicePerByte float64 `json:"device_per_byte,omitempty"`
+	// Checkpoints is the checkpoints during the run, -1 when the database
+	// does not count them; CheckpointsHow says where the count came from
+	// or why there is none.
+	Checkpoints    int64  `json:"checkpoints"`
+	CheckpointsHow string `json:"checkpoints_how,omitempty"`
 }
 
 // DeviceFigures are a block device's figures over the measured part,
@@ -451,6 +480,19 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			dev = fmt.Sprintf("%s (/proc/diskstats of %s, every process's IO on it)", BytesText(p.DeviceBytes), p.Device)
 		}
 		put("proof: the rate counts %s; the database says %s; the device says %s", BytesText(p.Bytes), db, dev)
+	}
+	if a := st.Amplification; a != nil {
+		log, dev, ck := "log not counted by the database", "the device not seen", "checkpoints: "+a.CheckpointsHow
+		if a.LogBytes >= 0 {
+			log = fmt.Sprintf("%.2f bytes of log (%s)", a.LogPerByte, BytesText(a.LogBytes))
+		}
+		if a.DeviceBytes >= 0 {
+			dev = fmt.Sprintf("%.2f bytes written by the device %s (%s, every process's writes)", a.DevicePerByte, a.Device, BytesText(a.DeviceBytes))
+		}
+		if a.Checkpoints >= 0 {
+			ck = fmt.Sprintf("%d checkpoint(s) during the run (%s)", a.Checkpoints, a.CheckpointsHow)
+		}
+		put("write amplification: per byte of table written (%s), %s and %s; %s", BytesText(a.TableBytes), log, dev, ck)
 	}
 	if d := st.Device; d != nil {
 		put("device %s: read %s, wrote %s, %.0f IO/s, %s per request, await %.2f ms, utilisation %.0f%%",

@@ -361,9 +361,15 @@ func (j *job) checkSpace() error {
 	return nil
 }
 
-// create creates t, empty, and records that this run made it.
+// create creates t, empty, and records that this run made it. A user
+// who may not create tables is told what dbprobe storage needs, not the
+// driver's advice for a key-value run.
 func (j *job) create(ctx context.Context, t driver.DataTable) error {
 	if err := j.db.(driver.TableFiller).CreateDataTable(ctx, t); err != nil {
+		if words, ok := refusedPrivilege(err); ok {
+			return badinput.New("%s refused to create the table %s: %s; dbprobe storage %s works on tables of its own (and records them in dbprobe's marker table): grant the user CREATE (and DROP) on the schema or database it connects to, or run as a user who has it",
+				j.where, t.Name, j.target.ScrubError(errors.New(words)), j.c.Kind)
+		}
 		return j.statementError("creating the table "+t.Name, err)
 	}
 	j.made = append(j.made, t)
@@ -398,6 +404,20 @@ func (j *job) sized(ctx context.Context, t driver.DataTable) (driver.TableSize, 
 		return s, j.statementError("sizing the table "+t.Name, err)
 	}
 	return s, nil
+}
+
+// refusedPrivilege returns the server's own words when err is its
+// refusal of a privilege: bad input carrying them (driver.PermissionDenied).
+func refusedPrivilege(err error) (string, bool) {
+	var sc *driver.Scrubbed
+	if !badinput.Is(err) || !errors.As(err, &sc) {
+		return "", false
+	}
+	l := strings.ToLower(sc.Msg)
+	if !strings.Contains(l, "permission") && !strings.Contains(l, "denied") && !strings.Contains(l, "privilege") {
+		return "", false
+	}
+	return sc.Msg, true
 }
 
 // statementError says what failed, in the database's words, with the
@@ -629,6 +649,7 @@ func (j *job) finish(ctx context.Context) error {
 		j.byPoint()
 	}
 	j.stepFigures()
+	j.amplification()
 	if j.verdict != nil {
 		var intervals []monitor.Interval
 		if j.mon != nil {
@@ -671,6 +692,49 @@ func (j *job) finish(ctx context.Context) error {
 		return err
 	}
 	return stopped
+}
+
+// amplification adds, for an experiment that writes a table, what each
+// byte of it cost the log and the device, and the checkpoints meanwhile,
+// summed over the steps (the time between them, a copy dropped, left
+// out).
+func (j *job) amplification() {
+	if j.c.Kind != Write && j.c.Kind != Bulk && j.c.Kind != LogCopy || len(j.sum.Steps) == 0 {
+		return
+	}
+	a := &result.WriteAmplification{Device: j.ev.device}
+	for i, s := range j.sum.Steps {
+		add := func(sum *int64, v int64) {
+			if i == 0 {
+				*sum = v
+			} else if *sum < 0 || v < 0 {
+				*sum = -1
+			} else {
+				*sum += v
+			}
+		}
+		a.TableBytes += s.Bytes
+		add(&a.LogBytes, s.LogBytes)
+		add(&a.DeviceBytes, s.DeviceWriteBytes)
+		add(&a.Checkpoints, s.Checkpoints)
+	}
+	if a.TableBytes <= 0 {
+		return
+	}
+	if a.LogBytes >= 0 {
+		a.LogPerByte = round3(float64(a.LogBytes) / float64(a.TableBytes))
+	}
+	if a.DeviceBytes >= 0 {
+		a.DevicePerByte = round3(float64(a.DeviceBytes) / float64(a.TableBytes))
+	}
+	a.CheckpointsHow = "the database's " + driver.CounterCheckpoints + " counter"
+	if a.Checkpoints < 0 {
+		a.CheckpointsHow = j.caps.Database + " does not count them here (InnoDB checkpoints continuously, fuzzily, and counts none)"
+		if j.caps.Database != "MySQL" && j.caps.Database != "MariaDB" {
+			a.CheckpointsHow = j.caps.Database + " does not count them here"
+		}
+	}
+	j.sum.Amplification = a
 }
 
 // judge holds a promise against what was measured: at each point when

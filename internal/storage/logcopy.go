@@ -106,7 +106,7 @@ func (j *job) logcopy(ctx context.Context) error {
 		j.around("DOP "+strconv.Itoa(dop), true)
 		j.stepWindow(len(j.sum.Steps), start, end)
 		step := result.StorageStep{Label: "DOP " + strconv.Itoa(dop), Seconds: secs, Bytes: int64(n) * size.Bytes, Rows: int64(n) * w.res.Rows,
-			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Degree: w.res.Degree, How: w.res.How}
+			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, Degree: w.res.Degree, How: w.res.How}
 		if secs > 0 {
 			step.Rate = float64(step.Bytes) / secs
 			if d.log >= 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/monitor"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
@@ -309,5 +310,27 @@ func TestDeviceSeconds(t *testing.T) {
 	}
 	if deviceBursts(secs[4:]) != nil {
 		t.Error("bursts of a second cut short")
+	}
+}
+
+// Sessions writing rows into a full socket, with the client's CPU to
+// spare, make a read network-limited; sessions on CPU do not.
+func TestReadLimitNetwork(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var sending, busy []monitor.Interval
+	for i := range 4 {
+		s, e := t0.Add(time.Duration(i)*time.Second), t0.Add(time.Duration(i+1)*time.Second)
+		sending = append(sending, monitor.Interval{Start: s, End: e, Metrics: map[string]float64{
+			"db.sessions.active": 0, "db.sessions.other.active": 1, "db.wait.other.Client:ClientWrite": 0.8, "db.wait.other.CPU": 0.2,
+			"client.cpu%": 10, "host.cpu.idle%": 60}})
+		busy = append(busy, monitor.Interval{Start: s, End: e, Metrics: map[string]float64{
+			"db.sessions.active": 1, "db.wait.CPU": 1, "client.cpu%": 10, "host.cpu.idle%": 5}})
+	}
+	w := stepWindow{start: t0, end: t0.Add(4 * time.Second)}
+	if v := readLimit(sending, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "network-limited: 80% of the database's sampled sessions were sending rows") {
+		t.Errorf("sending: %s", v)
+	}
+	if v := readLimit(busy, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "server-limited") {
+		t.Errorf("on CPU: %s", v)
 	}
 }

@@ -117,7 +117,7 @@ func (j *job) scan(ctx context.Context) error {
 		j.stepWindow(len(j.sum.Steps), start, time.Now())
 		bytes := int64(float64(out.Ops-out.Failed) * unit)
 		step := result.StorageStep{Label: fmt.Sprintf("pass %d", pass), Seconds: out.RunTime.Seconds(), Bytes: bytes, Rows: w.rows.Load(),
-			LogBytes: -1, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Cold: cold}
+			LogBytes: -1, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, Cold: cold}
 		if step.Seconds > 0 {
 			step.Rate = float64(bytes) / step.Seconds
 		}

@@ -3,6 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -375,6 +378,16 @@ func TestWriteAndRead(t *testing.T) {
 			if payload := st.Rows * DefaultPayload; tg.name != "sqlite" && st.Steps[0].LogBytes < payload*9/10 {
 				t.Errorf("log bytes %d for %d bytes of payload written", st.Steps[0].LogBytes, payload)
 			}
+			// Write amplification: the log's bytes per byte of table, and
+			// the checkpoints where the database counts them.
+			a := st.Amplification
+			if a == nil || a.TableBytes != st.Bytes || a.LogBytes != st.Steps[0].LogBytes || (a.Checkpoints < 0) != (tg.name == "mariadb") {
+				t.Errorf("write amplification %+v, step %+v", a, st.Steps[0])
+			} else if tg.name == "mariadb" && !strings.Contains(a.CheckpointsHow, "InnoDB checkpoints continuously") {
+				t.Errorf("checkpoints: %s", a.CheckpointsHow)
+			} else if tg.name == "postgres" && (a.LogPerByte < 0.9 || a.LogPerByte > 1.5) {
+				t.Errorf("%.2f bytes of log per byte of table", a.LogPerByte)
+			}
 			c := small(t, Read, url)
 			c.Threads = []int{1, 2}
 			_, st = mustRun(t, c)
@@ -382,5 +395,38 @@ func TestWriteAndRead(t *testing.T) {
 				t.Errorf("read steps %+v, bytes %d", st.Steps, st.Bytes)
 			}
 		})
+	}
+}
+
+// A role that may not create tables in the schema is told so in one
+// line of bad input, and nothing is left: no table, no marker table.
+func TestNoPrivilegeToCreate(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	admin := openDB(t, url)
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	role, password := "dbprobe_st_"+hex.EncodeToString(rnd[:]), "pw-"+hex.EncodeToString(rnd[:3])
+	if err := execSQL(admin, "CREATE ROLE "+role+" LOGIN PASSWORD '"+password+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { execSQL(admin, "DROP ROLE IF EXISTS "+role) })
+	// PostgreSQL 15 gives PUBLIC no CREATE on the public schema; an older
+	// server does, and it is taken back here.
+	if err := execSQL(admin, "REVOKE CREATE ON SCHEMA public FROM PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.UserPassword(role, password)
+	o, err := runC(t, small(t, Scan, u.String()))
+	if !badinput.Is(err) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "refused to create the table dbprobe_storage_scan: permission denied for schema public") ||
+		!strings.Contains(err.Error(), "grant the user CREATE on the schema") || strings.Contains(err.Error(), password) {
+		t.Fatalf("no CREATE on the schema: %v\nstderr: %s", err, o.stderr)
+	}
+	t.Logf("%v", err)
+	if n := count(t, admin, "pg_tables WHERE schemaname = 'public'"); n != 0 {
+		t.Errorf("%d tables left in the schema", n)
 	}
 }

@@ -30,7 +30,8 @@ type storageOptions struct {
 	requireCold bool
 }
 
-// storageCommon is what every storage subcommand's help says.
+// storageCommon is what dbprobe storage --help says of every experiment;
+// each subcommand's help points to it rather than repeating it.
 const storageCommon = `
 
 Each experiment works on tables of its own, named dbprobe_storage_<kind>,
@@ -44,8 +45,8 @@ so), and refilled otherwise (saying why). A table of the experiment's
 names that dbprobe did not create is refused and left alone.
 
 --duration (default 60s) is how long the experiment repeats its pass, so
-that per-second and per-minute figures exist; 0 is refused (exit 2). Sizes and rates are decimal:
-1 GB = 10^9 bytes. The summary gives the rate, the per-second series'
+that per-second and per-minute figures exist; 0 is refused (exit 2).
+Sizes and rates are decimal: 1 GB = 10^9 bytes. The summary gives the rate, the per-second series'
 spread (median, min, max, coefficient of variation, share of seconds below
 90% of the median, and which seconds fell), the database's own counters
 and the device's behind it, and a verdict. --expect KEY=RATE holds a rate
@@ -54,6 +55,15 @@ AMOUNT/hour or AMOUNT/month gives the run's cost and the cost per GB.
 
 Without --db a new SQLite database in a temporary directory is used and
 removed at exit. Redis and --db null run no storage experiment.`
+
+// storagePointer ends each subcommand's help: the tables, --duration, the
+// summary and the default database are said once, by dbprobe storage
+// --help.
+const storagePointer = `
+
+dbprobe storage --help says what every experiment shares: its tables
+(made, kept, reused, dropped, leftovers), --duration, the summary and its
+verdict, --expect and --price, and the SQLite database used without --db.`
 
 func newStorageCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -164,7 +174,7 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	cmd := &cobra.Command{
 		Use:     kind.String(),
 		Short:   short,
-		Long:    long + storageCommon,
+		Long:    long + storagePointer,
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -182,14 +192,15 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	}
 	f.StringVar(&o.size, "size", "1GB", sizeHelp)
 	f.IntVar(&o.payload, "payload", storage.DefaultPayload, "bytes of payload per row (1 to 8000), stored inline and uncompressed; each row also has an 8-byte id")
-	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end (the next run of the same experiment drops them before it starts)")
+	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end: the next run of the same experiment uses the one it fills again when it fits (rows and payload), and any storage run drops the rest")
 	f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
 	switch kind {
 	case storage.Scan:
 		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'")
 		f.BoolVar(&o.warm, "warm", false, "do not make the table cold: read it as the fill left it, from whatever caches hold it (the verdict then says whether that was physical)")
 		f.BoolVar(&o.requireCold, "require-cold", false, "refuse, before anything is made, a scan dbprobe cannot make cold (a database on another machine; table files it cannot name, without root)")
-		knobs = append(knobs, "restart-cmd", "warm", "require-cold")
+		// How the table is made cold decides what is measured: workload.
+		workload = append(workload, "restart-cmd", "warm", "require-cold")
 	case storage.Read:
 		f.StringVar(&o.threads, "threads", "1", "reader connections, or a list run in turn for the curve: 1,2,4,8")
 		shape = append(shape, "threads")

@@ -31,3 +31,19 @@ func TestStorageDurationZeroAndChunkClamp(t *testing.T) {
 		t.Errorf("wrote %d rows, want %d: one chunk of --size", st.Rows, want)
 	}
 }
+
+// TestStorageHelpAndHint: an unknown flag points to the subcommand's own
+// help by its whole path; the paragraphs every experiment shares are in
+// dbprobe storage --help once, not repeated in each subcommand's.
+func TestStorageHelpAndHint(t *testing.T) {
+	_, _, err := run(t, "storage", "read", "--bogus")
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "see dbprobe storage read --help") {
+		t.Errorf("unknown flag: %v", err)
+	}
+	shared := "Without --db a new SQLite database"
+	parent, _, _ := run(t, "storage", "--help")
+	sub, _, _ := run(t, "storage", "scan", "--help")
+	if !strings.Contains(parent, shared) || strings.Contains(sub, shared) || !strings.Contains(sub, "dbprobe storage --help says what every experiment shares") {
+		t.Errorf("storage --help has the shared paragraphs: %v; scan --help repeats them: %v", strings.Contains(parent, shared), strings.Contains(sub, shared))
+	}
+}

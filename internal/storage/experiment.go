@@ -501,6 +501,10 @@ func (j *job) header() result.Header {
 	}
 	h.Settings = append(h.Settings, result.Setting{Key: "threadcount", Value: strconv.Itoa(j.threadsNow()), Source: "derived"})
 	for _, k := range j.needs() {
+		if k == driver.CapFill && j.c.Kind == Bulk {
+			// bulk creates its table empty and loads it: no fill.
+			continue
+		}
 		h.Notes = append(h.Notes, fmt.Sprintf("%s: %s", k, j.caps.Support(k).Note))
 	}
 	h.Notes = append(h.Notes, "sizes and rates are in decimal units: 1 GB = 10^9 bytes, 1 MB = 10^6 bytes")
@@ -795,18 +799,17 @@ func (j *job) logUncounted() string {
 	if j.ev == nil || j.ev.mon == nil {
 		return j.caps.Database + " has no monitor here, so dbprobe reads no log counter"
 	}
-	return j.caps.Database + " counts no log bytes (" + driver.CounterLogBytes + ")"
+	return j.caps.Database + " keeps no count of its log bytes (no " + driver.CounterLogBytes + " counter)"
 }
 
 // pointed reports whether the experiment ran at several points: read or
-// bulk at several --threads, logcopy at several --dop. Their figures are
-// each point's; the headline is the fastest point's.
+// bulk at several --threads, logcopy at several --dop (a database that
+// copies serially runs one). Their figures are each point's; the
+// headline is the fastest point's.
 func (j *job) pointed() bool {
 	switch j.c.Kind {
-	case Read, Bulk:
-		return len(j.c.Threads) > 1
-	case LogCopy:
-		return len(j.c.Dops) > 1
+	case Read, Bulk, LogCopy:
+		return len(j.sum.Steps) > 1
 	}
 	return false
 }

@@ -54,10 +54,11 @@ func (j *job) logcopy(ctx context.Context) error {
 	j.sum.BytesAre = "the source table's size on disk as the database reports it (" + size.How + "), once per copy"
 	dops := j.c.Dops
 	if slices.ContainsFunc(dops, func(d int) bool { return d > 1 }) && !j.caps.OK(driver.CapParallelCopy) {
-		j.notes = append(j.notes, fmt.Sprintf("--dop %s: %s copies serially (%s): the copy runs once at DOP 1", joinInts(dops), j.caps.Database, j.caps.Support(driver.CapParallelCopy).Note))
+		// The driver's note already says why it copies serially.
+		j.notes = append(j.notes, fmt.Sprintf("--dop %s: %s cannot copy in parallel (%s): the copy runs once at DOP 1", joinInts(dops), j.caps.Database, j.caps.Support(driver.CapParallelCopy).Note))
 		dops = []int{1}
 	}
-	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter",
+	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter where it keeps one (the verdict says when not)",
 		src.Name, dst.Name, j.caps.Support(driver.CapCopy).Note, joinInts(dops), j.c.Duration, driver.CounterLogBytes))
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err

@@ -18,7 +18,7 @@ func TestUnmeasuredLogIsNotAShortfall(t *testing.T) {
 		t.Fatalf("expect checks %+v", st.Expect)
 	}
 	log := st.Expect[0]
-	if log.NotMeasured == "" || log.Ratio != 0 || log.Held || !strings.Contains(log.NotMeasured, "log bytes") {
+	if log.NotMeasured == "" || log.Ratio != 0 || log.Held || !strings.Contains(log.NotMeasured, "no log_bytes counter") {
 		t.Errorf("log check %+v, want not measured with why", log)
 	}
 	if st.Expect[1].NotMeasured != "" || st.Expect[1].Ratio <= 0 {
@@ -64,5 +64,22 @@ func TestPointsAreJudgedEach(t *testing.T) {
 	}
 	if !strings.Contains(o.text, "expect read=1GB/min at threads 2:") || !strings.Contains(o.text, " at "+best.Label+", the fastest of 2 points") {
 		t.Errorf("text:\n%s", o.text)
+	}
+}
+
+// TestSerialCopyIsOnePoint: SQLite copies serially, so --dop 1,2 runs one
+// point: no "fastest of 1 points", the notes say why once, and bulk
+// claims no fill it does not do.
+func TestSerialCopyIsOnePoint(t *testing.T) {
+	url := targets[0].url(t)
+	c := small(t, LogCopy, url)
+	c.Dops = []int{1, 2}
+	o, st := mustRun(t, c)
+	if st.Headline != "" || strings.Contains(o.text, "fastest of 1") || strings.Count(o.text, "serially") > 1 {
+		t.Errorf("headline %q\n%s", st.Headline, o.text)
+	}
+	o, _ = mustRun(t, small(t, Bulk, url))
+	if strings.Contains(o.text, "table fill") {
+		t.Errorf("bulk claims a fill:\n%s", o.text)
 	}
 }

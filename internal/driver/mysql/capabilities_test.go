@@ -99,7 +99,8 @@ func TestDataTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(filepath.Join(datadir, database, "storage_src.ibd")); err == nil {
-		if size.Bytes != st.Size() {
+		// The pages in use, inside a file that also holds free extents.
+		if size.Bytes > st.Size() {
 			t.Errorf("TableSize = %d (%s), the .ibd file has %d bytes", size.Bytes, size.How, st.Size())
 		}
 	} else {

@@ -222,6 +222,11 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	f.StringVar(&o.price, "price", "", "what the database costs, AMOUNT/hour or AMOUNT/month (730 hours), for the run's cost and the cost per GB moved")
 	workload = append(workload, "expect", "price")
 	addOutputFlags(cmd, &o.sharedOptions)
+	// The shared wording speaks of YCSB's phases and status.interval;
+	// a storage run has one phase, and its statements' latencies.
+	op := map[storage.Kind]string{storage.Scan: "SCAN-CHUNK", storage.Read: "READ-RANGE", storage.Write: "WRITE-CHUNK", storage.Bulk: "BULK-BATCH", storage.LogCopy: "COPY"}[kind]
+	f.Lookup("hlog").Usage = "also write each second's latency histograms of the experiment's statements to this file as an HdrHistogram interval log, values in microseconds, tag " + kind.String() + "/" + op
+	f.Lookup("status").Usage = "print a status line on stderr every 10 s instead of the live progress line a terminal gets"
 	// Values worth offering: sizes as storage is sold, the usual curves,
 	// and a promise per key with its unit.
 	register(cmd, "size", fixedValues([]string{"100MB", "1GB", "4GB", "10GB"}))

@@ -89,3 +89,22 @@ func TestRestartCmdFailureSaysWhy(t *testing.T) {
 		t.Errorf("SizeText(5e15) = %s", got)
 	}
 }
+
+// TestReadVerdictNoAdviceAgainstADrop: "more threads may go faster" is
+// not said of the best point when a later one measured slower.
+func TestReadVerdictNoAdviceAgainstADrop(t *testing.T) {
+	t0 := time.Now()
+	idle := map[string]float64{"client.cpu%": 10, "client.gomaxprocs": 2, "client.sched.latency_p99_ms": 0.2,
+		"db.sessions.active": 1, "db.wait.CPU": 0.3, "db.wait.ClientRead": 0.3, "host.cpu.idle%": 80}
+	w := stepWindow{0, t0, t0.Add(5 * time.Second)}
+	if v := readLimit(fixture(t0, 5, idle), w, 1, driver.PlacementServer); !strings.Contains(v, moreThreads) {
+		t.Skipf("the fixture does not make the monitor advise more threads: %q", v)
+	}
+	j := &job{c: Config{Kind: Read, Threads: []int{1, 2}}, info: driver.Info{Placement: driver.PlacementServer}}
+	j.sum.Steps = []result.StorageStep{{Label: "threads 1", Rate: 2e8, Seconds: 5}, {Label: "threads 2", Rate: 1e8, Seconds: 5}}
+	j.steps = []stepWindow{w, {1, t0.Add(5 * time.Second), t0.Add(10 * time.Second)}}
+	j.readVerdict(fixture(t0, 10, idle))
+	if strings.Contains(j.sum.Verdict, "more threads may go faster") || !strings.Contains(j.sum.Verdict, "though threads 2 measured slower") {
+		t.Errorf("verdict %q", j.sum.Verdict)
+	}
+}

@@ -196,7 +196,7 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
 	switch kind {
 	case storage.Scan:
-		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'")
+		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'; one that fails stops the run (exit 1), saying what it printed last")
 		f.BoolVar(&o.warm, "warm", false, "do not make the table cold: read it as the fill left it, from whatever caches hold it (the verdict then says whether that was physical)")
 		f.BoolVar(&o.requireCold, "require-cold", false, "refuse, before anything is made, a scan dbprobe cannot make cold (a database on another machine; table files it cannot name, without root)")
 		// How the table is made cold decides what is measured: workload.

@@ -422,7 +422,7 @@ func TestNoPrivilegeToCreate(t *testing.T) {
 	u.User = neturl.UserPassword(role, password)
 	o, err := runC(t, small(t, Scan, u.String()))
 	if !badinput.Is(err) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "refused to create the table dbprobe_storage_scan: permission denied for schema public") ||
-		!strings.Contains(err.Error(), "grant the user CREATE on the schema") || strings.Contains(err.Error(), password) {
+		!strings.Contains(err.Error(), "grant the user CREATE (and DROP) on the schema") || strings.Contains(err.Error(), password) {
 		t.Fatalf("no CREATE on the schema: %v\nstderr: %s", err, o.stderr)
 	}
 	t.Logf("%v", err)

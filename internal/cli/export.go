@@ -31,8 +31,8 @@ func newExportCommand() *cobra.Command {
 		Use:   "export --csv RESULT",
 		Short: "Write the per-second series of a JSON result (--out) as CSV, for a spreadsheet",
 		Long: `export --csv writes the per-second series of a JSON result (the --out of
-any run that has them: dbprobe load, run, ycsb, stress) as CSV on stdout,
-or to a file with -o.
+any run that has them: dbprobe load, run, ycsb, stress, storage) as CSV on
+stdout, or to a file with -o.
 
 The table is wide: one row per interval (normally one second), so that a
 spreadsheet charts it as it is, without a pivot table: select time_utc or
@@ -56,6 +56,13 @@ elapsed_s and a column, insert a chart. Its columns are
 
 A series with nothing in an interval has count 0 and empty latency cells;
 one the phase does not have (INSERT during run) is all empty.
+
+The result of dbprobe storage is exported as its per-second rate instead,
+one row per second: elapsed_s (from the measured part's start), experiment,
+point (the --threads or --dop step, "threads 4"; empty at one point),
+seconds (the span measured), bytes, rate_bytes_per_s, rate and rate_unit
+(GB/min for scan and read, MB/min for write, MB/s for bulk and logcopy),
+and fell (below 90% of its point's median).
 
 --monitor writes the monitor's samples instead: time_utc, elapsed_s (from
 the same start, so the rows line up with the intervals'), phase, and one
@@ -124,6 +131,16 @@ func exportResult(stdout, stderr io.Writer, path string, o exportOptions) error 
 	count := 0
 	for _, p := range file.Phases {
 		count += len(p.Intervals)
+	}
+	if export.HasStorage(file) && !o.monitor {
+		// A storage run's series is its per-second rate: the runner's
+		// intervals count chunks or copies, whose units differ.
+		write, what, count = export.StorageCSV, "seconds", 0
+		for _, p := range file.Phases {
+			if p.Summary != nil && p.Summary.Storage != nil {
+				count += len(p.Summary.Storage.PerSecond)
+			}
+		}
 	}
 	if o.monitor {
 		write, what, count = export.MonitorCSV, "monitor samples", 0

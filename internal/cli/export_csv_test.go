@@ -259,3 +259,43 @@ func TestExportCutShort(t *testing.T) {
 		t.Fatalf("%d rows exported after recover, want %d", len(rows), complete)
 	}
 }
+
+// TestExportStorageCSV: a storage result exports its per-second rate with
+// elapsed seconds from the start (not each interval's length), each
+// second's --threads point, its bytes and its rate.
+func TestExportStorageCSV(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "storage.jsonl")
+	if _, stderr, err := run(t, "storage", "read", "--db", "sqlite://"+filepath.Join(dir, "st.db"), "--size", "8MB",
+		"--duration", "1200ms", "--threads", "1,2", "--out", out); err != nil {
+		t.Fatalf("storage read: %v\n%s", err, stderr)
+	}
+	st := readResult(t, out).Phases[0].Summary.Storage
+	stdout, stderr, err := run(t, "export", "--csv", out)
+	if err != nil {
+		t.Fatalf("export: %v\n%s", err, stderr)
+	}
+	rows := csvTable(t, stdout)
+	if len(rows) != len(st.PerSecond) || len(rows) < 2 {
+		t.Fatalf("%d rows for %d seconds", len(rows), len(st.PerSecond))
+	}
+	last := -1.0
+	points := map[string]bool{}
+	for i, p := range st.PerSecond {
+		row, where := rows[i], "row "+strconv.Itoa(i+1)
+		el, _ := strconv.ParseFloat(row["elapsed_s"], 64)
+		if el <= last {
+			t.Errorf("%s: elapsed_s %v after %v: not seconds from the start", where, el, last)
+		}
+		last = el
+		near(t, where+" elapsed_s", row["elapsed_s"], p.Elapsed)
+		near(t, where+" rate_bytes_per_s", row["rate_bytes_per_s"], p.Rate)
+		if row["bytes"] != strconv.FormatInt(p.Bytes, 10) || row["point"] != p.Point || row["rate_unit"] != "GB/min" || row["experiment"] != "read" {
+			t.Errorf("%s: %v, the JSON says %+v", where, row, p)
+		}
+		points[row["point"]] = true
+	}
+	if !points["threads 1"] || !points["threads 2"] {
+		t.Errorf("points %v, want threads 1 and threads 2", points)
+	}
+}

@@ -31,7 +31,9 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.SetVersionTemplate(versionLine())
 	// A malformed flag is bad input: one line, exit code 2.
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return badinput.New("%v; see dbprobe %s --help", err, c.Name())
+		// The command's whole path: "dbprobe storage read --help", not
+		// "dbprobe read --help", which is another command.
+		return badinput.New("%v; see %s --help", err, c.CommandPath())
 	})
 	root.SetUsageFunc(usage)
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())

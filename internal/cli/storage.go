@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/storage"
 )
@@ -29,19 +30,23 @@ type storageOptions struct {
 	requireCold bool
 }
 
-// storageCommon is what every storage subcommand's help says.
+// storageCommon is what dbprobe storage --help says of every experiment;
+// each subcommand's help points to it rather than repeating it.
 const storageCommon = `
 
 Each experiment works on tables of its own, named dbprobe_storage_<kind>,
 made and filled on the server (no row crosses the network) and dropped at
 the end unless --keep: also after Ctrl-C, which stops the statement in
-flight on the server; after a kill -9, the next run of the same experiment
-finds and drops what was left, and says so. A table of that name that
-dbprobe did not create is refused and left alone.
+flight on the server; after a kill -9, the next dbprobe storage run of any
+experiment finds and drops every dbprobe_storage_* table dbprobe made, and
+says so. A table kept with --keep is used again by the next run of its
+experiment when it holds the rows and payload that run would fill (said
+so), and refilled otherwise (saying why). A table of the experiment's
+names that dbprobe did not create is refused and left alone.
 
 --duration (default 60s) is how long the experiment repeats its pass, so
-that per-second and per-minute figures exist. Sizes and rates are decimal:
-1 GB = 10^9 bytes. The summary gives the rate, the per-second series'
+that per-second and per-minute figures exist; 0 is refused (exit 2).
+Sizes and rates are decimal: 1 GB = 10^9 bytes. The summary gives the rate, the per-second series'
 spread (median, min, max, coefficient of variation, share of seconds below
 90% of the median, and which seconds fell), the database's own counters
 and the device's behind it, and a verdict. --expect KEY=RATE holds a rate
@@ -50,6 +55,15 @@ AMOUNT/hour or AMOUNT/month gives the run's cost and the cost per GB.
 
 Without --db a new SQLite database in a temporary directory is used and
 removed at exit. Redis and --db null run no storage experiment.`
+
+// storagePointer ends each subcommand's help: the tables, --duration, the
+// summary and the default database are said once, by dbprobe storage
+// --help.
+const storagePointer = `
+
+dbprobe storage --help says what every experiment shares: its tables
+(made, kept, reused, dropped, leftovers), --duration, the summary and its
+verdict, --expect and --price, and the SQLite database used without --db.`
 
 func newStorageCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -72,7 +86,8 @@ the database's own counters and the host's disk counters:
 	}
 	cmd.AddCommand(
 		newStorageKind(storage.Scan, "Cold read rate: a table of --size read on the server, proven physical",
-			`scan creates a table of --size (default 1GB) filled on the server, makes it
+			`scan creates a table of --size (default: twice the database's own cache,
+as the database reports it, 1GB at least) filled on the server, makes it
 cold and reads it sequentially on the server (count(*) over whole chunks:
 nothing crosses the network), pass after pass until --duration is up,
 made cold again before each pass.
@@ -159,7 +174,7 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	cmd := &cobra.Command{
 		Use:     kind.String(),
 		Short:   short,
-		Long:    long + storageCommon,
+		Long:    long + storagePointer,
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -171,21 +186,26 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	workload := []string{"size", "payload", "keep"}
 	shape := []string{"duration"}
 	knobs := []string{}
-	f.StringVar(&o.size, "size", "1GB", "bytes of the table the experiment works on (scan, read, logcopy) or of the rows it writes (write, bulk), decimal units: 500MB, 2GB, 1.5GiB")
+	sizeHelp := "bytes of the table the experiment works on (scan, read, logcopy) or of the rows it writes (write, bulk), decimal units: 500MB, 2GB, 1.5GiB"
+	if kind == storage.Scan {
+		sizeHelp = "bytes of the table scanned, decimal units: 500MB, 2GB, 1.5GiB; without it, twice the database's own cache (shared_buffers, innodb_buffer_pool_size, …), 1GB at least"
+	}
+	f.StringVar(&o.size, "size", "1GB", sizeHelp)
 	f.IntVar(&o.payload, "payload", storage.DefaultPayload, "bytes of payload per row (1 to 8000), stored inline and uncompressed; each row also has an 8-byte id")
-	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end (the next run of the same experiment drops them before it starts)")
+	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end: the next run of the same experiment uses the one it fills again when it fits (rows and payload), and any storage run drops the rest")
 	f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
 	switch kind {
 	case storage.Scan:
-		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'")
+		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'; one that fails stops the run (exit 1), saying what it printed last")
 		f.BoolVar(&o.warm, "warm", false, "do not make the table cold: read it as the fill left it, from whatever caches hold it (the verdict then says whether that was physical)")
 		f.BoolVar(&o.requireCold, "require-cold", false, "refuse, before anything is made, a scan dbprobe cannot make cold (a database on another machine; table files it cannot name, without root)")
-		knobs = append(knobs, "restart-cmd", "warm", "require-cold")
+		// How the table is made cold decides what is measured: workload.
+		workload = append(workload, "restart-cmd", "warm", "require-cold")
 	case storage.Read:
 		f.StringVar(&o.threads, "threads", "1", "reader connections, or a list run in turn for the curve: 1,2,4,8")
 		shape = append(shape, "threads")
 	case storage.Write:
-		f.StringVar(&o.chunk, "chunk", "100MB", "rows copied by one INSERT … SELECT, in bytes of rows (the source table's size)")
+		f.StringVar(&o.chunk, "chunk", "100MB", "rows copied by one INSERT … SELECT, in bytes of rows (the source table's size); one larger than --size is clamped to it")
 		workload = append(workload, "chunk")
 	case storage.Bulk:
 		f.StringVar(&o.threads, "threads", "1", "writers, each with its own connection, or a list loaded in turn: 1,4,16")
@@ -202,6 +222,11 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	f.StringVar(&o.price, "price", "", "what the database costs, AMOUNT/hour or AMOUNT/month (730 hours), for the run's cost and the cost per GB moved")
 	workload = append(workload, "expect", "price")
 	addOutputFlags(cmd, &o.sharedOptions)
+	// The shared wording speaks of YCSB's phases and status.interval;
+	// a storage run has one phase, and its statements' latencies.
+	op := map[storage.Kind]string{storage.Scan: "SCAN-CHUNK", storage.Read: "READ-RANGE", storage.Write: "WRITE-CHUNK", storage.Bulk: "BULK-BATCH", storage.LogCopy: "COPY"}[kind]
+	f.Lookup("hlog").Usage = "also write each second's latency histograms of the experiment's statements to this file as an HdrHistogram interval log, values in microseconds, tag " + kind.String() + "/" + op
+	f.Lookup("status").Usage = "print a status line on stderr every 10 s instead of the live progress line a terminal gets"
 	// Values worth offering: sizes as storage is sold, the usual curves,
 	// and a promise per key with its unit.
 	register(cmd, "size", fixedValues([]string{"100MB", "1GB", "4GB", "10GB"}))
@@ -240,9 +265,18 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 		CommandLine:    commandLine(cmd),
 		Flags:          flagSettings(cmd.Flags(), nil, "db"),
 	}
+	if cmd.Flags().Changed("duration") && o.duration == 0 {
+		// 0 is the configuration's "not given", which would silently run
+		// the default 60 s.
+		return badinput.New("--duration 0s: give a positive duration, e.g. --duration 10s (default 60s); scan and logcopy make at least one pass whatever it is")
+	}
 	var err error
-	if c.Size, err = storage.ParseSize("--size", o.size); err != nil {
-		return err
+	// Without --size the experiment chooses (scan from the database's
+	// cache), so the flag's default is not taken as given.
+	if cmd.Flags().Changed("size") {
+		if c.Size, err = storage.ParseSize("--size", o.size); err != nil {
+			return err
+		}
 	}
 	if o.chunk != "" {
 		if c.Chunk, err = storage.ParseSize("--chunk", o.chunk); err != nil {

@@ -298,9 +298,10 @@ type TableCopier interface {
 type CopyResult struct {
 	// Rows is how many rows were copied.
 	Rows int64
-	// Degree is the degree the database planned (PostgreSQL: its workers
-	// planned, plus the leader), or the degree asked for where the plan
-	// is not read back (SQL Server's MAXDOP is a ceiling).
+	// Degree is the degree the copy ran at (PostgreSQL: its workers
+	// launched, plus the leader; How says how many were planned), or the
+	// degree asked for where it is not read back (SQL Server's MAXDOP is
+	// a ceiling).
 	Degree int
 	// How says what ran, in the database's words.
 	How string
@@ -500,6 +501,24 @@ type Locator interface {
 	TablePath(ctx context.Context, t DataTable) (string, error)
 }
 
+// CacheSizer reads the size of the database's own cache of table pages
+// (PostgreSQL shared_buffers, InnoDB's buffer pool, SQL Server's buffer
+// pool, SQLite's page cache): a cold scan's table is made larger than it
+// by default, so that the database cannot answer the scan from memory.
+type CacheSizer interface {
+	// CacheSize returns the cache's size as the database reports it now.
+	CacheSize(ctx context.Context) (CacheSize, error)
+}
+
+// CacheSize is the size of a database's own cache of table pages.
+type CacheSize struct {
+	// Bytes is the cache's size in bytes.
+	Bytes int64
+	// How says where it came from, in the database's words
+	// ("shared_buffers = 128MB").
+	How string
+}
+
 // Capability is one thing a database can do beyond the key-value Session.
 type Capability int
 
@@ -542,6 +561,8 @@ const (
 	CapTempPlace
 	// CapLocate says which file holds a table (Locator).
 	CapLocate
+	// CapCacheSize reads the size of the database's cache (CacheSizer).
+	CapCacheSize
 	numCapabilities
 )
 
@@ -550,6 +571,7 @@ var capabilityNames = [...]string{
 	"server-side table copy", "parallel table copy", "INSERT … SELECT in chunks", "server-side table scan",
 	"bulk load", "table placement on a directory", "standard monitor counters",
 	"simple query protocol", "statement plans", "statement costs", "temporary files on a directory", "table file location",
+	"cache size",
 }
 
 // String names the capability in messages.
@@ -687,6 +709,8 @@ func Provides(db DB, c Capability) bool {
 		_, ok = db.(TempPlacer)
 	case CapLocate:
 		_, ok = db.(Locator)
+	case CapCacheSize:
+		_, ok = db.(CacheSizer)
 	}
 	return ok
 }

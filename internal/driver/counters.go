@@ -20,6 +20,7 @@ package driver
 //	device_write_bytes  buffers written × block   Innodb_data_written                  data files' num_of_bytes_written    the process's write_bytes
 //	page_bytes (gauge)  block_size                innodb_page_size                     8192                                page_size
 //	commits             xact_commit               Handler_commit                       Transactions/sec (the database's)   the writer's commits
+//	checkpoints         checkpoints_timed + _req  —                                    —                                   the checkpointer's passes
 //
 // Redis has no monitor, so none of these.
 const (
@@ -50,6 +51,13 @@ const (
 	// wrote. (MySQL's Innodb_data_written counts what InnoDB wrote to
 	// every file it keeps.)
 	CounterDeviceWriteBytes = "device_write_bytes"
+	// CounterCheckpoints is the checkpoints the database ran: each writes
+	// the pages changed since the last one to the data files, which is
+	// where a write's bytes on the device beyond its log's come from.
+	// PostgreSQL counts the timed ones it skipped for want of changes
+	// too; InnoDB checkpoints continuously and counts none; SQLite's are
+	// the driver's background checkpointer's passes.
+	CounterCheckpoints = "checkpoints"
 	// GaugePageBytes is the database's page size in bytes, which turns
 	// page counts into bytes.
 	GaugePageBytes = "page_bytes"
@@ -59,7 +67,7 @@ const (
 // table above.
 var StandardCounters = []string{
 	CounterLogBytes, CounterLogicalReads, CounterPhysicalReads, CounterCacheHits,
-	CounterDeviceReadBytes, CounterDeviceWriteBytes,
+	CounterDeviceReadBytes, CounterDeviceWriteBytes, CounterCheckpoints,
 }
 
 // SumCounters returns the sum of the named counters and true, or false

@@ -10,7 +10,8 @@ import (
 	"syscall"
 )
 
-// Interrupts turns Ctrl-C (SIGINT) and SIGTERM into the two ways a command
+// Interrupts turns Ctrl-C (SIGINT), SIGTERM and SIGPIPE (stdout's reader
+// gone) into the two ways a command
 // stops early. The first signal cancels Context: the phase stops starting
 // operations, gives those in flight --drain-timeout to finish, prints its
 // summary and writes it marked interrupted. The second closes Abandoned:
@@ -38,7 +39,11 @@ func WatchInterrupts(parent context.Context) *Interrupts {
 	}
 	in := &Interrupts{ch: make(chan os.Signal, 2), done: make(chan struct{}), abandoned: make(chan struct{})}
 	in.ctx, in.cancel = context.WithCancel(parent)
-	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM)
+	// SIGPIPE is a reader gone (dbprobe … | head -2): without it the
+	// runtime kills the process on the next write to stdout, leaving
+	// what it made on the server. Taken here, the write fails with EPIPE
+	// and the command stops as on Ctrl-C, cleaning up.
+	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	go in.watch()
 	return in
 }
@@ -53,18 +58,31 @@ func (in *Interrupts) watch() {
 	case <-in.done:
 		return
 	}
-	select {
-	case <-in.ch:
-		in.mu.Lock()
-		fns := in.onAbandon
-		in.onAbandon = nil
-		in.mu.Unlock()
-		for _, fn := range fns {
-			fn()
+	for {
+		select {
+		case sig := <-in.ch:
+			// Every later write to the closed pipe raises SIGPIPE again:
+			// only a person's second signal abandons the cleanup.
+			if sig == syscall.SIGPIPE {
+				continue
+			}
+			in.abandon()
+		case <-in.done:
 		}
-		close(in.abandoned)
-	case <-in.done:
+		return
 	}
+}
+
+// abandon runs the AtAbandon functions and closes Abandoned.
+func (in *Interrupts) abandon() {
+	in.mu.Lock()
+	fns := in.onAbandon
+	in.onAbandon = nil
+	in.mu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
+	close(in.abandoned)
 }
 
 // Context is cancelled by the first signal.
@@ -157,6 +175,8 @@ func SignalName(s os.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGPIPE:
+		return "SIGPIPE: the output's reader closed it"
 	}
 	return s.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -241,10 +242,36 @@ func hostIsTheDatabases(db driver.DB, target driver.Target) bool {
 	if u == nil {
 		return false
 	}
-	host := u.Hostname()
+	return isLocalHost(u.Hostname())
+}
+
+// isLocalHost reports whether host names this machine: a socket path,
+// localhost, a loopback address, this machine's own name, or an address
+// of one of its interfaces (a URL with the host's 10.0.0.5 is as local as
+// 127.0.0.1). No name is looked up in DNS: a lookup could hang, and a
+// name that is not this machine's is taken as remote.
+func isLocalHost(host string) bool {
 	if host == "" || strings.HasPrefix(host, "/") || strings.EqualFold(host, "localhost") {
 		return true
 	}
+	if name, err := os.Hostname(); err == nil && strings.EqualFold(host, name) {
+		return true
+	}
 	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -188,3 +188,54 @@ func number(v float64) string {
 	}
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
+
+// StorageColumns are the columns of StorageCSV.
+var StorageColumns = []string{"elapsed_s", "experiment", "point", "seconds", "bytes", "rate_bytes_per_s", "rate", "rate_unit", "fell"}
+
+// HasStorage reports whether f holds a dbprobe storage result, whose
+// series is its per-second rate rather than the runner's intervals.
+func HasStorage(f *result.File) bool {
+	for _, p := range f.Phases {
+		if p.Summary != nil && p.Summary.Storage != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// StorageCSV writes the per-second rate series of every storage phase of
+// f: one row per second, with elapsed_s (seconds from the measured part's
+// start to the second's end, as the JSON's storage.per_second has it),
+// experiment, point (the --threads or --dop step the second belongs to,
+// "threads 4", "DOP 2"; empty for an experiment run at one point),
+// seconds (the span measured: a first or last second is cut short), the
+// bytes moved, the rate in bytes per second, and again in the unit the
+// text gives it in (rate, rate_unit: GB/min for scan and read, MB/min for
+// write, MB/s for bulk and logcopy), and fell (true for a second below
+// 90% of its point's median). The runner's intervals of a storage run
+// count chunks and table copies, units that differ per experiment, so
+// they are not what this table holds. It returns the number of rows.
+func StorageCSV(w io.Writer, f *result.File) (int, error) {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(StorageColumns); err != nil {
+		return 0, err
+	}
+	rows := 0
+	for _, p := range f.Phases {
+		if p.Summary == nil || p.Summary.Storage == nil {
+			continue
+		}
+		st := p.Summary.Storage
+		for _, pt := range st.PerSecond {
+			rate, unit := result.RateIn(st.Experiment, pt.Rate)
+			row := []string{strconv.FormatFloat(pt.Elapsed, 'f', 3, 64), st.Experiment, pt.Point, strconv.FormatFloat(pt.Seconds, 'f', 3, 64),
+				strconv.FormatInt(pt.Bytes, 10), number(pt.Rate), number(rate), unit, strconv.FormatBool(pt.Fell)}
+			if err := cw.Write(row); err != nil {
+				return rows, err
+			}
+			rows++
+		}
+	}
+	cw.Flush()
+	return rows, cw.Error()
+}

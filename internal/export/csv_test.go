@@ -87,3 +87,31 @@ func TestMonitorCSV(t *testing.T) {
 		t.Fatalf("got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }
+
+// TestStorageCSV: a storage result exports its per-second rate, elapsed
+// from the measured part's start, each second's point, bytes and the rate
+// in the text's unit.
+func TestStorageCSV(t *testing.T) {
+	st := &result.StorageSummary{Experiment: "read", PerSecond: []result.RatePoint{
+		{Elapsed: 1, Seconds: 1, Bytes: 50e6, Rate: 50e6, Point: "threads 1"},
+		{Elapsed: 2, Seconds: 1, Bytes: 40e6, Rate: 40e6, Point: "threads 1", Fell: true},
+		{Elapsed: 3.5, Seconds: 0.5, Bytes: 50e6, Rate: 100e6, Point: "threads 2"},
+	}}
+	f := &result.File{Phases: []result.Phase{{Header: result.Header{Phase: "read"}, Summary: &result.Summary{Phase: "read", Storage: st}}}}
+	if !HasStorage(f) || HasStorage(csvFile()) {
+		t.Fatal("HasStorage")
+	}
+	var b bytes.Buffer
+	n, err := StorageCSV(&b, f)
+	if err != nil || n != 3 {
+		t.Fatalf("%d rows, %v", n, err)
+	}
+	want := `elapsed_s,experiment,point,seconds,bytes,rate_bytes_per_s,rate,rate_unit,fell
+1.000,read,threads 1,1.000,50000000,50000000,3,GB/min,false
+2.000,read,threads 1,1.000,40000000,40000000,2.4,GB/min,true
+3.500,read,threads 2,0.500,50000000,100000000,6,GB/min,false
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -27,6 +27,12 @@ type StorageSummary struct {
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate_bytes_per_s"`
+	// Headline, when the experiment ran at several points (--threads
+	// 1,2,4, --dop 1,2), is the label of the point Rate, RowsPerSec and
+	// Consistency are of ("threads 4", the fastest): an average over
+	// different settings is no one's rate. Bytes, Seconds and Rows stay
+	// over every point.
+	Headline string `json:"headline,omitempty"`
 	// Rows are the rows moved, and RowsPerSec their rate; 0 where rows
 	// are not what is counted.
 	Rows       int64   `json:"rows,omitempty"`
@@ -49,6 +55,9 @@ type StorageSummary struct {
 	// Proof is the database's and the host's own count of what was read
 	// (scan) or written (write, bulk, logcopy).
 	Proof *StorageProof `json:"proof,omitempty"`
+	// Amplification is what writing the table cost the log and the
+	// device (write, bulk, logcopy).
+	Amplification *WriteAmplification `json:"write_amplification,omitempty"`
 	// Device is the block device that holds the table's files, when the
 	// database is on this machine, over the measured part.
 	Device *DeviceFigures `json:"device,omitempty"`
@@ -86,8 +95,12 @@ type RatePoint struct {
 	Seconds float64 `json:"seconds"`
 	Bytes   int64   `json:"bytes"`
 	Rate    float64 `json:"rate_bytes_per_s"`
-	// Fell marks a second below 90% of the median.
+	// Fell marks a second below 90% of the median (of its point's
+	// seconds).
 	Fell bool `json:"fell,omitempty"`
+	// Point is the step it belongs to when the experiment ran at several
+	// points ("threads 4", "DOP 2"), "" otherwise.
+	Point string `json:"point,omitempty"`
 }
 
 // Consistency is the spread of a series of rates.
@@ -123,11 +136,15 @@ type StorageStep struct {
 	PhysicalBytes    int64 `json:"physical_bytes"`
 	DeviceReadBytes  int64 `json:"device_read_bytes"`
 	DeviceWriteBytes int64 `json:"device_write_bytes"`
+	// Checkpoints is the checkpoints the database ran during it, from
+	// its counters; -1 when it does not count them.
+	Checkpoints int64 `json:"checkpoints"`
 	// HostCores is the host's busy CPU in cores during it (a database on
 	// this machine); ClientCPU this process's, in percent of one core.
 	HostCores float64 `json:"host_cores,omitempty"`
 	ClientCPU float64 `json:"client_cpu_pct,omitempty"`
-	// Degree is the degree of parallelism the database planned (logcopy).
+	// Degree is the degree of parallelism the copy ran at (logcopy):
+	// PostgreSQL's workers launched plus the leader, SQL Server's MAXDOP.
 	Degree int `json:"degree,omitempty"`
 	// Cold says what made it cold (scan).
 	Cold []string `json:"cold,omitempty"`
@@ -135,6 +152,9 @@ type StorageStep struct {
 	How string `json:"how,omitempty"`
 	// Verdict is the step's own, where it has one (read's limit).
 	Verdict string `json:"verdict,omitempty"`
+	// Consistency is the spread of its own seconds, when the experiment
+	// ran at several points.
+	Consistency *Consistency `json:"consistency,omitempty"`
 }
 
 // StorageProof is the database's and the host's count of the bytes
@@ -156,6 +176,29 @@ type StorageProof struct {
 	Physical bool `json:"physical"`
 }
 
+// WriteAmplification is what each byte of table written cost: the log
+// the database wrote for it and what the device wrote (the log, the data
+// files, the checkpoints that write the changed pages again), and the
+// checkpoints during the run.
+type WriteAmplification struct {
+	// TableBytes is the table's bytes written (the rate's).
+	TableBytes int64 `json:"table_bytes"`
+	// LogBytes is the database's log bytes, -1 when not counted;
+	// LogPerByte is LogBytes ÷ TableBytes.
+	LogBytes   int64   `json:"log_bytes"`
+	LogPerByte float64 `json:"log_per_byte,omitempty"`
+	// DeviceBytes is what Device wrote (every process's writes), -1 when
+	// not seen; DevicePerByte is DeviceBytes ÷ TableBytes.
+	DeviceBytes   int64   `json:"device_bytes"`
+	Device        string  `json:"device,omitempty"`
+	DevicePerByte float64 `json:"device_per_byte,omitempty"`
+	// Checkpoints is the checkpoints during the run, -1 when the database
+	// does not count them; CheckpointsHow says where the count came from
+	// or why there is none.
+	Checkpoints    int64  `json:"checkpoints"`
+	CheckpointsHow string `json:"checkpoints_how,omitempty"`
+}
+
 // DeviceFigures are a block device's figures over the measured part,
 // from /proc/diskstats.
 type DeviceFigures struct {
@@ -166,6 +209,46 @@ type DeviceFigures struct {
 	AvgRequestBytes float64 `json:"avg_request_bytes"`
 	AwaitMs         float64 `json:"await_ms"`
 	UtilPct         float64 `json:"util_pct"`
+	// PerSecond are the same figures second by second over the measured
+	// part, and Bursts the busiest second against the median one.
+	PerSecond []DeviceSecond `json:"per_second,omitempty"`
+	Bursts    *DeviceBursts  `json:"bursts,omitempty"`
+}
+
+// DeviceSecond is a block device's figures over about one second, as
+// iostat -x gives them.
+type DeviceSecond struct {
+	// Elapsed is the second's end from the measured part's start, and
+	// Seconds its length.
+	Elapsed float64 `json:"elapsed_s"`
+	Seconds float64 `json:"seconds"`
+	// ReadRate and WriteRate are bytes per second.
+	ReadRate        float64 `json:"read_bytes_per_s"`
+	WriteRate       float64 `json:"write_bytes_per_s"`
+	IOPS            float64 `json:"iops"`
+	AvgRequestBytes float64 `json:"avg_request_bytes"`
+	AwaitMs         float64 `json:"await_ms"`
+	UtilPct         float64 `json:"util_pct"`
+}
+
+// DeviceBursts holds a device's busiest second against its median one:
+// a rate that a burst allowance or a cache in front of the device gives
+// for a while shows as a maximum well above the sustained median.
+type DeviceBursts struct {
+	// Seconds is how many whole seconds it is over.
+	Seconds int `json:"seconds"`
+	// MedianRate and MaxRate are bytes read and written per second;
+	// MaxAt is when the busiest second ended.
+	MedianRate float64 `json:"median_bytes_per_s"`
+	MaxRate    float64 `json:"max_bytes_per_s"`
+	MaxAt      float64 `json:"max_at_s"`
+	MedianIOPS float64 `json:"median_iops"`
+	MaxIOPS    float64 `json:"max_iops"`
+	// MedianAwaitMs and MaxAwaitMs are await's.
+	MedianAwaitMs float64 `json:"median_await_ms"`
+	MaxAwaitMs    float64 `json:"max_await_ms"`
+	// SaturatedShare is the share of seconds at 100% utilisation.
+	SaturatedShare float64 `json:"saturated_share"`
 }
 
 // ExpectCheck is one promised rate held against the measured one.
@@ -179,6 +262,12 @@ type ExpectCheck struct {
 	Ratio        float64 `json:"ratio"`
 	Held         bool    `json:"held"`
 	Verdict      string  `json:"verdict"`
+	// Point is the point judged ("threads 4") when the experiment ran at
+	// several: each is judged on its own.
+	Point string `json:"point,omitempty"`
+	// NotMeasured says why the rate was not measured (the database counts
+	// no log bytes); Measured and Ratio are then 0 and mean nothing.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // RunCost is what a run cost at --price.
@@ -224,6 +313,13 @@ func rateUnit(kind string) (string, float64) {
 	return "Rate(MB/s)", 1 / mb
 }
 
+// RateIn is a rate in the unit the text gives an experiment's rate in
+// ("scan" in GB/min, "logcopy" in MB/s), and that unit.
+func RateIn(experiment string, bytesPerSec float64) (float64, string) {
+	label, scale := rateUnit(rateKind(experiment))
+	return bytesPerSec * scale, strings.TrimSuffix(strings.TrimPrefix(label, "Rate("), ")")
+}
+
 // writeStorageLines writes a storage run's figures in YCSB's shape:
 //
 //	[SCAN], Rate(GB/min), 1.53
@@ -265,14 +361,27 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 	}
 	if p := st.Proof; p != nil {
 		if p.DatabaseBytes >= 0 {
-			line(name, "DatabaseBytes", strconv.FormatInt(p.DatabaseBytes, 10))
+			// What the database counted differs: read from storage for a
+			// scan, written to its log for the others.
+			what := "DatabaseLogBytes"
+			if st.Experiment == "scan" || st.Experiment == "read" {
+				what = "DatabasePhysicalReadBytes"
+			}
+			line(name, what, strconv.FormatInt(p.DatabaseBytes, 10))
 		}
 		if p.DeviceBytes >= 0 {
 			line(name, "DeviceBytes", strconv.FormatInt(p.DeviceBytes, 10))
 		}
 	}
 	for _, e := range st.Expect {
-		line("EXPECT "+strings.ToUpper(e.Key), "MeasuredOverPromised", fixed(e.Ratio))
+		if e.NotMeasured != "" {
+			continue
+		}
+		label := "EXPECT " + strings.ToUpper(e.Key)
+		if e.Point != "" {
+			label += " " + strings.ToUpper(e.Point)
+		}
+		line(label, "MeasuredOverPromised", fixed(e.Ratio))
 	}
 }
 
@@ -284,23 +393,43 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	}
 	t := st.Table
 	put("table: %s, %s on disk (%s), %s rows of %d-byte payload%s", t.Name, BytesText(t.Bytes), t.How, Grouped(t.Rows), t.PayloadBytes, fileText(t.File))
-	put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
-	if st.Rows > 0 {
+	if st.Headline != "" {
+		put("%s: %s at %s, the fastest of %d points (each one's rate is on its line below); all points together: %s over %.1f s; the bytes are %s", st.Experiment, RateText(rateKind(st.Experiment), st.Rate), st.Headline, len(st.Steps), BytesText(st.Bytes), st.Seconds, st.BytesAre)
+	} else {
+		put("%s: %s over %.1f s = %s; the bytes are %s", st.Experiment, BytesText(st.Bytes), st.Seconds, RateText(rateKind(st.Experiment), st.Rate), st.BytesAre)
+	}
+	if st.Rows > 0 && st.Headline != "" {
+		put("rows: %s over all points; %s rows/s at %s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64), st.Headline)
+	} else if st.Rows > 0 {
 		put("rows: %s at %s rows/s", Grouped(st.Rows), strconv.FormatFloat(st.RowsPerSec, 'f', 0, 64))
 	}
-	if c := st.Consistency; c != nil {
-		put("per second (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
-			c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
+	of := ""
+	if st.Headline != "" {
+		of = " of " + st.Headline
+	}
+	if c := st.Consistency; c != nil && c.Points < MinSpreadSeconds {
+		put("per second%s: %d whole second(s), too short to judge the spread (give a longer --duration)", of, c.Points)
+	} else if c != nil {
+		put("per second%s (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
+			of, c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
 	}
 	if c := st.MinuteConsistency; c != nil {
 		put("per minute (%d): median %s, min %s, max %s, CV %.2f", c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV)
 	}
-	for _, m := range st.PerMinute {
-		put("minute ending at %.0f s: %s over %.0f s", m.Elapsed, RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
+	// A run within one minute has no minutes to compare: its one
+	// "minute" is the run itself, said above.
+	if len(st.PerMinute) > 1 {
+		for _, m := range st.PerMinute {
+			put("minute %d: %s over %.0f s measured", int(m.Elapsed/60), RateText(rateKind(st.Experiment), m.Rate), m.Seconds)
+		}
 	}
 	for i, s := range st.Steps {
 		if i == maxTextSteps && len(st.Steps) > maxTextSteps+1 {
-			put("… and %d more steps, in the JSON result (--out)", len(st.Steps)-maxTextSteps)
+			what := "points"
+			if st.Experiment == "scan" {
+				what = "passes"
+			}
+			put("… and %d more %s, in the JSON result (dbprobe storage --out FILE keeps it)", len(st.Steps)-maxTextSteps, what)
 			break
 		}
 		parts := []string{fmt.Sprintf("%s in %.2f s = %s", BytesText(s.Bytes), s.Seconds, RateText(rateKind(st.Experiment), s.Rate))}
@@ -323,13 +452,16 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			parts = append(parts, fmt.Sprintf("client CPU %.0f%% of a core", s.ClientCPU))
 		}
 		if s.Degree > 0 {
-			parts = append(parts, fmt.Sprintf("degree %d planned", s.Degree))
+			parts = append(parts, fmt.Sprintf("degree %d run", s.Degree))
 		}
 		if len(s.Cold) > 0 {
 			parts = append(parts, "cold: "+strings.Join(s.Cold, "; "))
 		}
 		if s.How != "" {
 			parts = append(parts, s.How)
+		}
+		if c := s.Consistency; c != nil && c.Points >= MinSpreadSeconds {
+			parts = append(parts, fmt.Sprintf("per second CV %.2f over %d s", c.CV, c.Points))
 		}
 		if s.Verdict != "" {
 			parts = append(parts, s.Verdict)
@@ -349,12 +481,41 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		}
 		put("proof: the rate counts %s; the database says %s; the device says %s", BytesText(p.Bytes), db, dev)
 	}
+	if a := st.Amplification; a != nil {
+		log, dev, ck := "log not counted by the database", "the device not seen", "checkpoints: "+a.CheckpointsHow
+		if a.LogBytes >= 0 {
+			log = fmt.Sprintf("%.2f bytes of log (%s)", a.LogPerByte, BytesText(a.LogBytes))
+		}
+		if a.DeviceBytes >= 0 {
+			dev = fmt.Sprintf("%.2f bytes written by the device %s (%s, every process's writes)", a.DevicePerByte, a.Device, BytesText(a.DeviceBytes))
+		}
+		if a.Checkpoints >= 0 {
+			ck = fmt.Sprintf("%d checkpoint(s) during the run (%s)", a.Checkpoints, a.CheckpointsHow)
+		}
+		put("write amplification: per byte of table written (%s), %s and %s; %s", BytesText(a.TableBytes), log, dev, ck)
+	}
 	if d := st.Device; d != nil {
 		put("device %s: read %s, wrote %s, %.0f IO/s, %s per request, await %.2f ms, utilisation %.0f%%",
 			d.Name, BytesText(d.ReadBytes), BytesText(d.WriteBytes), d.IOPS, BytesText(int64(d.AvgRequestBytes)), d.AwaitMs, d.UtilPct)
+		if b := d.Bursts; b != nil {
+			burst := "the median second moved nothing"
+			if b.MedianRate > 0 {
+				burst = fmt.Sprintf("%.2f× the median", b.MaxRate/b.MedianRate)
+			}
+			put("device %s per second (%d s): read+write median %s, busiest %s at %.0f s (%s); IO/s median %.0f, max %.0f; await median %.2f ms, max %.2f ms; 100%% busy in %.0f%% of seconds",
+				d.Name, b.Seconds, RateText("log", b.MedianRate), RateText("log", b.MaxRate), b.MaxAt, burst, b.MedianIOPS, b.MaxIOPS, b.MedianAwaitMs, b.MaxAwaitMs, 100*b.SaturatedShare)
+		}
 	}
 	for _, e := range st.Expect {
-		put("expect %s=%s: measured %s, %.2f× the promise: %s", e.Key, e.PromisedText, RateText(e.Key, e.Measured), e.Ratio, e.Verdict)
+		at := ""
+		if e.Point != "" {
+			at = " at " + e.Point
+		}
+		if e.NotMeasured != "" {
+			put("expect %s=%s%s: not measured (%s)", e.Key, e.PromisedText, at, e.NotMeasured)
+			continue
+		}
+		put("expect %s=%s%s: measured %s, %.2f× the promise: %s", e.Key, e.PromisedText, at, RateText(e.Key, e.Measured), e.Ratio, e.Verdict)
 	}
 	if c := st.Cost; c != nil {
 		put("cost at %s: %.4f for the run, %.4f per GB moved", c.Given, c.Run, c.PerGB)
@@ -363,6 +524,10 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		put("verdict: %s", st.Verdict)
 	}
 }
+
+// MinSpreadSeconds is the fewest whole seconds a spread (CV, min, max)
+// is said over: one or two seconds have no spread worth a figure.
+const MinSpreadSeconds = 3
 
 // maxTextSteps is how many steps the text lists: a scan of a small
 // table may make hundreds of passes, which the JSON result keeps.

@@ -69,7 +69,7 @@ func (j *job) bulk(ctx context.Context) error {
 			return j.statementError("counting the rows loaded", err)
 		}
 		step := result.StorageStep{Label: "threads " + strconv.Itoa(n), Seconds: out.RunTime.Seconds(), Bytes: loaded * rowBytes, Rows: loaded,
-			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), How: sh.how()}
+			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, How: sh.how()}
 		if step.Seconds > 0 {
 			step.Rate = float64(step.Bytes) / step.Seconds
 			if d.log >= 0 {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
@@ -127,7 +128,78 @@ func runRestart(ctx context.Context, cmdText string) error {
 	cmd := exec.CommandContext(ctx, "sh", "-c", cmdText)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("--restart-cmd %q failed: %w: %s", cmdText, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%w: --restart-cmd %q failed (%w): %s; the table is dropped, the scan not run", ErrRunFailed, cmdText, err, outputTail(out))
 	}
 	return nil
+}
+
+// outputTail is the last lines of a command's output for an error: what
+// it said last is why it failed.
+func outputTail(out []byte) string {
+	s := strings.TrimSpace(string(out))
+	if s == "" {
+		return "it printed nothing"
+	}
+	const keep = 400
+	if len(s) > keep {
+		s = "…" + s[len(s)-keep:]
+	}
+	return "it printed: " + strings.Join(strings.Fields(s), " ")
+}
+
+// cacheFactor is how many times the database's own cache a scan's table
+// is by default: twice, so that a pass cannot leave more than half of it
+// there for the next one (a cache keeps the pages read last, and a
+// sequential scan of a table larger than it finds none of its first ones).
+const cacheFactor = 2
+
+// sizeFromCache reads the database's own cache size: without --size the
+// scan's table is cacheFactor times it, DefaultSize at least; with a
+// --size not larger than it, the header says the cache may hold the
+// table (the proof then shows whether it did). Where the cache size is
+// not known, the header says so.
+func (j *job) sizeFromCache(ctx context.Context) {
+	size, note := j.c.Size, ""
+	cs, err := j.cacheSize(ctx)
+	switch {
+	case err != nil && j.c.sizeDefault:
+		note = fmt.Sprintf("--size %s (default): the database's cache size is not known (%v), so the table may not be larger than it; give --size above it", SizeText(size), err)
+	case err != nil:
+		note = fmt.Sprintf("--size %s: the database's cache size is not known (%v), so whether it can hold the table is not known", SizeText(size), err)
+	case j.c.sizeDefault && cacheFactor*cs.Bytes > size:
+		size = cacheFactor * cs.Bytes
+		note = fmt.Sprintf("--size %s (default): twice the database's cache (%s: %s)", SizeText(size), cs.How, SizeText(cs.Bytes))
+	case j.c.sizeDefault:
+		note = fmt.Sprintf("--size %s (default): twice the database's cache (%s: %s) is less than %s, the least a default scan takes", SizeText(size), cs.How, SizeText(cs.Bytes), SizeText(size))
+	case size <= cs.Bytes:
+		note = fmt.Sprintf("--size %s is not larger than the database's cache (%s: %s): the cache may hold the whole table between passes; the proof below shows whether the scan read it from storage (give --size above %s for a cold read)", SizeText(size), cs.How, SizeText(cs.Bytes), SizeText(cacheFactor*cs.Bytes))
+	case size < cacheFactor*cs.Bytes:
+		note = fmt.Sprintf("--size %s is less than twice the database's cache (%s: %s): a pass may find part of the table there from the last one", SizeText(size), cs.How, SizeText(cs.Bytes))
+	default:
+		note = fmt.Sprintf("--size %s is larger than twice the database's cache (%s: %s)", SizeText(size), cs.How, SizeText(cs.Bytes))
+	}
+	j.c.Size = size
+	for i := range j.c.Flags {
+		if j.c.Flags[i].Key == "size" && j.c.sizeDefault {
+			j.c.Flags[i].Value, j.c.Flags[i].Source = SizeText(size), "default: twice the database's cache, 1GB at least"
+		}
+	}
+	j.notes = append(j.notes, "scan: "+note)
+}
+
+// cacheSize asks the database for its cache's size.
+func (j *job) cacheSize(ctx context.Context) (driver.CacheSize, error) {
+	cz, ok := j.db.(driver.CacheSizer)
+	if !ok || !j.caps.OK(driver.CapCacheSize) {
+		why := j.caps.Support(driver.CapCacheSize).Note
+		if why == "" {
+			why = "the driver does not read it"
+		}
+		return driver.CacheSize{}, fmt.Errorf("%s has no %s: %s", j.caps.Database, driver.CapCacheSize, why)
+	}
+	cs, err := cz.CacheSize(ctx)
+	if err != nil {
+		return cs, fmt.Errorf("reading it failed: %s", j.target.ScrubError(err))
+	}
+	return cs, nil
 }

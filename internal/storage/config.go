@@ -69,7 +69,8 @@ const (
 type Config struct {
 	Kind Kind
 	// Size is --size in bytes: of the table scanned, read, copied, or of
-	// the rows written or loaded. 0 takes DefaultSize.
+	// the rows written or loaded. 0 takes DefaultSize, or for scan twice
+	// the database's own cache when that is larger (cacheFactor).
 	Size int64
 	// Duration is --duration: an experiment repeats its pass until it is
 	// up (write and bulk stop at Size or at it, whichever first).
@@ -121,6 +122,12 @@ type Config struct {
 	Flags       []config.Setting
 	// Stdout takes the text results, Stderr messages and status lines.
 	Stdout, Stderr io.Writer
+
+	// sizeDefault says --size was not given: scan then sizes its table
+	// from the database's cache (cachedSize); minDefault, when not 0,
+	// stands for DefaultSize as its floor (tests).
+	sizeDefault bool
+	minDefault  int64
 
 	// around, when set, is called just before and just after the
 	// counters of each step are read: a test reads the database's own
@@ -177,7 +184,10 @@ func (c *Config) Validate() error {
 // withDefaults fills what the flags left at zero.
 func (c Config) withDefaults() Config {
 	if c.Size == 0 {
-		c.Size = DefaultSize
+		c.Size, c.sizeDefault = DefaultSize, true
+		if c.minDefault > 0 {
+			c.Size = c.minDefault
+		}
 	}
 	if c.Duration == 0 {
 		c.Duration = DefaultDuration
@@ -246,7 +256,7 @@ func SizeText(n int64) string {
 	for _, u := range []struct {
 		s string
 		b float64
-	}{{"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
+	}{{"PB", 1e15}, {"TB", 1e12}, {"GB", 1e9}, {"MB", 1e6}, {"kB", 1e3}} {
 		if v >= u.b {
 			return strconv.FormatFloat(v/u.b, 'g', 4, 64) + u.s
 		}

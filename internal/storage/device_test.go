@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -230,10 +231,43 @@ func TestColdScanReadsTheTable(t *testing.T) {
 		dev := loopDevice(t, 400, "postgres")
 		srv := postgresOn(t, dev, false, map[string]string{"shared_buffers": "16MB"})
 		c := small(t, Scan, srv.URL())
-		c.Size, c.Duration = 48_000_000, time.Second
+		// The default size, twice shared_buffers, with a floor of 1 MB
+		// instead of 1 GB.
+		c.Size, c.minDefault, c.Duration = 0, 1_000_000, time.Second
 		c.Restart = func(ctx context.Context) error { return restart(ctx, srv) }
-		_, st := mustRun(t, c)
+		o, st := mustRun(t, c)
 		checkColdBytes(t, st, dev, true)
+		if want := "# note: scan: --size 33.55MB (default): twice the database's cache (shared_buffers = 16MB: 16.78MB)"; !strings.Contains(o.text, want) {
+			t.Errorf("no %q in the header:\n%s", want, o.text)
+		}
+		if st.Table.Rows != 2*16<<20/(8+DefaultPayload) {
+			t.Errorf("%d rows for a table of twice 16 MB", st.Table.Rows)
+		}
+	})
+	// InnoDB reads its files with O_DIRECT (innodb_flush_method's default
+	// since MariaDB 10.6), past the page cache: what makes the table cold
+	// is the restart alone, which empties the buffer pool — as long as
+	// the pool is not dumped at shutdown and reloaded at startup, as it is
+	// by default, which the server is told not to do here.
+	t.Run("mariadb", func(t *testing.T) {
+		dev := loopDevice(t, 400, "")
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		srv, err := instance.Start(ctx, instance.MariaDB, instance.Options{DataDir: filepath.Join(dev.mnt, "data"), Settings: map[string]string{
+			"innodb_buffer_pool_size": "16M", "innodb_buffer_pool_dump_at_shutdown": "OFF", "innodb_buffer_pool_load_at_startup": "OFF"}})
+		if err != nil {
+			testdb.Unavailable(t, "MariaDB did not start: "+err.Error())
+		}
+		t.Cleanup(func() { srv.Close() })
+		c := small(t, Scan, srv.URL())
+		c.Size, c.Duration = 40_000_000, time.Second
+		c.Restart = func(ctx context.Context) error { return restart(ctx, srv) }
+		o, st := mustRun(t, c)
+		checkColdBytes(t, st, dev, true)
+		if !strings.Contains(o.text, "innodb_flush_method") {
+			t.Errorf("the header does not show innodb_flush_method:\n%s", o.text)
+		}
+		t.Logf("%s; %s", st.Verdict, st.Steps[0].Cold)
 	})
 	t.Run("sqlite", func(t *testing.T) {
 		dev := loopDevice(t, 200, "")
@@ -282,7 +316,15 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 	lsn := map[string][2]int64{}
 	c := small(t, LogCopy, url)
 	c.Size, c.Dops, c.Duration = 16_000_000, []int{1, 2}, 200*time.Millisecond
+	checkpointed := make(chan error, 1)
 	c.around = func(label string, after bool) {
+		if label == "DOP 2" && !after {
+			// A checkpoint while DOP 2 copies, which it must count.
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				checkpointed <- execSQL(db, "CHECKPOINT")
+			}()
+		}
 		v := lsn[label]
 		if after {
 			v[1] = walBytes(t, db)
@@ -291,9 +333,16 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 		}
 		lsn[label] = v
 	}
-	_, st := mustRun(t, c)
+	o, st := mustRun(t, c)
 	if len(st.Steps) != 2 {
 		t.Fatalf("steps %+v", st.Steps)
+	}
+	if err := <-checkpointed; err != nil {
+		t.Fatalf("CHECKPOINT: %v", err)
+	}
+	if a := st.Amplification; st.Steps[1].Checkpoints < 1 || a == nil || a.Checkpoints < st.Steps[1].Checkpoints || a.LogBytes != st.Steps[0].LogBytes+st.Steps[1].LogBytes ||
+		!strings.Contains(o.text, fmt.Sprintf("; %d checkpoint(s) during the run (the database's checkpoints counter)", a.Checkpoints)) {
+		t.Errorf("checkpoints: steps %+v, amplification %+v\n%s", st.Steps, st.Amplification, o.text)
 	}
 	for _, s := range st.Steps {
 		pos := lsn[s.Label]
@@ -349,6 +398,27 @@ func TestThrottledScan(t *testing.T) {
 	if !st.Proof.Physical {
 		t.Errorf("verdict %q", st.Verdict)
 	}
+	// Second by second, the device read at the cap while the scan ran,
+	// and never above it.
+	d := st.Device
+	if d == nil || d.Name != dev.name || d.Bursts == nil {
+		t.Fatalf("device figures %+v", d)
+	}
+	atCap, maxRead := 0, 0.0
+	for _, s := range d.PerSecond {
+		if s.Seconds >= 0.9 && near(s.ReadRate, bps, 0.15) {
+			atCap++
+		}
+		maxRead = max(maxRead, s.ReadRate)
+	}
+	// (The first read after the fill sets PostgreSQL's hint bits, whose
+	// pages are then written: the device's writes are not capped.)
+	if atCap < 2 || maxRead > 1.25*bps || d.Bursts.MaxRate < maxRead {
+		t.Errorf("%d seconds at the cap, busiest read %.1f MB/s, bursts %+v, per second %+v", atCap, maxRead/1e6, d.Bursts, d.PerSecond)
+	}
+	if !strings.Contains(o.text, "# device "+dev.name+" per second (") {
+		t.Errorf("no per-second device line:\n%s", o.text)
+	}
 }
 
 // logcopy finds a log device's write cap, within 15%, and names the log:
@@ -379,4 +449,120 @@ func TestThrottledLogCopy(t *testing.T) {
 		t.Errorf("verdict %q\n%s", st.Verdict, o.text)
 	}
 	t.Logf("verdict: %s", st.Verdict)
+}
+
+// execSQL runs one statement through SQL text.
+func execSQL(db driver.DB, text string) error {
+	ctx := context.Background()
+	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(ctx, text)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	_, err = conn.Run(ctx, st, nil, nil)
+	return err
+}
+
+// A file system that fills in the middle of a write stops the run with
+// one line saying so and where, and leaves the database clean: its table
+// dropped, the file intact. Another process's file takes the space the
+// start of the run saw free, as one does on a shared disk.
+func TestDiskFullMidRun(t *testing.T) {
+	dev := loopDevice(t, 64, "")
+	url := "sqlite://" + filepath.Join(dev.mnt, "st.db")
+	c := small(t, Write, url)
+	c.Size, c.Chunk, c.Duration = 24_000_000, 2_000_000, time.Minute
+	var out, errb lockedBuffer
+	c.Stdout, c.Stderr = &out, &errb
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), c) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(out.String(), "# settings:") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Mid-run: once the first chunks are written.
+	files := func() int64 {
+		var n int64
+		for _, f := range []string{"st.db", "st.db-wal"} {
+			if st, err := os.Stat(filepath.Join(dev.mnt, f)); err == nil {
+				n += st.Size()
+			}
+		}
+		return n
+	}
+	for start := files(); files() < start+2*c.Chunk && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	ballast := filepath.Join(dev.mnt, "ballast")
+	f, err := os.Create(ballast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs unix.Statfs_t
+	if err := unix.Statfs(dev.mnt, &fs); err != nil {
+		t.Fatal(err)
+	}
+	// All the free space but a few blocks, which the run's next chunk
+	// needs more than.
+	if err := unix.Fallocate(int(f.Fd()), 0, 0, int64(fs.Bavail)*int64(fs.Bsize)-64<<10); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	var runErr error
+	select {
+	case runErr = <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not stop within a minute of the disk filling")
+	}
+	msg := ""
+	if runErr != nil {
+		msg = runErr.Error()
+	}
+	if !errors.Is(runErr, ErrRunFailed) || strings.Contains(msg, "\n") || !strings.Contains(msg, "full") || !strings.Contains(msg, dev.mnt) {
+		t.Fatalf("disk full: %v\nstderr: %s\nstdout: %s", runErr, errb.String(), out.String())
+	}
+	t.Logf("%v", runErr)
+	os.Remove(ballast)
+	db := openDB(t, url)
+	for _, table := range []string{"dbprobe_storage_write", "dbprobe_storage_write_src"} {
+		if exists(t, db, table) {
+			t.Errorf("the table %s is still there", table)
+		}
+	}
+	if got := queryText(t, db, "PRAGMA integrity_check"); got != "ok" {
+		t.Errorf("integrity_check: %s", got)
+	}
+}
+
+// queryText runs a query that returns one text value.
+func queryText(t *testing.T, db driver.DB, text string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var got string
+	if _, err := conn.Run(ctx, st, nil, func(row []any) error {
+		if b, ok := row[0].([]byte); ok {
+			got = string(b)
+		} else {
+			got = fmt.Sprint(row[0])
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }

@@ -38,8 +38,11 @@ type delta struct {
 	// storage (readHow names the counter).
 	log, read int64
 	readHow   string
-	disk      monitor.DiskCounters
-	haveDisk  bool
+	// checkpoints is the checkpoints the database ran, -1 when not
+	// counted.
+	checkpoints int64
+	disk        monitor.DiskCounters
+	haveDisk    bool
 }
 
 // openEvidence opens the database's monitor when it has one and finds
@@ -86,7 +89,7 @@ func (e *evidence) read(ctx context.Context) reading {
 
 // since is what moved from earlier to r.
 func (r reading) since(earlier reading) delta {
-	d := delta{seconds: r.at.Sub(earlier.at).Seconds(), log: -1, read: -1}
+	d := delta{seconds: r.at.Sub(earlier.at).Seconds(), log: -1, read: -1, checkpoints: -1}
 	diff := func(name string) (float64, bool) {
 		a, ok1 := r.counters[name]
 		b, ok2 := earlier.counters[name]
@@ -98,14 +101,17 @@ func (r reading) since(earlier reading) delta {
 	if v, ok := diff(driver.CounterLogBytes); ok {
 		d.log = int64(v)
 	}
+	if v, ok := diff(driver.CounterCheckpoints); ok {
+		d.checkpoints = int64(v)
+	}
 	// Bytes read from the database's files where it counts them
 	// (InnoDB's read-ahead is in them, not in its page reads), else its
 	// page reads at its page size.
 	if v, ok := diff(driver.CounterDeviceReadBytes); ok {
-		d.read, d.readHow = int64(v), "the database's count of bytes read from its files ("+driver.CounterDeviceReadBytes+")"
+		d.read, d.readHow = int64(v), "the database's count of bytes read from its files (database counter "+driver.CounterDeviceReadBytes+")"
 	} else if v, ok := diff(driver.CounterPhysicalReads); ok {
 		if page := r.gauges[driver.GaugePageBytes]; page > 0 {
-			d.read, d.readHow = int64(v*page), "the database's pages read into its cache × its page size ("+driver.CounterPhysicalReads+")"
+			d.read, d.readHow = int64(v*page), "the database's pages read into its cache × its page size (database counter "+driver.CounterPhysicalReads+")"
 		}
 	}
 	if r.haveDisk && earlier.haveDisk {

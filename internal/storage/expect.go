@@ -91,6 +91,12 @@ func (e Expectation) check(measured float64) result.ExpectCheck {
 	return c
 }
 
+// notMeasured is the check of a promise whose rate was not measured:
+// no ratio, and why.
+func (e Expectation) notMeasured(why string) result.ExpectCheck {
+	return result.ExpectCheck{Key: e.Key, Promised: e.Rate, PromisedText: e.Text, NotMeasured: why, Verdict: "not measured: " + why}
+}
+
 // hoursPerMonth turns a monthly price into an hourly one: 730 hours, the
 // year's 8,760 over 12, as the cloud price lists count a month.
 const hoursPerMonth = 730

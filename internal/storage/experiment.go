@@ -45,9 +45,14 @@ type job struct {
 	outs    *experiment.Outputs
 	mon     *experiment.Monitoring
 	ev      *evidence
+	dev     *deviceSampler
 	// made are the tables this run created, dropped at its end unless
 	// --keep.
 	made []driver.DataTable
+	// reused is a kept table of the right rows and payload that fill
+	// takes as filled, with its rows; nil when there is none.
+	reused     *driver.DataTable
+	reusedRows int64
 	// notes go in the header; sum is the summary being built.
 	notes []string
 	sum   result.StorageSummary
@@ -93,6 +98,13 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	ctx := stops.Context()
 	j := &job{c: c, stops: stops, errs: map[string]int64{}}
 	j.log = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if c.Kind == Write && c.Chunk > c.Size {
+		// A chunk past --size would write more than was asked.
+		fmt.Fprintf(c.Stderr, "dbprobe: --chunk %s is larger than --size %s: the chunk is the whole --size, one INSERT … SELECT of %s\n", SizeText(c.Chunk), SizeText(c.Size), SizeText(c.Size))
+		j.notes = append(j.notes, fmt.Sprintf("--chunk %s clamped to --size %s", SizeText(c.Chunk), SizeText(c.Size)))
+		c.Chunk = c.Size
+		j.c.Chunk = c.Size
+	}
 	tc := c.Target
 	tc.DefaultFile = "storage.db"
 	if j.target, err = experiment.ResolveTarget(tc, c.Stderr); err != nil {
@@ -122,6 +134,9 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	if err := j.refuseEarly(); err != nil {
 		return err
 	}
+	if c.Kind == Scan {
+		j.sizeFromCache(ctx)
+	}
 	if err := j.dropLeftovers(ctx); err != nil {
 		return err
 	}
@@ -137,6 +152,8 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 		}
 	}()
 	defer j.dropMade(ctx)
+	// A run that fails before its summary stops the device's sampler too.
+	defer func() { j.dev.end(nil, time.Time{}) }()
 	return j.runKind(ctx)
 }
 
@@ -182,9 +199,11 @@ func (j *job) refuseEarly() error {
 
 // tableNames are the tables an experiment uses: fixed names, so that the
 // next run finds what a killed one left.
-func (j *job) tableNames() []string {
-	base := "dbprobe_storage_" + j.c.Kind.String()
-	switch j.c.Kind {
+func (j *job) tableNames() []string { return tableNamesOf(j.c.Kind) }
+
+func tableNamesOf(k Kind) []string {
+	base := "dbprobe_storage_" + k.String()
+	switch k {
 	case Write:
 		return []string{base + "_src", base}
 	case LogCopy:
@@ -198,32 +217,116 @@ func (j *job) dataTable(name string) driver.DataTable {
 	return driver.DataTable{Name: name, PayloadBytes: j.c.Payload}
 }
 
-// dropLeftovers drops the tables of the experiment that an earlier run
-// left (a kill -9 gives it no chance to), saying so; a table of that name
-// dbprobe did not create is bad input, and stays.
+// filledName is the table the experiment fills before it measures and
+// only reads from (the scanned, the read, the copied one): a kept one of
+// the right rows and payload can be used again instead of refilled.
+func (j *job) filledName() string {
+	switch j.c.Kind {
+	case Scan, Read, Write, LogCopy:
+		return j.tableNames()[0]
+	}
+	return ""
+}
+
+// filledSize is the size the experiment fills its filled table to.
+func (j *job) filledSize() int64 {
+	if j.c.Kind == Write {
+		return j.c.Chunk
+	}
+	return j.c.Size
+}
+
+// dropLeftovers drops the tables of every storage experiment that an
+// earlier run left (a kill -9 gives it no chance to; --keep leaves them),
+// saying so: they cost the database space whichever experiment runs next.
+// A kept table this experiment fills is used again when it holds the
+// rows and payload this run would fill it with. A table of this
+// experiment's names that dbprobe did not create is bad input, and stays;
+// one of another experiment's names is not in the way, and stays too.
 func (j *job) dropLeftovers(ctx context.Context) error {
-	for _, name := range j.tableNames() {
-		t := j.dataTable(name)
-		st, err := j.db.Inspect(ctx, t.Table())
-		if err != nil {
-			return experiment.Scrubbed(j.target.Target, err)
-		}
-		if !st.Exists {
-			continue
-		}
-		if !st.CreatedByDbprobe {
-			note := ""
-			if st.OwnershipNote != "" {
-				note = " (" + st.OwnershipNote + ")"
+	for k := Scan; k <= LogCopy; k++ {
+		for _, name := range tableNamesOf(k) {
+			if err := j.dropLeftover(ctx, k, name); err != nil {
+				return err
 			}
-			return badinput.New("%s has a table %s that dbprobe did not create%s; dbprobe storage uses that name and never drops a table it did not create: rename or drop it yourself", j.where, name, note)
 		}
-		if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
-			return fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
-		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: dropped table %s, which an earlier dbprobe storage %s left behind (it was stopped before it could drop it)\n", name, j.c.Kind)
 	}
 	return nil
+}
+
+func (j *job) dropLeftover(ctx context.Context, k Kind, name string) error {
+	mine := k == j.c.Kind
+	t := j.dataTable(name)
+	st, err := j.db.Inspect(ctx, t.Table())
+	if err != nil {
+		return experiment.Scrubbed(j.target.Target, err)
+	}
+	if !st.Exists {
+		return nil
+	}
+	if !st.CreatedByDbprobe {
+		if !mine {
+			return nil
+		}
+		note := ""
+		if st.OwnershipNote != "" {
+			note = " (" + st.OwnershipNote + ")"
+		}
+		return badinput.New("%s has a table %s that dbprobe did not create%s; dbprobe storage uses that name and never drops a table it did not create: rename or drop it yourself", j.where, name, note)
+	}
+	why := ""
+	if mine && name == j.filledName() {
+		ok, mismatch := j.reusable(ctx, t)
+		if ok {
+			return nil
+		}
+		why = "; it does not fit this run (" + mismatch + "), so it is refilled"
+	}
+	if err := j.db.(driver.TableFiller).DropDataTable(ctx, t); err != nil {
+		return fmt.Errorf("dropping the table %s an earlier run left: %w", name, experiment.Scrubbed(j.target.Target, err))
+	}
+	fmt.Fprintf(j.c.Stderr, "dbprobe: dropped table %s, which an earlier dbprobe storage %s left (kept with --keep, or stopped before it could drop it)%s\n", name, k, why)
+	return nil
+}
+
+// reusable checks a kept table, dbprobe's, against what this run would
+// fill it with: its rows counted on the server and its size on disk per
+// row against the payload. It returns whether it fits and, if not, why.
+// A table that fits is this run's, used as filled.
+func (j *job) reusable(ctx context.Context, t driver.DataTable) (bool, string) {
+	scanner, ok := j.db.(driver.TableScanner)
+	if !ok {
+		return false, j.caps.Database + " cannot count its rows on the server"
+	}
+	want := j.fillRows(t, j.filledSize())
+	res, err := scanner.ScanTable(ctx, t, 0, 1)
+	if err != nil {
+		return false, "counting its rows failed: " + j.target.ScrubError(err)
+	}
+	if res.Rows != want {
+		return false, fmt.Sprintf("it has %s rows, this run fills %s for --size %s and --payload %d", result.Grouped(res.Rows), result.Grouped(want), SizeText(j.filledSize()), t.PayloadBytes)
+	}
+	size, err := j.db.(driver.TableSizer).TableSize(ctx, t)
+	if err != nil {
+		return false, "sizing it failed: " + j.target.ScrubError(err)
+	}
+	// Its rows' payload, from its size: at least the payload and id of
+	// each row. No upper bound: a small table's extents (InnoDB's) make
+	// twice its rows' bytes, and the row count already pins the width
+	// the size was filled at.
+	row := float64(t.PayloadBytes + 8)
+	if per := float64(size.Bytes) / float64(want); per < row {
+		return false, fmt.Sprintf("%s on disk is %.0f bytes a row, not the %d-byte payload this run fills", SizeText(size.Bytes), per, t.PayloadBytes)
+	}
+	j.reused, j.reusedRows = &t, want
+	fmt.Fprintf(j.c.Stderr, "dbprobe: using table %s again, which an earlier dbprobe storage %s kept (--keep): its %s rows and %s on disk are what this run would fill (--size %s, --payload %d)\n",
+		t.Name, j.c.Kind, result.Grouped(want), SizeText(size.Bytes), SizeText(j.filledSize()), t.PayloadBytes)
+	return true, ""
+}
+
+// fillRows is the rows fill puts in t for size bytes.
+func (j *job) fillRows(t driver.DataTable, size int64) int64 {
+	return max(1, size/int64(t.PayloadBytes+8))
 }
 
 // spaceFactor is how many times --size the experiment writes on the
@@ -258,9 +361,15 @@ func (j *job) checkSpace() error {
 	return nil
 }
 
-// create creates t, empty, and records that this run made it.
+// create creates t, empty, and records that this run made it. A user
+// who may not create tables is told what dbprobe storage needs, not the
+// driver's advice for a key-value run.
 func (j *job) create(ctx context.Context, t driver.DataTable) error {
 	if err := j.db.(driver.TableFiller).CreateDataTable(ctx, t); err != nil {
+		if words, ok := refusedPrivilege(err); ok {
+			return badinput.New("%s refused to create the table %s: %s; dbprobe storage %s works on tables of its own (and records them in dbprobe's marker table): grant the user CREATE (and DROP) on the schema or database it connects to, or run as a user who has it",
+				j.where, t.Name, j.target.ScrubError(errors.New(words)), j.c.Kind)
+		}
 		return j.statementError("creating the table "+t.Name, err)
 	}
 	j.made = append(j.made, t)
@@ -270,10 +379,16 @@ func (j *job) create(ctx context.Context, t driver.DataTable) error {
 // fill creates t and fills it with rows on the server up to about size
 // bytes of rows, and returns its rows.
 func (j *job) fill(ctx context.Context, t driver.DataTable, size int64) (int64, error) {
+	if j.reused != nil && j.reused.Name == t.Name {
+		// A kept table that holds these rows: this run's from now on,
+		// dropped at its end unless --keep.
+		j.made = append(j.made, t)
+		return j.reusedRows, nil
+	}
 	if err := j.create(ctx, t); err != nil {
 		return 0, err
 	}
-	rows := max(1, size/int64(t.PayloadBytes+8))
+	rows := j.fillRows(t, size)
 	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows (%s) on the server\n", t.Name, result.Grouped(rows), SizeText(size))
 	n, err := j.db.(driver.TableFiller).FillTable(ctx, t, 1, rows)
 	if err != nil {
@@ -289,6 +404,20 @@ func (j *job) sized(ctx context.Context, t driver.DataTable) (driver.TableSize, 
 		return s, j.statementError("sizing the table "+t.Name, err)
 	}
 	return s, nil
+}
+
+// refusedPrivilege returns the server's own words when err is its
+// refusal of a privilege: bad input carrying them (driver.PermissionDenied).
+func refusedPrivilege(err error) (string, bool) {
+	var sc *driver.Scrubbed
+	if !badinput.Is(err) || !errors.As(err, &sc) {
+		return "", false
+	}
+	l := strings.ToLower(sc.Msg)
+	if !strings.Contains(l, "permission") && !strings.Contains(l, "denied") && !strings.Contains(l, "privilege") {
+		return "", false
+	}
+	return sc.Msg, true
 }
 
 // statementError says what failed, in the database's words, with the
@@ -324,7 +453,7 @@ func (j *job) dropMade(ctx context.Context) {
 		for i, t := range j.made {
 			names[i] = t.Name
 		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s drops them before it starts\n", strings.Join(names, ", "), j.c.Kind)
+		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", strings.Join(names, ", "), j.c.Kind)
 		return
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
@@ -372,6 +501,10 @@ func (j *job) header() result.Header {
 	}
 	h.Settings = append(h.Settings, result.Setting{Key: "threadcount", Value: strconv.Itoa(j.threadsNow()), Source: "derived"})
 	for _, k := range j.needs() {
+		if k == driver.CapFill && j.c.Kind == Bulk {
+			// bulk creates its table empty and loads it: no fill.
+			continue
+		}
 		h.Notes = append(h.Notes, fmt.Sprintf("%s: %s", k, j.caps.Support(k).Note))
 	}
 	h.Notes = append(h.Notes, "sizes and rates are in decimal units: 1 GB = 10^9 bytes, 1 MB = 10^6 bytes")
@@ -399,6 +532,7 @@ func (j *job) startPhase(ctx context.Context, evidencePath string) error {
 	if j.ev.mon == nil {
 		j.notes = append(j.notes, "database counters: none: "+j.caps.Database+" has no monitor here, so the proof has the device's figures only")
 	}
+	j.dev = startDeviceSampler(j.ev.device)
 	h := j.header()
 	h.Notes = append(h.Notes, notes...)
 	j.wallFrom = time.Now()
@@ -502,6 +636,11 @@ func (j *job) finish(ctx context.Context) error {
 	if j.ev != nil {
 		defer j.ev.close()
 	}
+	origin := j.origin
+	if origin.IsZero() {
+		origin = j.wallFrom
+	}
+	j.sum.Device = j.dev.end(j.sum.Device, origin)
 	st := &j.sum
 	st.Experiment = j.c.Kind.String()
 	st.PerSecond, st.Consistency = perSecond(j.spans, j.origin)
@@ -510,7 +649,11 @@ func (j *job) finish(ctx context.Context) error {
 		st.Rate = float64(st.Bytes) / st.Seconds
 		st.RowsPerSec = float64(st.Rows) / st.Seconds
 	}
+	if j.pointed() {
+		j.byPoint()
+	}
 	j.stepFigures()
+	j.amplification()
 	if j.verdict != nil {
 		var intervals []monitor.Interval
 		if j.mon != nil {
@@ -519,13 +662,7 @@ func (j *job) finish(ctx context.Context) error {
 		j.verdict(intervals)
 	}
 	for _, e := range j.c.Expect {
-		// A log promise is held against the log's rate, whatever the
-		// experiment's own rate counts.
-		measured := st.Rate
-		if e.Key == "log" {
-			measured = j.logRate()
-		}
-		st.Expect = append(st.Expect, e.check(measured))
+		st.Expect = append(st.Expect, j.judge(e)...)
 	}
 	st.Cost = j.c.Price.cost(time.Since(j.wallFrom).Seconds(), st.Bytes)
 	sum := result.Summary{
@@ -540,6 +677,7 @@ func (j *job) finish(ctx context.Context) error {
 	if j.runTime > 0 {
 		sum.Throughput = float64(j.ops) / j.runTime.Seconds()
 	}
+	sum.Notes = append(sum.Notes, fmt.Sprintf("[OVERALL] Throughput(ops/sec) is %s per second (%s Operations counts its statements); the storage rate is [%s]'s", opUnits[j.c.Kind], opOfKind[j.c.Kind], strings.ToUpper(j.c.Kind.String())))
 	if j.intr {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout)+"; the figures cover what was measured before it")
 	}
@@ -560,22 +698,163 @@ func (j *job) finish(ctx context.Context) error {
 	return stopped
 }
 
-// logRate is the log bytes per second over the measured part, from the
-// steps; 0 when not counted.
-func (j *job) logRate() float64 {
-	var bytes int64
-	var secs float64
-	for _, s := range j.sum.Steps {
-		if s.LogBytes < 0 {
-			return 0
+// amplification adds, for an experiment that writes a table, what each
+// byte of it cost the log and the device, and the checkpoints meanwhile,
+// summed over the steps (the time between them, a copy dropped, left
+// out).
+func (j *job) amplification() {
+	if j.c.Kind != Write && j.c.Kind != Bulk && j.c.Kind != LogCopy || len(j.sum.Steps) == 0 {
+		return
+	}
+	a := &result.WriteAmplification{Device: j.ev.device}
+	for i, s := range j.sum.Steps {
+		add := func(sum *int64, v int64) {
+			if i == 0 {
+				*sum = v
+			} else if *sum < 0 || v < 0 {
+				*sum = -1
+			} else {
+				*sum += v
+			}
 		}
-		bytes += s.LogBytes
-		secs += s.Seconds
+		a.TableBytes += s.Bytes
+		add(&a.LogBytes, s.LogBytes)
+		add(&a.DeviceBytes, s.DeviceWriteBytes)
+		add(&a.Checkpoints, s.Checkpoints)
 	}
-	if secs <= 0 {
-		return 0
+	if a.TableBytes <= 0 {
+		return
 	}
-	return float64(bytes) / secs
+	if a.LogBytes >= 0 {
+		a.LogPerByte = round3(float64(a.LogBytes) / float64(a.TableBytes))
+	}
+	if a.DeviceBytes >= 0 {
+		a.DevicePerByte = round3(float64(a.DeviceBytes) / float64(a.TableBytes))
+	}
+	a.CheckpointsHow = "the database's " + driver.CounterCheckpoints + " counter"
+	if a.Checkpoints < 0 {
+		a.CheckpointsHow = j.caps.Database + " does not count them here (InnoDB checkpoints continuously, fuzzily, and counts none)"
+		if j.caps.Database != "MySQL" && j.caps.Database != "MariaDB" {
+			a.CheckpointsHow = j.caps.Database + " does not count them here"
+		}
+	}
+	j.sum.Amplification = a
+}
+
+// judge holds a promise against what was measured: at each point when
+// the experiment ran at several (an average over different --threads is
+// no one's rate), else over the measured part. A log promise is held
+// against the log's rate, whatever the experiment's own rate counts; where
+// the log was not counted it is "not measured", with why, and no ratio.
+func (j *job) judge(e Expectation) []result.ExpectCheck {
+	steps := j.sum.Steps
+	if !j.pointed() {
+		if e.Key != "log" {
+			return []result.ExpectCheck{e.check(j.sum.Rate)}
+		}
+		var bytes int64
+		var secs float64
+		for _, s := range steps {
+			if s.LogBytes < 0 {
+				return []result.ExpectCheck{e.notMeasured(j.logUncounted())}
+			}
+			bytes += s.LogBytes
+			secs += s.Seconds
+		}
+		if secs <= 0 {
+			return []result.ExpectCheck{e.notMeasured("nothing was measured")}
+		}
+		return []result.ExpectCheck{e.check(float64(bytes) / secs)}
+	}
+	var out []result.ExpectCheck
+	for _, s := range steps {
+		var c result.ExpectCheck
+		switch {
+		case e.Key == "log" && s.LogBytes < 0:
+			c = e.notMeasured(j.logUncounted())
+		case e.Key == "log":
+			c = e.check(s.LogRate)
+		default:
+			c = e.check(s.Rate)
+		}
+		c.Point = s.Label
+		out = append(out, c)
+	}
+	if len(out) == 0 {
+		out = append(out, e.notMeasured("nothing was measured"))
+	}
+	return out
+}
+
+// opUnits is what [OVERALL] Throughput counts per second in each
+// experiment, a unit that otherwise differs unsaid; opOfKind names the
+// series of its statements.
+var (
+	opUnits  = map[Kind]string{Scan: "chunks scanned", Read: "rows fetched", Write: "INSERT … SELECT chunks", Bulk: "rows loaded", LogCopy: "table copies"}
+	opOfKind = map[Kind]string{Scan: "[SCAN-CHUNK]", Read: "[READ-RANGE]", Write: "[WRITE-CHUNK]", Bulk: "[BULK-BATCH]", LogCopy: "[COPY]"}
+)
+
+// logUncounted says why the log's bytes were not counted.
+func (j *job) logUncounted() string {
+	if j.ev == nil || j.ev.mon == nil {
+		return j.caps.Database + " has no monitor here, so dbprobe reads no log counter"
+	}
+	return j.caps.Database + " keeps no count of its log bytes (no " + driver.CounterLogBytes + " counter)"
+}
+
+// pointed reports whether the experiment ran at several points: read or
+// bulk at several --threads, logcopy at several --dop (a database that
+// copies serially runs one). Their figures are each point's; the
+// headline is the fastest point's.
+func (j *job) pointed() bool {
+	switch j.c.Kind {
+	case Read, Bulk, LogCopy:
+		return len(j.sum.Steps) > 1
+	}
+	return false
+}
+
+// byPoint splits the per-second series by the step each second fell in,
+// gives each step the spread of its own seconds, and makes the fastest
+// step the headline: its rate and its spread.
+func (j *job) byPoint() {
+	st := &j.sum
+	best := -1
+	for i, s := range st.Steps {
+		if best < 0 || s.Rate > st.Steps[best].Rate {
+			best = i
+		}
+	}
+	if best < 0 {
+		return
+	}
+	groups := make([][]span, len(st.Steps))
+	for _, sp := range j.spans {
+		mid := sp.start.Add(sp.end.Sub(sp.start) / 2)
+		for _, w := range j.steps {
+			if w.index < len(groups) && !mid.Before(w.start) && !mid.After(w.end) {
+				groups[w.index] = append(groups[w.index], sp)
+				break
+			}
+		}
+	}
+	var points []result.RatePoint
+	for i := range st.Steps {
+		ps, c := perSecond(groups[i], j.origin)
+		for k := range ps {
+			ps[k].Point = st.Steps[i].Label
+		}
+		points = append(points, ps...)
+		st.Steps[i].Consistency = c
+	}
+	st.PerSecond = points
+	st.PerMinute, st.MinuteConsistency = nil, nil
+	st.Rate = st.Steps[best].Rate
+	if st.Steps[best].Seconds > 0 {
+		st.RowsPerSec = float64(st.Steps[best].Rows) / st.Steps[best].Seconds
+	}
+	st.Consistency = st.Steps[best].Consistency
+	st.Headline = st.Steps[best].Label
 }
 
 // stepFigures adds to each step the monitor's figures of its window: the

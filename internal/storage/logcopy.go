@@ -54,10 +54,11 @@ func (j *job) logcopy(ctx context.Context) error {
 	j.sum.BytesAre = "the source table's size on disk as the database reports it (" + size.How + "), once per copy"
 	dops := j.c.Dops
 	if slices.ContainsFunc(dops, func(d int) bool { return d > 1 }) && !j.caps.OK(driver.CapParallelCopy) {
-		j.notes = append(j.notes, fmt.Sprintf("--dop %s: %s copies serially (%s): the copy runs once at DOP 1", joinInts(dops), j.caps.Database, j.caps.Support(driver.CapParallelCopy).Note))
+		// The driver's note already says why it copies serially.
+		j.notes = append(j.notes, fmt.Sprintf("--dop %s: %s cannot copy in parallel (%s): the copy runs once at DOP 1", joinInts(dops), j.caps.Database, j.caps.Support(driver.CapParallelCopy).Note))
 		dops = []int{1}
 	}
-	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter",
+	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter where it keeps one (the verdict says when not)",
 		src.Name, dst.Name, j.caps.Support(driver.CapCopy).Note, joinInts(dops), j.c.Duration, driver.CounterLogBytes))
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err
@@ -106,7 +107,7 @@ func (j *job) logcopy(ctx context.Context) error {
 		j.around("DOP "+strconv.Itoa(dop), true)
 		j.stepWindow(len(j.sum.Steps), start, end)
 		step := result.StorageStep{Label: "DOP " + strconv.Itoa(dop), Seconds: secs, Bytes: int64(n) * size.Bytes, Rows: int64(n) * w.res.Rows,
-			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Degree: w.res.Degree, How: w.res.How}
+			LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, Degree: w.res.Degree, How: w.res.How}
 		if secs > 0 {
 			step.Rate = float64(step.Bytes) / secs
 			if d.log >= 0 {
@@ -181,11 +182,22 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	busy := j.sum.Device != nil && j.sum.Device.UtilPct >= busyDevice
 	rate := result.RateText("log", (lo+hi)/2)
 	dopList := joinWords(steps)
-	waits := ""
+	waits := " (no wait samples: " + j.caps.Database + " gave none here, so the sessions' waits do not tell)"
 	if judged > 0 {
 		waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU)", 100*logWait, 100*cpu)
 	}
+	// The host's cores all busy (a database on this machine, which
+	// dbprobe shares) hold the copy back whatever the sessions' waits say.
+	saturated := ""
+	for _, s := range steps {
+		if j.local && s.HostCores >= saturatedHost*float64(hostCPUs()) {
+			saturated = fmt.Sprintf("host CPU %.2f of %d cores at %s", s.HostCores, hostCPUs(), s.Label)
+			break
+		}
+	}
 	switch {
+	case saturated != "" && !(judged > 0 && logWait >= logWaitShare):
+		j.sum.Verdict = fmt.Sprintf("CPU-bound on the host: %s: every core was busy (the database and dbprobe share them), so the copy's rate is the host's CPU's, not the log's: log %s%s", saturated, stepRates(steps, true), waits)
 	case judged > 0 && cpu >= cpuShare && logWait < logWaitShare:
 		j.sum.Verdict = fmt.Sprintf("CPU-bound: the copy's writer was on a core%s, at log %s; a higher DOP parallelizes the reading, not the writing of rows, so more cores do not copy faster, and this is no log wall; copies: %s", waits, stepRates(steps, true), stepRates(steps, false))
 	case flat:
@@ -205,12 +217,17 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	}
 }
 
+// saturatedHost is the share of the host's cores busy at which the host's
+// CPU is taken as the limit.
+const saturatedHost = 0.9
+
 // waitShares is the share of the database's sampled active sessions, its
 // own and the server's others (the copy runs on a connection of the
 // pool, which the monitor may count as another's), that waited on the
 // log and that were on CPU; ok is false when none were sampled.
 func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 	var active float64
+	sampled := false
 	for _, iv := range intervals {
 		wgt := iv.End.Sub(iv.Start).Seconds()
 		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
@@ -220,6 +237,7 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			if !isWait {
 				continue
 			}
+			sampled = true
 			n := own
 			if e, isOther := strings.CutPrefix(event, "other."); isOther {
 				event, n = e, other
@@ -232,7 +250,8 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			}
 		}
 	}
-	if active <= 0 {
+	// No wait figure at all is no sample, not "0% waited".
+	if active <= 0 || !sampled {
 		return 0, 0, false
 	}
 	return logWait / active, cpu / active, true

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/monitor"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
@@ -177,7 +179,18 @@ func TestScanVerdict(t *testing.T) {
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 98e7, Device: "vda"}, true, true, "physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 1e6, Device: "vda"}, true, false, "not physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e7, DeviceBytes: -1}, false, false, "not physical: the database read only"},
-		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, true, "physical as far as the database can tell"},
+		// A busy device read for others while the database read nothing.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 0, DeviceBytes: 3e9, Device: "vda"}, true, false, "not physical: the database read only 0 B"},
+		// PostgreSQL's blks_read may be served by the page cache: a remote
+		// database's own count does not prove the scan physical.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 9e8, DeviceBytes: -1}, false, false, "not proven physical: the database read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: -1}, true, false, "not proven physical: the database read"},
+		// MariaDB, 300 MB against a 256 MB buffer pool: half from the cache.
+		{result.StorageProof{Bytes: 5.1e9, DatabaseBytes: 2.7e9, DeviceBytes: 2.64e9, Device: "vda"}, true, false, "partly physical (52%): the device vda read"},
+		// Other I/O on the device: SQLite's 140%, an interrupted scan's 206%.
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: 1.4e9, Device: "vda"}, true, false, "not proven physical: the device vda read 1.40 GB for the 1.00 GB the scan counts (140%), well over"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: 1e9, DeviceBytes: 2.06e9, Device: "vda"}, true, false, "not proven physical: the device vda read"},
+		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: 1.1e9, Device: "vda"}, true, true, "physical: the device vda read"},
 		{result.StorageProof{Bytes: 1e9, DatabaseBytes: -1, DeviceBytes: -1}, false, false, "unproven"},
 	}
 	for _, tt := range tests {
@@ -263,5 +276,61 @@ func TestTableFiles(t *testing.T) {
 	}
 	if got := names(tableFiles(filepath.Join(dir, "st.db"))); got != "st.db st.db-wal" {
 		t.Errorf("SQLite-like: %s", got)
+	}
+}
+
+// The device's per-second figures are iostat's, and the bursts hold the
+// busiest whole second against the median one.
+func TestDeviceSeconds(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c := func(sec float64, reads, readMB, readMs, ioMs uint64) devicePoint {
+		return devicePoint{at: t0.Add(time.Duration(sec * float64(time.Second))), c: monitor.DiskCounters{Name: "loop9",
+			Reads: reads, ReadBytes: readMB * 1e6, ReadMillis: readMs, IOMillis: ioMs}}
+	}
+	points := []devicePoint{
+		c(0, 0, 0, 0, 0),
+		c(1, 100, 10, 200, 500),     // 10 MB/s, 100 IO/s, 100 kB each, 2 ms, 50% busy
+		c(2, 400, 50, 1400, 1500),   // a burst: 40 MB/s, 300 IO/s, 4 ms, 100% busy
+		c(3, 500, 60, 1600, 2000),   // 10 MB/s
+		c(4, 600, 70, 1800, 2500),   // 10 MB/s
+		c(4.2, 610, 71, 1820, 2600), // cut short: not in the bursts
+	}
+	secs := deviceSeconds(points, t0)
+	if len(secs) != 5 {
+		t.Fatalf("%d seconds", len(secs))
+	}
+	want := result.DeviceSecond{Elapsed: 1, Seconds: 1, ReadRate: 10e6, IOPS: 100, AvgRequestBytes: 100e3, AwaitMs: 2, UtilPct: 50}
+	if secs[0] != want {
+		t.Errorf("first second %+v, want %+v", secs[0], want)
+	}
+	b := deviceBursts(secs)
+	wantB := result.DeviceBursts{Seconds: 4, MedianRate: 10e6, MaxRate: 40e6, MaxAt: 2, MedianIOPS: 100, MaxIOPS: 300, MedianAwaitMs: 2, MaxAwaitMs: 4, SaturatedShare: 0.25}
+	if b == nil || *b != wantB {
+		t.Errorf("bursts %+v, want %+v", b, wantB)
+	}
+	if deviceBursts(secs[4:]) != nil {
+		t.Error("bursts of a second cut short")
+	}
+}
+
+// Sessions writing rows into a full socket, with the client's CPU to
+// spare, make a read network-limited; sessions on CPU do not.
+func TestReadLimitNetwork(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var sending, busy []monitor.Interval
+	for i := range 4 {
+		s, e := t0.Add(time.Duration(i)*time.Second), t0.Add(time.Duration(i+1)*time.Second)
+		sending = append(sending, monitor.Interval{Start: s, End: e, Metrics: map[string]float64{
+			"db.sessions.active": 0, "db.sessions.other.active": 1, "db.wait.other.Client:ClientWrite": 0.8, "db.wait.other.CPU": 0.2,
+			"client.cpu%": 10, "host.cpu.idle%": 60}})
+		busy = append(busy, monitor.Interval{Start: s, End: e, Metrics: map[string]float64{
+			"db.sessions.active": 1, "db.wait.CPU": 1, "client.cpu%": 10, "host.cpu.idle%": 5}})
+	}
+	w := stepWindow{start: t0, end: t0.Add(4 * time.Second)}
+	if v := readLimit(sending, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "network-limited: 80% of the database's sampled sessions were sending rows") {
+		t.Errorf("sending: %s", v)
+	}
+	if v := readLimit(busy, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "server-limited") {
+		t.Errorf("on CPU: %s", v)
 	}
 }

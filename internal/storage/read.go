@@ -98,11 +98,32 @@ func (j *job) readVerdict(intervals []monitor.Interval) {
 		return
 	}
 	v := "read into the client: " + strings.Join(parts, ", ")
-	if len(parts) > 1 {
+	last := len(parts) - 1
+	switch {
+	case len(parts) > 1 && bestAt < last:
 		v += fmt.Sprintf("; the rate stops growing (by 10%% or more) after %s", j.sum.Steps[bestAt].Label)
+	case len(parts) > 1:
+		v += fmt.Sprintf("; the rate still grows at %s, the last tried: not tested beyond", j.sum.Steps[bestAt].Label)
 	}
-	j.sum.Verdict = v + "; " + j.sum.Steps[bestAt].Label + ": " + j.sum.Steps[bestAt].Verdict
+	// A point measured slower than the best one contradicts "more threads
+	// may go faster" said of the best.
+	slower := ""
+	for i := bestAt + 1; i < len(j.sum.Steps); i++ {
+		if j.sum.Steps[i].Rate < 0.9*best {
+			slower = j.sum.Steps[i].Label
+			break
+		}
+	}
+	stepVerdict := j.sum.Steps[bestAt].Verdict
+	if slower != "" && strings.Contains(stepVerdict, moreThreads) {
+		stepVerdict = strings.Replace(stepVerdict, moreThreads, ", though "+slower+" measured slower", 1)
+	}
+	j.sum.Verdict = v + "; " + j.sum.Steps[bestAt].Label + ": " + stepVerdict
 }
+
+// moreThreads is the monitor's advice when nothing saturated, which a
+// measured drop at more threads contradicts.
+const moreThreads = ": more threads may go faster"
 
 // readLimit says whether the client, the network or the server limited a
 // read step, from the monitor's diagnosis of its intervals: the client
@@ -111,10 +132,24 @@ func (j *job) readVerdict(intervals []monitor.Interval) {
 // sessions sat idle waiting for the client to take the rows.
 func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placement driver.Placement) string {
 	d := monitor.Diagnose(intervals, monitor.Phase{Threads: threads, Span: w.end.Sub(w.start), Placement: placement})
+	sending, sampled := sendingShare(intervals)
+	switch {
+	case d.Limit == monitor.LimitClient:
+		return "client-limited: " + d.Verdict
+	case d.Limit != monitor.LimitNotJudged && sampled && sending >= networkShare:
+		// The server's sessions are busy, but writing rows into a socket
+		// the client side does not drain: with the client's CPU to spare,
+		// that is the network between them.
+		return fmt.Sprintf("network-limited: %.0f%% of the database's sampled sessions were sending rows to the client (its socket full) while the client had CPU to spare: the network between them holds the rate", 100*sending)
+	}
 	switch d.Limit {
 	case monitor.LimitClient:
 		return "client-limited: " + d.Verdict
 	case monitor.LimitServerCPU, monitor.LimitReadIO, monitor.LimitLock, monitor.LimitWriter:
+		if placement == driver.PlacementEmbedded {
+			// No server: the engine's CPU is dbprobe's own process's.
+			return "engine-limited (the engine runs in dbprobe's process, so its CPU is the client's): " + d.Verdict
+		}
 		return "server-limited: " + d.Verdict
 	case monitor.LimitRoundTrip:
 		return "network-limited (or round trips): " + d.Verdict
@@ -122,6 +157,42 @@ func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placemen
 		return "not judged: " + d.Verdict
 	}
 	return "no limit saturated: " + d.Verdict
+}
+
+// networkShare is the share of the database's sampled sessions sending
+// rows to the client from which the network is what a read waits on.
+const networkShare = 0.5
+
+// sendingShare is the share of the database's sampled active sessions,
+// its own and others' (the readers' connections are SQL text's, which
+// the monitor may count as others'), that were writing to the client's
+// socket: PostgreSQL's Client:ClientWrite, MySQL's "Sending to client"
+// and "Writing to net"; sampled is false when none were sampled.
+func sendingShare(intervals []monitor.Interval) (share float64, sampled bool) {
+	var active, sending float64
+	for _, iv := range intervals {
+		wgt := iv.End.Sub(iv.Start).Seconds()
+		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
+		active += own + other
+		for name, v := range iv.Metrics {
+			event, isWait := strings.CutPrefix(name, "db.wait.")
+			if !isWait {
+				continue
+			}
+			n := own
+			if e, isOther := strings.CutPrefix(event, "other."); isOther {
+				event, n = e, other
+			}
+			e := strings.ToUpper(event)
+			if strings.Contains(e, "CLIENTWRITE") || strings.Contains(e, "SENDING TO CLIENT") || strings.Contains(e, "WRITING TO NET") {
+				sending += v * n
+			}
+		}
+	}
+	if active <= 0 {
+		return 0, false
+	}
+	return sending / active, true
 }
 
 // within are the intervals whose middle is in w.

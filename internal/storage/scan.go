@@ -43,6 +43,19 @@ const maxParts = 4096
 // cache, and the rate is the cache's.
 const physicalShare = 0.5
 
+// wholeShare is the share the device must read for the rate to be the
+// storage's: between physicalShare and it, a large part of the scan came
+// from a cache and the rate mixes the two. Not 100%: the table's size on
+// disk counts pages a scan does not read (its index, free space maps),
+// and a pass after the first may find a little in a cache smaller than
+// the table (a cold PostgreSQL scan of twice shared_buffers: 86%).
+const wholeShare = 0.75
+
+// overShare is the share above which the device read clearly more than
+// the scan: other processes' I/O on it (or an earlier pass's read-ahead)
+// is in its count, which then proves nothing about the scan.
+const overShare = 1.2
+
 // hostCPUs is the CPUs of this machine, which a local database shares.
 func hostCPUs() int { return runtime.NumCPU() }
 
@@ -107,7 +120,7 @@ func (j *job) scan(ctx context.Context) error {
 		j.stepWindow(len(j.sum.Steps), start, time.Now())
 		bytes := int64(float64(out.Ops-out.Failed) * unit)
 		step := result.StorageStep{Label: fmt.Sprintf("pass %d", pass), Seconds: out.RunTime.Seconds(), Bytes: bytes, Rows: w.rows.Load(),
-			LogBytes: -1, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Cold: cold}
+			LogBytes: -1, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, Cold: cold}
 		if step.Seconds > 0 {
 			step.Rate = float64(bytes) / step.Seconds
 		}
@@ -204,17 +217,32 @@ func scanVerdict(p *result.StorageProof, local bool) (string, bool) {
 	if p.DatabaseBytes >= 0 {
 		db = fmt.Sprintf("; the database read %s from outside its cache (%.0f%%)", result.BytesText(p.DatabaseBytes), pct(p.DatabaseBytes))
 	}
+	dbPart := float64(p.DatabaseBytes) / float64(p.Bytes)
+	devPart := float64(p.DeviceBytes) / float64(p.Bytes)
+	// The database's own count may have been served by its host's page
+	// cache (PostgreSQL's blks_read is a read() call, not a disk read): it
+	// can say a scan was not physical, never that it was.
+	maybeCached := "which its host's page cache may have served: only that host's device can tell"
+	if local {
+		maybeCached = "which this machine's page cache may have served, and no block device of this machine was seen to confirm it"
+	}
 	switch {
-	case p.DeviceBytes >= 0 && float64(p.DeviceBytes) >= physicalShare*float64(p.Bytes):
+	case p.DeviceBytes >= 0 && p.DatabaseBytes >= 0 && dbPart < physicalShare:
+		// The device counts every process's reads: on a busy machine it
+		// may read as much for others while the database reads nothing.
+		return fmt.Sprintf("not physical: the database read only %s of the %s scanned from outside its cache (%.0f%%): the rate is its cache's, not the storage's; the %s the device %s read (%.0f%%) were other processes' reads", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes), result.BytesText(p.DeviceBytes), p.Device, pct(p.DeviceBytes)), false
+	case p.DeviceBytes >= 0 && devPart > overShare:
+		return fmt.Sprintf("not proven physical: the device %s read %s for the %s the scan counts (%.0f%%), well over the scan: other I/O on the device is in its count, which so proves nothing about the scan%s; run on a quiet machine to prove it", p.Device, result.BytesText(p.DeviceBytes), result.BytesText(p.Bytes), pct(p.DeviceBytes), db), false
+	case p.DeviceBytes >= 0 && devPart >= wholeShare:
 		return fmt.Sprintf("physical: the device %s read %s for the %s the scan counts (%.0f%%)%s", p.Device, result.BytesText(p.DeviceBytes), result.BytesText(p.Bytes), pct(p.DeviceBytes), db), true
+	case p.DeviceBytes >= 0 && devPart >= physicalShare:
+		return fmt.Sprintf("partly physical (%.0f%%): the device %s read %s of the %s scanned%s; the rest came from a cache, so the rate mixes the device's and the cache's and is not the storage's rate: give a --size well over the database's cache and the machine's free memory", pct(p.DeviceBytes), p.Device, result.BytesText(p.DeviceBytes), result.BytesText(p.Bytes), db), false
 	case p.DeviceBytes >= 0:
 		return fmt.Sprintf("not physical: the device %s read %s of the %s scanned (%.0f%%)%s: the rest came from a cache, so the rate is the cache's, not the storage's", p.Device, result.BytesText(p.DeviceBytes), result.BytesText(p.Bytes), pct(p.DeviceBytes), db), false
-	case p.DatabaseBytes >= 0 && float64(p.DatabaseBytes) < physicalShare*float64(p.Bytes):
+	case p.DatabaseBytes >= 0 && dbPart < physicalShare:
 		return fmt.Sprintf("not physical: the database read only %s of the %s scanned from outside its cache (%.0f%%): the rate is its cache's, not the storage's", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes)), false
-	case p.DatabaseBytes >= 0 && !local:
-		return fmt.Sprintf("physical as far as the database can tell: it read %s of the %s scanned from outside its cache (%.0f%%); whether its host's page cache answered those reads only that host can say", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes)), true
 	case p.DatabaseBytes >= 0:
-		return fmt.Sprintf("physical as far as the database can tell: it read %s of the %s scanned from outside its cache (%.0f%%); no block device of this machine was seen to confirm it", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes)), true
+		return fmt.Sprintf("not proven physical: the database read %s of the %s scanned from outside its cache (%.0f%%), %s", result.BytesText(p.DatabaseBytes), result.BytesText(p.Bytes), pct(p.DatabaseBytes), maybeCached), false
 	}
 	return "unproven: neither the database nor a device of this machine counts the scan's reads here, so the rate may be a cache's", false
 }

@@ -3,6 +3,9 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,6 +189,14 @@ func TestWarmScanIsNotPhysical(t *testing.T) {
 			if exists(t, openDB(t, url), "dbprobe_storage_scan") {
 				t.Error("the scan's table is still there")
 			}
+			// The header holds --size against the database's own cache.
+			if want := map[string]string{
+				"sqlite":   "# note: scan: --size 8MB is larger than twice the database's cache (cache_size = -2000 (KiB) of the scanning connection: 2.048MB)",
+				"postgres": "# note: scan: --size 8MB is not larger than the database's cache (shared_buffers = ",
+				"mariadb":  "# note: scan: --size 8MB is not larger than the database's cache (innodb_buffer_pool_size = ",
+			}[tg.name]; !strings.Contains(o.text, want) {
+				t.Errorf("no %q in the header:\n%s", want, o.text)
+			}
 		})
 	}
 }
@@ -236,14 +247,30 @@ func TestLeftoversAndForeignTables(t *testing.T) {
 			if !exists(t, db, "dbprobe_storage_scan") {
 				t.Fatal("--keep did not keep the table")
 			}
+			// The same size and payload: the kept table is used again, and
+			// kept again.
 			c = small(t, Scan, url)
-			c.NoCold = true
+			c.NoCold, c.Keep = true, true
+			o, sum := mustRun(t, c)
+			if !strings.Contains(o.stderr, "using table dbprobe_storage_scan again, which an earlier dbprobe storage scan kept (--keep)") ||
+				strings.Contains(o.stderr, "filling") || sum.Table.Rows != 8_000_000/(8+DefaultPayload) {
+				t.Errorf("reuse: %d rows, stderr %q", sum.Table.Rows, o.stderr)
+			}
+			// Another size: dropped and refilled, saying why.
+			c = small(t, Scan, url)
+			c.NoCold, c.Keep, c.Size = true, true, 4_000_000
 			o, _ = mustRun(t, c)
-			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left behind") {
+			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left (kept with --keep, or stopped before it could drop it); it does not fit this run (it has 7,936 rows, this run fills 3,968") ||
+				!strings.Contains(o.stderr, "filling dbprobe_storage_scan") {
+				t.Errorf("refill: stderr %q", o.stderr)
+			}
+			// Another experiment finds the scan's table and drops it.
+			o, _ = mustRun(t, small(t, Read, url))
+			if !strings.Contains(o.stderr, "dropped table dbprobe_storage_scan, which an earlier dbprobe storage scan left") {
 				t.Errorf("stderr %q", o.stderr)
 			}
-			if exists(t, db, "dbprobe_storage_scan") {
-				t.Fatal("the table is still there")
+			if exists(t, db, "dbprobe_storage_scan") || exists(t, db, "dbprobe_storage_read") {
+				t.Fatal("a table is still there")
 			}
 			// Someone else's table of that name.
 			ctx := context.Background()
@@ -351,6 +378,16 @@ func TestWriteAndRead(t *testing.T) {
 			if payload := st.Rows * DefaultPayload; tg.name != "sqlite" && st.Steps[0].LogBytes < payload*9/10 {
 				t.Errorf("log bytes %d for %d bytes of payload written", st.Steps[0].LogBytes, payload)
 			}
+			// Write amplification: the log's bytes per byte of table, and
+			// the checkpoints where the database counts them.
+			a := st.Amplification
+			if a == nil || a.TableBytes != st.Bytes || a.LogBytes != st.Steps[0].LogBytes || (a.Checkpoints < 0) != (tg.name == "mariadb") {
+				t.Errorf("write amplification %+v, step %+v", a, st.Steps[0])
+			} else if tg.name == "mariadb" && !strings.Contains(a.CheckpointsHow, "InnoDB checkpoints continuously") {
+				t.Errorf("checkpoints: %s", a.CheckpointsHow)
+			} else if tg.name == "postgres" && (a.LogPerByte < 0.9 || a.LogPerByte > 1.5) {
+				t.Errorf("%.2f bytes of log per byte of table", a.LogPerByte)
+			}
 			c := small(t, Read, url)
 			c.Threads = []int{1, 2}
 			_, st = mustRun(t, c)
@@ -358,5 +395,38 @@ func TestWriteAndRead(t *testing.T) {
 				t.Errorf("read steps %+v, bytes %d", st.Steps, st.Bytes)
 			}
 		})
+	}
+}
+
+// A role that may not create tables in the schema is told so in one
+// line of bad input, and nothing is left: no table, no marker table.
+func TestNoPrivilegeToCreate(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	admin := openDB(t, url)
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	role, password := "dbprobe_st_"+hex.EncodeToString(rnd[:]), "pw-"+hex.EncodeToString(rnd[:3])
+	if err := execSQL(admin, "CREATE ROLE "+role+" LOGIN PASSWORD '"+password+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { execSQL(admin, "DROP ROLE IF EXISTS "+role) })
+	// PostgreSQL 15 gives PUBLIC no CREATE on the public schema; an older
+	// server does, and it is taken back here.
+	if err := execSQL(admin, "REVOKE CREATE ON SCHEMA public FROM PUBLIC"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = neturl.UserPassword(role, password)
+	o, err := runC(t, small(t, Scan, u.String()))
+	if !badinput.Is(err) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "refused to create the table dbprobe_storage_scan: permission denied for schema public") ||
+		!strings.Contains(err.Error(), "grant the user CREATE (and DROP) on the schema") || strings.Contains(err.Error(), password) {
+		t.Fatalf("no CREATE on the schema: %v\nstderr: %s", err, o.stderr)
+	}
+	t.Logf("%v", err)
+	if n := count(t, admin, "pg_tables WHERE schemaname = 'public'"); n != 0 {
+		t.Errorf("%d tables left in the schema", n)
 	}
 }

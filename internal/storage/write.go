@@ -81,7 +81,7 @@ func (j *job) write(ctx context.Context) error {
 	j.sum.Table = result.StorageTable{Name: dst.Name, Bytes: size.Bytes, How: size.How, Rows: w.written, PayloadBytes: dst.PayloadBytes}
 	j.stepWindow(0, start, end)
 	step := result.StorageStep{Label: "chunks of " + SizeText(j.c.Chunk), Seconds: out.RunTime.Seconds(), Bytes: size.Bytes, Rows: w.written,
-		LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), How: j.caps.Support(driver.CapInsertSelect).Note}
+		LogBytes: d.log, PhysicalBytes: -1, DeviceReadBytes: d.deviceRead(), DeviceWriteBytes: d.deviceWrite(), Checkpoints: d.checkpoints, How: j.caps.Support(driver.CapInsertSelect).Note}
 	if step.Seconds > 0 {
 		step.Rate = float64(step.Bytes) / step.Seconds
 		if d.log >= 0 {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -76,4 +77,14 @@ func absoluteIn(dir, path string) string {
 		return filepath.Clean(path)
 	}
 	return filepath.Join(dir, path)
+}
+
+// CacheSize reads innodb_buffer_pool_size: InnoDB's own cache of pages,
+// which it reads the table through.
+func (db *DB) CacheSize(ctx context.Context) (driver.CacheSize, error) {
+	var n int64
+	if err := db.pool.QueryRowContext(ctx, "SELECT @@innodb_buffer_pool_size").Scan(&n); err != nil {
+		return driver.CacheSize{}, classify(err)
+	}
+	return driver.CacheSize{Bytes: n, How: "innodb_buffer_pool_size = " + strconv.FormatInt(n, 10)}, nil
 }

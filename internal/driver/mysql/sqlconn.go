@@ -47,6 +47,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapCosts, "performance_schema's events_statements_summary_by_digest per statement (calls, rows, time; on MariaDB only statements sent as text: use the simple protocol), SHOW GLOBAL STATUS for the database (InnoDB buffer pool read requests and reads)")
 	c.Lacks(driver.CapTempPlace, noTempPlace)
 	c.Has(driver.CapLocate, "the .ibd file InnoDB names in information_schema (INNODB_SYS_TABLESPACES, INNODB_SYS_DATAFILES or FILES), under @@datadir when relative")
+	c.Has(driver.CapCacheSize, "innodb_buffer_pool_size")
 	return c
 }
 

@@ -24,7 +24,12 @@ import (
 // outside the driver, to check what the capabilities did.
 func capDB(t *testing.T) (*DB, *pgx.Conn) {
 	t.Helper()
-	u := testdb.FreshPostgresDatabase(t)
+	return capDBAt(t, testdb.FreshPostgresDatabase(t))
+}
+
+// capDBAt is capDB on the database at u.
+func capDBAt(t *testing.T, u string) (*DB, *pgx.Conn) {
+	t.Helper()
 	target, err := driver.ParseTarget(u, "")
 	if err != nil {
 		t.Fatal(err)
@@ -139,10 +144,20 @@ func TestDataTables(t *testing.T) {
 	if res.Degree != 3 {
 		t.Errorf("degree 3 planned %d (%s)", res.Degree, res.How)
 	}
+	// One worker is the hardest to plan: it saves the least of the
+	// scan's cost.
+	two := driver.DataTable{Name: "storage_copy2", PayloadBytes: 500}
+	res, err = db.CopyTable(ctx, src, two, 2)
+	if err != nil || res.Rows != rows || res.Degree != 2 || !strings.Contains(res.How, "(1 asked, 1 planned, 1 launched)") {
+		t.Errorf("CopyTable degree 2 = %+v, %v", res, err)
+	}
+	if got := count(t, admin, "SELECT count(*) FROM storage_copy2"); got != rows {
+		t.Errorf("the copy at degree 2 has %d rows, want %d", got, rows)
+	}
 	if got := count(t, admin, "SELECT count(*) FROM pg_class WHERE relname = 'storage_src' AND reloptions IS NOT NULL"); got != 0 {
 		t.Error("the source keeps the parallel_workers set for the copy")
 	}
-	for _, c := range []driver.DataTable{serial, parallel} {
+	for _, c := range []driver.DataTable{serial, parallel, two} {
 		if st, err := db.Inspect(ctx, c.Table()); err != nil || !st.CreatedByDbprobe || !st.HasRows {
 			t.Errorf("the copy %s: %+v, %v; want dbprobe's, with rows", c.Name, st, err)
 		}
@@ -202,7 +217,7 @@ func TestDataTables(t *testing.T) {
 		t.Errorf("%d rows loaded as written, want 600", got)
 	}
 
-	for _, tbl := range []driver.DataTable{src, serial, parallel, loaded} {
+	for _, tbl := range []driver.DataTable{src, serial, parallel, two, loaded} {
 		if err := db.DropDataTable(ctx, tbl); err != nil {
 			t.Errorf("DropDataTable %s: %v", tbl.Name, err)
 		}
@@ -543,5 +558,95 @@ func TestDataTableSQL(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got  %s\nwant %s", tc.got, tc.want)
 		}
+	}
+}
+
+// A copy's EXPLAIN ANALYZE gives its rows (the top node's) and its
+// workers; fewer than asked say the server's limits.
+func TestParseCopyPlan(t *testing.T) {
+	if got, want := explainCopySQL(copySQL(`"s"`, `"d"`, "")), `EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF, FORMAT JSON) CREATE TABLE "d" AS SELECT id, payload FROM "s"`; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	gather := `[{"Plan": {"Node Type": "Gather", "Actual Rows": 24000, "Workers Planned": 3, "Workers Launched": 1,
+		"Plans": [{"Node Type": "Seq Scan", "Actual Rows": 8000}]}}]`
+	p, err := parseCopyPlan(gather)
+	if err != nil || p != (copyPlan{rows: 24000, planned: 3, launched: 1}) {
+		t.Fatalf("parseCopyPlan = %+v, %v", p, err)
+	}
+	if d := p.describe(4, "max_parallel_workers = 1"); !strings.Contains(d, "with 1 parallel worker(s) for the SELECT (3 asked, 3 planned, 1 launched); the server had no more worker slots free (max_parallel_workers = 1") {
+		t.Errorf("describe: %s", d)
+	}
+	p, err = parseCopyPlan(`[{"Plan": {"Node Type": "Seq Scan", "Actual Rows": 7}}]`)
+	if err != nil || p != (copyPlan{rows: 7}) {
+		t.Fatalf("a serial plan: %+v, %v", p, err)
+	}
+	if d := p.describe(2, "max_parallel_workers = 8"); !strings.Contains(d, "(1 asked, 0 planned, 0 launched); the planner took fewer than asked") {
+		t.Errorf("describe: %s", d)
+	}
+	if _, err := parseCopyPlan(`[]`); err == nil {
+		t.Error("a plan without rows parsed")
+	}
+}
+
+// A server with no worker slot to give launches none of the workers
+// planned, and the copy says so and counts the leader only.
+func TestParallelCopyWithoutWorkers(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	var dbname string
+	if err := admin.QueryRow(ctx, "SELECT current_database()").Scan(&dbname); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+quote(dbname)+" SET max_parallel_workers = 0"); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := capDBAt(t, u)
+	src := driver.DataTable{Name: "src", PayloadBytes: 500}
+	if err := db.CreateDataTable(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FillTable(ctx, src, 1, 2000); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.CopyTable(ctx, src, driver.DataTable{Name: "dst", PayloadBytes: 500}, 3)
+	if err != nil || res.Rows != 2000 || res.Degree != 1 || !strings.Contains(res.How, "(2 asked, 2 planned, 0 launched); the server had no more worker slots free (max_parallel_workers = 0") {
+		t.Fatalf("CopyTable = %+v, %v", res, err)
+	}
+}
+
+// DOP 2 plans its one worker on a table of the storage experiments'
+// kilobyte rows never analyzed, whose parallel scan saves the planner
+// least: it planned none before the page cost was set aside.
+func TestParallelCopyOneWorker(t *testing.T) {
+	db, admin := capDB(t)
+	ctx := context.Background()
+	src := driver.DataTable{Name: "src", PayloadBytes: 1000}
+	if err := db.CreateDataTable(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.FillTable(ctx, src, 1, 3000); err != nil {
+		t.Fatal(err)
+	}
+	res, err := db.CopyTable(ctx, src, driver.DataTable{Name: "dst", PayloadBytes: 1000}, 2)
+	if err != nil || res.Rows != 3000 || res.Degree != 2 || !strings.Contains(res.How, "(1 asked, 1 planned, 1 launched)") {
+		t.Fatalf("CopyTable = %+v, %v", res, err)
+	}
+	if got := count(t, admin, "SELECT count(*) FROM dst"); got != 3000 {
+		t.Errorf("the copy has %d rows", got)
+	}
+}
+
+// CacheSize is shared_buffers, counted by pg_settings in its own units.
+func TestCacheSize(t *testing.T) {
+	db, admin := capDB(t)
+	c, err := db.CacheSize(context.Background())
+	want := count(t, admin, "SELECT setting::bigint * 8192 FROM pg_settings WHERE name = 'shared_buffers' AND unit = '8kB'")
+	if err != nil || c.Bytes != want || !strings.HasPrefix(c.How, "shared_buffers = ") {
+		t.Fatalf("CacheSize = %+v, %v; pg_settings says %d bytes", c, err, want)
 	}
 }

@@ -203,11 +203,12 @@ func (db *DB) TableSize(ctx context.Context, t driver.DataTable) (driver.TableSi
 
 // CopyTable runs CREATE TABLE … AS SELECT in one transaction with its
 // marker row. For a degree above one, the source's parallel_workers and
-// max_parallel_workers_per_gather are set to degree − 1 and the parallel
-// costs to 0 for the transaction only (the storage parameter is reset
-// before the commit), so that the planner asks for that many workers
-// whatever the table's size;
-// the plan's Workers Planned is read back with EXPLAIN first. PostgreSQL
+// max_parallel_workers_per_gather are set to degree − 1 and the costs
+// that would make the planner prefer a serial scan to 0 for the
+// transaction only (the storage parameter is reset before the commit),
+// so that the planner asks for that many workers whatever the table's
+// size; the copy then runs under EXPLAIN (ANALYZE), which reads back
+// the workers planned and those the server could launch. PostgreSQL
 // parallelizes the SELECT only: the leader writes every row.
 func (db *DB) CopyTable(ctx context.Context, src, dst driver.DataTable, degree int) (driver.CopyResult, error) {
 	if err := src.Check(); err != nil {
@@ -227,47 +228,113 @@ func (db *DB) CopyTable(ctx context.Context, src, dst driver.DataTable, degree i
 	from, to := db.dataTable(src), db.dataTable(dst)
 	res := driver.CopyResult{Degree: 1, How: "CREATE TABLE … AS SELECT, serial (max_parallel_workers_per_gather = 0)"}
 	err := db.createRecorded(ctx, dst.Name, func(tx pgx.Tx) error {
-		workers := strconv.Itoa(degree - 1)
-		steps := []string{"SET LOCAL max_parallel_workers_per_gather = " + workers}
-		if degree > 1 {
-			// The costs make the planner choose the parallel plan on a
-			// table of any size: the degree is the experiment's to choose.
-			steps = append(steps, "ALTER TABLE "+from+" SET (parallel_workers = "+workers+")",
-				"SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0")
-		}
-		for _, q := range steps {
+		for _, q := range parallelCopySteps(from, degree) {
 			if _, err := tx.Exec(ctx, q); err != nil {
 				return classify(err)
 			}
 		}
-		if degree > 1 {
-			var plan string
-			if err := tx.QueryRow(ctx, "EXPLAIN (FORMAT JSON) SELECT id, payload FROM "+from).Scan(&plan); err != nil {
-				return classify(err)
+		if degree == 1 {
+			tag, err := tx.Exec(ctx, copySQL(from, to, tablespaceOf(dst)))
+			if err != nil {
+				return db.createError(err, to)
 			}
-			planned := 0
-			if m := workersPlanned.FindStringSubmatch(plan); m != nil {
-				planned, _ = strconv.Atoi(m[1])
-			}
-			res.Degree = planned + 1
-			res.How = fmt.Sprintf("CREATE TABLE … AS SELECT with %d parallel workers planned for the SELECT (of %d asked); the leader writes every row", planned, degree-1)
+			res.Rows = tag.RowsAffected()
+			return nil
 		}
-		tag, err := tx.Exec(ctx, copySQL(from, to, tablespaceOf(dst)))
-		if err != nil {
+		var plan string
+		if err := tx.QueryRow(ctx, explainCopySQL(copySQL(from, to, tablespaceOf(dst)))).Scan(&plan); err != nil {
 			return db.createError(err, to)
 		}
-		res.Rows = tag.RowsAffected()
-		if degree > 1 {
-			if _, err := tx.Exec(ctx, "ALTER TABLE "+from+" RESET (parallel_workers)"); err != nil {
-				return classify(err)
-			}
+		p, err := parseCopyPlan(plan)
+		if err != nil {
+			return err
 		}
-		return nil
+		var limits string
+		if err := tx.QueryRow(ctx, "SELECT 'max_parallel_workers = ' || current_setting('max_parallel_workers') || ', max_worker_processes = ' || current_setting('max_worker_processes')").Scan(&limits); err != nil {
+			return classify(err)
+		}
+		res.Rows, res.Degree, res.How = p.rows, p.launched+1, p.describe(degree, limits)
+		_, err = tx.Exec(ctx, "ALTER TABLE "+from+" RESET (parallel_workers)")
+		return classify(err)
 	})
 	if err != nil {
 		return driver.CopyResult{}, fmt.Errorf("postgres: copy %s to %s: %w", from, to, err)
 	}
 	return res, nil
+}
+
+// parallelCopySteps are the settings of a copy at degree, for its
+// transaction only. At a degree above one the planner is told to take
+// degree − 1 workers: the table's parallel_workers overrides the count
+// min_parallel_table_scan_size would give, and with parallel_setup_cost
+// and parallel_tuple_cost at 0 and seq_page_cost at 0 the parallel plan
+// always costs less. seq_page_cost matters: PostgreSQL does not divide a
+// parallel scan's page reads among its workers, only its CPU, which for
+// rows of a kilobyte is about 3% of the scan's cost — under the 1% fuzz
+// of its path comparison once the estimate is off by a few times, as it
+// is for a table never analyzed, so that DOP 2 (one worker) planned none.
+func parallelCopySteps(from string, degree int) []string {
+	workers := strconv.Itoa(max(degree, 1) - 1)
+	steps := []string{"SET LOCAL max_parallel_workers_per_gather = " + workers}
+	if degree > 1 {
+		steps = append(steps, "ALTER TABLE "+from+" SET (parallel_workers = "+workers+")",
+			"SET LOCAL parallel_setup_cost = 0", "SET LOCAL parallel_tuple_cost = 0", "SET LOCAL seq_page_cost = 0")
+	}
+	return steps
+}
+
+// explainCopySQL runs a CREATE TABLE AS under EXPLAIN ANALYZE, which
+// executes it and shows the workers launched; without per-row timing,
+// which would cost the copy a clock read per row.
+func explainCopySQL(ctas string) string {
+	return "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF, FORMAT JSON) " + ctas
+}
+
+// copyPlan is what EXPLAIN ANALYZE said of a copy.
+type copyPlan struct {
+	rows              int64
+	planned, launched int
+}
+
+// workersLaunched and actualRows find the figures of EXPLAIN (ANALYZE,
+// FORMAT JSON); the first Actual Rows is the top node's: the rows
+// copied.
+var (
+	workersLaunched = regexp.MustCompile(`"Workers Launched":\s*(\d+)`)
+	actualRows      = regexp.MustCompile(`"Actual Rows":\s*(\d+)`)
+)
+
+// parseCopyPlan reads the rows copied and the workers planned and
+// launched from a copy's EXPLAIN (ANALYZE, FORMAT JSON); a plan without
+// a Gather planned none.
+func parseCopyPlan(plan string) (copyPlan, error) {
+	var p copyPlan
+	m := actualRows.FindStringSubmatch(plan)
+	if m == nil {
+		return p, fmt.Errorf("postgres: no Actual Rows in the copy's EXPLAIN ANALYZE: %.200s", plan)
+	}
+	p.rows, _ = strconv.ParseInt(m[1], 10, 64)
+	if m := workersPlanned.FindStringSubmatch(plan); m != nil {
+		p.planned, _ = strconv.Atoi(m[1])
+	}
+	if m := workersLaunched.FindStringSubmatch(plan); m != nil {
+		p.launched, _ = strconv.Atoi(m[1])
+	}
+	return p, nil
+}
+
+// describe says what ran: the workers asked for, planned and launched,
+// and, when the server gave fewer, its limits (limits) that explain it.
+func (p copyPlan) describe(degree int, limits string) string {
+	asked := degree - 1
+	s := fmt.Sprintf("CREATE TABLE … AS SELECT with %d parallel worker(s) for the SELECT (%d asked, %d planned, %d launched)", p.launched, asked, p.planned, p.launched)
+	switch {
+	case p.planned < asked:
+		s += fmt.Sprintf("; the planner took fewer than asked (%s)", limits)
+	case p.launched < p.planned:
+		s += fmt.Sprintf("; the server had no more worker slots free (%s, other parallel queries and background workers share them)", limits)
+	}
+	return s + "; the leader writes every row"
 }
 
 // InsertSelect copies src's rows first…last into dst, which must be

@@ -183,6 +183,11 @@ func standardize(s driver.Sample, f serverFacts) {
 	if v, ok := driver.SumCounters(c, "buffers_checkpoint", "buffers_clean", "buffers_backend"); ok && block > 0 && f.versionNum < 170000 {
 		c[driver.CounterDeviceWriteBytes] = v * block
 	}
+	if v, ok := driver.SumCounters(c, "checkpoints_timed", "checkpoints_req"); ok {
+		c[driver.CounterCheckpoints] = v
+	} else if v, ok := driver.SumCounters(c, "num_timed", "num_requested"); ok {
+		c[driver.CounterCheckpoints] = v
+	}
 	if block > 0 {
 		s.Gauges[driver.GaugePageBytes] = block
 	}

@@ -368,6 +368,7 @@ func TestStandardize(t *testing.T) {
 	s := driver.Sample{Counters: map[string]float64{
 		"wal_bytes": 1000, "blks_hit": 90, "blks_read": 10,
 		"buffers_checkpoint": 3, "buffers_clean": 2, "buffers_backend": 1,
+		"checkpoints_timed": 4, "checkpoints_req": 3,
 	}, Gauges: map[string]float64{}}
 	standardize(s, serverFacts{versionNum: 150004, blockSize: 8192})
 	for name, want := range map[string]float64{
@@ -377,6 +378,7 @@ func TestStandardize(t *testing.T) {
 		driver.CounterLogicalReads:     100,
 		driver.CounterDeviceReadBytes:  10 * 8192,
 		driver.CounterDeviceWriteBytes: 6 * 8192,
+		driver.CounterCheckpoints:      7,
 	} {
 		if got, ok := s.Counters[name]; !ok || got != want {
 			t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
@@ -387,8 +389,11 @@ func TestStandardize(t *testing.T) {
 	}
 
 	// 17 keeps the backends' writes elsewhere; 13 has no pg_stat_wal.
-	s = driver.Sample{Counters: map[string]float64{"blks_hit": 1, "buffers_clean": 2}, Gauges: map[string]float64{}}
+	s = driver.Sample{Counters: map[string]float64{"blks_hit": 1, "buffers_clean": 2, "num_timed": 5, "num_requested": 1}, Gauges: map[string]float64{}}
 	standardize(s, serverFacts{versionNum: 170002, blockSize: 8192})
+	if s.Counters[driver.CounterCheckpoints] != 6 {
+		t.Errorf("PostgreSQL 17's checkpoints = %v, want 6", s.Counters[driver.CounterCheckpoints])
+	}
 	for _, name := range []string{driver.CounterLogBytes, driver.CounterLogicalReads, driver.CounterDeviceWriteBytes} {
 		if v, ok := s.Counters[name]; ok {
 			t.Errorf("%s = %v from counters that are not there", name, v)

@@ -42,7 +42,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapFill, "INSERT … SELECT from generate_series, committed every 64 MB")
 	c.Has(driver.CapSize, "pg_total_relation_size")
 	c.Has(driver.CapCopy, "CREATE TABLE … AS SELECT")
-	c.Has(driver.CapParallelCopy, "parallel workers for the SELECT (max_parallel_workers_per_gather and the source's parallel_workers at degree − 1, parallel costs at 0); the leader writes every row")
+	c.Has(driver.CapParallelCopy, "parallel workers for the SELECT (max_parallel_workers_per_gather and the source's parallel_workers at degree − 1, parallel and page costs at 0), the workers launched read back by EXPLAIN ANALYZE; the leader writes every row")
 	c.Has(driver.CapInsertSelect, "INSERT … SELECT")
 	c.Has(driver.CapScan, "count(*) over ctid ranges (TID range scans, PostgreSQL 14 and later; id ranges before)")
 	c.Has(driver.CapBulkLoad, "COPY FROM STDIN, one connection per writer")
@@ -53,6 +53,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapCosts, "pg_stat_statements when it is in shared_preload_libraries and created in the database; pg_stat_database block and tuple counts always")
 	c.Has(driver.CapTempPlace, "SET temp_tablespaces on each connection")
 	c.Has(driver.CapLocate, "pg_relation_filepath under data_directory (a superuser or pg_read_all_settings), or under pg_tablespace_location for a table in a tablespace")
+	c.Has(driver.CapCacheSize, "shared_buffers (pg_size_bytes of current_setting)")
 	return c
 }
 

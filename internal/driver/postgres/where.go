@@ -79,3 +79,18 @@ func underTablespace(rel, location, spc string) (string, bool) {
 	}
 	return path.Join(location, strings.TrimPrefix(rel, prefix)), true
 }
+
+// cacheSizeSQL reads shared_buffers in bytes and as the server shows it.
+const cacheSizeSQL = "SELECT pg_size_bytes(current_setting('shared_buffers')), current_setting('shared_buffers')"
+
+// CacheSize reads shared_buffers: PostgreSQL's own cache of pages. The
+// OS page cache beside it, which PostgreSQL reads through, is the host's
+// (the scan evicts the table from it).
+func (db *DB) CacheSize(ctx context.Context) (driver.CacheSize, error) {
+	var n int64
+	var text string
+	if err := db.pool.QueryRow(ctx, cacheSizeSQL).Scan(&n, &text); err != nil {
+		return driver.CacheSize{}, classify(err)
+	}
+	return driver.CacheSize{Bytes: n, How: "shared_buffers = " + text}, nil
+}

@@ -384,3 +384,25 @@ func TestDataTableSQL(t *testing.T) {
 		}
 	}
 }
+
+// CacheSize is a reading connection's cache_size in bytes, read on its
+// own from another connection of the same file.
+func TestCacheSize(t *testing.T) {
+	d, other := capDB(t)
+	c, err := d.CacheSize(context.Background())
+	cache, page := count(t, other, "PRAGMA cache_size"), count(t, other, "PRAGMA page_size")
+	want := cache * page
+	if cache < 0 {
+		want = -cache * 1024
+	}
+	if err != nil || c.Bytes != want || c.Bytes <= 0 || !strings.HasPrefix(c.How, "cache_size = ") {
+		t.Fatalf("CacheSize = %+v, %v; want %d bytes", c, err, want)
+	}
+	for _, tc := range []struct {
+		cache, page, want int64
+	}{{-2000, 4096, 2_048_000}, {500, 8192, 4_096_000}} {
+		if got := cacheSizeOf(tc.cache, tc.page); got.Bytes != tc.want {
+			t.Errorf("cacheSizeOf(%d, %d) = %+v, want %d", tc.cache, tc.page, got, tc.want)
+		}
+	}
+}

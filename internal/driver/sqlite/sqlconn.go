@@ -43,6 +43,7 @@ func (d *db) Capabilities() driver.Capabilities {
 	c.Lacks(driver.CapCosts, noCosts)
 	c.Has(driver.CapTempPlace, "PRAGMA temp_store_directory, which is one setting for the whole dbprobe process (SQLite runs inside it), set once and never changed under a running statement")
 	c.Has(driver.CapLocate, "the database file (PRAGMA database_list): every table of a SQLite database is in it")
+	c.Has(driver.CapCacheSize, "PRAGMA cache_size of a reading connection (each has its own)")
 	return c
 }
 

@@ -188,3 +188,31 @@ func (d *db) TablePath(ctx context.Context, t driver.DataTable) (string, error) 
 	}
 	return "", errors.New("sqlite: PRAGMA database_list names no main database")
 }
+
+// CacheSize reads PRAGMA cache_size of a reading connection, the kind
+// that scans: negative is KiB, positive pages of page_size. Each
+// connection has a cache of its own; the OS page cache beside them is
+// the host's.
+func (d *db) CacheSize(ctx context.Context) (driver.CacheSize, error) {
+	c, err := d.pool.Conn(ctx)
+	if err != nil {
+		return driver.CacheSize{}, classify(err)
+	}
+	defer c.Close()
+	var cache, page int64
+	if err := c.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&cache); err != nil {
+		return driver.CacheSize{}, classify(err)
+	}
+	if err := c.QueryRowContext(ctx, "PRAGMA page_size").Scan(&page); err != nil {
+		return driver.CacheSize{}, classify(err)
+	}
+	return cacheSizeOf(cache, page), nil
+}
+
+// cacheSizeOf turns a cache_size and a page_size into bytes.
+func cacheSizeOf(cache, page int64) driver.CacheSize {
+	if cache < 0 {
+		return driver.CacheSize{Bytes: -cache * 1024, How: fmt.Sprintf("cache_size = %d (KiB) of the scanning connection", cache)}
+	}
+	return driver.CacheSize{Bytes: cache * page, How: fmt.Sprintf("cache_size = %d pages × page_size %d of the scanning connection", cache, page)}
+}

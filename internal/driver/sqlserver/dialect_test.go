@@ -219,6 +219,7 @@ func dataTableStatements() []statement {
 		{"add filegroup, Windows path", addFilegroup("dbprobe_fg_0123456789abcdef", `D:\data`)},
 		{"filegroup identity", filegroupIdentity},
 		{"remove filegroup", removeFilegroup("dbprobe_fg_0123456789abcdef")},
+		{"cache size", cacheSizeSQL},
 		{"SQL text bound", bound.Text},
 		{"transaction begin, commit, rollback", beginTransaction + "\n" + commitTransaction + "\n" + rollbackIfOpen},
 	}

@@ -42,6 +42,7 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 	c.Has(dbdriver.CapCosts, "sys.dm_exec_query_stats per statement, found by its text (sys.dm_exec_sql_text); the Databases and Buffer Manager performance counters for the database (VIEW SERVER STATE, or VIEW DATABASE STATE on Azure SQL Database)")
 	c.Lacks(dbdriver.CapTempPlace, noTempPlace)
 	c.Has(dbdriver.CapLocate, "physical_name of the first file of the filegroup that holds the table (sys.indexes, sys.database_files)")
+	c.Has(dbdriver.CapCacheSize, "the smaller of max server memory and the committed target (sys.configurations, sys.dm_os_sys_info: VIEW SERVER STATE), the buffer pool's bound")
 	return c
 }
 

@@ -247,3 +247,28 @@ func (db *DB) TablePath(ctx context.Context, t dbdriver.DataTable) (string, erro
 	}
 	return path, nil
 }
+
+// cacheSizeSQL reads the memory SQL Server may give its buffer pool: max
+// server memory (MB) as configured and the memory manager's committed
+// target, which is lower when the machine or the container has less.
+const cacheSizeSQL = `SELECT CAST(c.value_in_use AS bigint) * 1048576, CAST(i.committed_target_kb AS bigint) * 1024 ` +
+	`FROM sys.configurations AS c CROSS JOIN sys.dm_os_sys_info AS i WHERE c.name = N'max server memory (MB)'`
+
+// CacheSize reads the smaller of max server memory and the committed
+// target: an upper bound of the buffer pool, which shares that memory
+// with the plan cache and the rest (sys.dm_os_sys_info takes VIEW SERVER
+// STATE).
+func (db *DB) CacheSize(ctx context.Context) (dbdriver.CacheSize, error) {
+	var maxMem, target int64
+	if err := db.pool.QueryRowContext(ctx, cacheSizeSQL).Scan(&maxMem, &target); err != nil {
+		return dbdriver.CacheSize{}, classify(err)
+	}
+	return cacheSizeOf(maxMem, target), nil
+}
+
+// cacheSizeOf is the smaller of max server memory and the committed
+// target, saying which.
+func cacheSizeOf(maxMem, target int64) dbdriver.CacheSize {
+	how := fmt.Sprintf("the buffer pool's bound: max server memory = %d MB, committed target = %d MB (sys.dm_os_sys_info), the smaller taken", maxMem>>20, target>>20)
+	return dbdriver.CacheSize{Bytes: min(maxMem, target), How: how}
+}

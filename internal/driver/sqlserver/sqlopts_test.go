@@ -190,3 +190,13 @@ func TestSQLTextAgainstServer(t *testing.T) {
 		t.Errorf("%v rows after a DELETE analyzed, want 100 (%v)", n, err)
 	}
 }
+
+// The buffer pool's bound is the smaller of the two figures.
+func TestCacheSizeOf(t *testing.T) {
+	if c := cacheSizeOf(2147483647<<20, 4<<30); c.Bytes != 4<<30 || !strings.Contains(c.How, "committed target = 4096 MB") {
+		t.Errorf("the default max server memory on a 4 GB machine: %+v", c)
+	}
+	if c := cacheSizeOf(2<<30, 16<<30); c.Bytes != 2<<30 {
+		t.Errorf("max server memory 2 GB: %+v", c)
+	}
+}

@@ -46,6 +46,9 @@ SELECT CONCAT(fg.data_space_id, N' ', (SELECT MIN(f.physical_name) FROM sys.data
 -- remove filegroup
 IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'dbprobe_fg_0123456789abcdef') ALTER DATABASE CURRENT REMOVE FILE [dbprobe_fg_0123456789abcdef]; IF EXISTS (SELECT 1 FROM sys.filegroups WHERE name = N'dbprobe_fg_0123456789abcdef') ALTER DATABASE CURRENT REMOVE FILEGROUP [dbprobe_fg_0123456789abcdef]
 
+-- cache size
+SELECT CAST(c.value_in_use AS bigint) * 1048576, CAST(i.committed_target_kb AS bigint) * 1024 FROM sys.configurations AS c CROSS JOIN sys.dm_os_sys_info AS i WHERE c.name = N'max server memory (MB)'
+
 -- SQL text bound
 SELECT TOP (@p1) * FROM [t:x] WHERE k = @p2 OR j = @p2 -- :no
 

@@ -42,21 +42,32 @@ func WatchInterrupts(parent context.Context) *Interrupts {
 	// SIGPIPE is a reader gone (dbprobe … | head -2): without it the
 	// runtime kills the process on the next write to stdout, leaving
 	// what it made on the server. Taken here, the write fails with EPIPE
-	// and the command stops as on Ctrl-C, cleaning up.
+	// and the command stops as on Ctrl-C, cleaning up. Taking it also
+	// brings the SIGPIPEs of writes to a database's dead socket here,
+	// which watch tells apart (outputGone).
 	signal.Notify(in.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE)
 	go in.watch()
 	return in
 }
 
 func (in *Interrupts) watch() {
-	select {
-	case sig := <-in.ch:
-		in.mu.Lock()
-		in.first = sig
-		in.mu.Unlock()
-		in.cancel()
-	case <-in.done:
-		return
+	for first := false; !first; {
+		select {
+		case sig := <-in.ch:
+			// A SIGPIPE from a write to a database's broken connection
+			// is that connection's error, which its driver reports; only
+			// stdout's or stderr's reader gone stops the command.
+			if sig == syscall.SIGPIPE && !outputGone() {
+				continue
+			}
+			in.mu.Lock()
+			in.first = sig
+			in.mu.Unlock()
+			in.cancel()
+			first = true
+		case <-in.done:
+			return
+		}
 	}
 	for {
 		select {

@@ -1,10 +1,15 @@
+//go:build unix
+
 package experiment
 
 import (
+	"errors"
 	"net"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestBrokenPipeIsAnInterrupt: SIGPIPE (stdout's reader gone) stops the
@@ -14,15 +19,39 @@ import (
 func TestBrokenPipeIsAnInterrupt(t *testing.T) {
 	in := WatchInterrupts(nil)
 	defer in.Stop()
-	for range 3 {
-		if err := syscall.Kill(syscall.Getpid(), syscall.SIGPIPE); err != nil {
-			t.Fatal(err)
-		}
+	// stdout becomes a pipe whose reader is gone, as under dbprobe … |
+	// head -2, for as long as three writes take; nothing else may print
+	// meanwhile.
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		t.Fatal(err)
 	}
+	saved, err := unix.Dup(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(p[0])
+	if err := unix.Dup2(p[1], 1); err != nil {
+		t.Fatal(err)
+	}
+	var werr error
+	for range 3 {
+		_, werr = unix.Write(1, []byte("x\n"))
+	}
+	stopped := false
 	select {
 	case <-in.Context().Done():
+		stopped = true
 	case <-time.After(5 * time.Second):
-		t.Fatal("SIGPIPE did not stop the command")
+	}
+	unix.Dup2(saved, 1)
+	unix.Close(saved)
+	unix.Close(p[1])
+	if !errors.Is(werr, unix.EPIPE) {
+		t.Errorf("a write to the closed pipe: %v, want EPIPE", werr)
+	}
+	if !stopped {
+		t.Fatal("SIGPIPE on a broken stdout did not stop the command")
 	}
 	if in.Signal() != syscall.SIGPIPE {
 		t.Errorf("signal %v", in.Signal())
@@ -35,6 +64,23 @@ func TestBrokenPipeIsAnInterrupt(t *testing.T) {
 	e := &Interrupted{Signal: syscall.SIGPIPE}
 	if e.ExitCode() != 141 {
 		t.Errorf("exit code %d", e.ExitCode())
+	}
+}
+
+// A SIGPIPE of a write to a database's dead socket, with stdout and
+// stderr still read, is that connection's error, not an interrupt.
+func TestSocketSIGPIPEIsNoInterrupt(t *testing.T) {
+	in := WatchInterrupts(nil)
+	defer in.Stop()
+	for range 3 {
+		if err := syscall.Kill(syscall.Getpid(), syscall.SIGPIPE); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-in.Context().Done():
+		t.Fatalf("a SIGPIPE with stdout still read stopped the command (%v)", in.Signal())
+	case <-time.After(500 * time.Millisecond):
 	}
 }
 

@@ -9,3 +9,6 @@ func statfs(string) (free, size uint64, err error) {
 }
 
 func fileLimit() (soft, hard uint64, ok bool) { return 0, 0, false }
+
+// outputGone reports false: only unix systems raise SIGPIPE.
+func outputGone() bool { return false }

@@ -2,7 +2,11 @@
 
 package experiment
 
-import "syscall"
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
 
 // statfs returns the bytes an unprivileged writer may still use on the
 // file system that holds path, and its size.
@@ -23,4 +27,21 @@ func fileLimit() (soft, hard uint64, ok bool) {
 		return 0, 0, false
 	}
 	return uint64(r.Cur), uint64(r.Max), true
+}
+
+// outputGone reports whether the reader of stdout or stderr went away (a
+// pipe's read end closed, a terminal hung up): a SIGPIPE is raised by a
+// write to any broken pipe or socket, a database's connection included,
+// and only a broken stdout or stderr is an interrupt.
+func outputGone() bool {
+	fds := []unix.PollFd{{Fd: 1, Events: unix.POLLOUT}, {Fd: 2, Events: unix.POLLOUT}}
+	if _, err := unix.Poll(fds, 0); err != nil {
+		return false
+	}
+	for _, f := range fds {
+		if f.Revents&(unix.POLLERR|unix.POLLHUP) != 0 {
+			return true
+		}
+	}
+	return false
 }

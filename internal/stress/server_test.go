@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
@@ -26,20 +25,8 @@ import (
 func exec(t *testing.T, url string, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := target.Open(ctx, driver.Options{Sessions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, closeAll := sqlConn(t, url)
+	defer closeAll()
 	for _, q := range stmts {
 		if _, err := conn.(driver.Execer).Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -42,15 +42,10 @@ const (
 func (j *job) logcopy(ctx context.Context) error {
 	names := j.tableNames()
 	src, dst := j.dataTable(names[0]), j.dataTable(names[1])
-	rows, err := j.fill(ctx, src, j.c.Size)
+	size, err := j.filledTable(ctx, src)
 	if err != nil {
 		return err
 	}
-	size, err := j.sized(ctx, src)
-	if err != nil {
-		return err
-	}
-	j.sum.Table = result.StorageTable{Name: src.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: src.PayloadBytes}
 	j.sum.BytesAre = "the source table's size on disk as the database reports it (" + size.How + "), once per copy"
 	dops := j.c.Dops
 	if slices.ContainsFunc(dops, func(d int) bool { return d > 1 }) && !j.caps.OK(driver.CapParallelCopy) {

@@ -34,15 +34,10 @@ func readSQL(table string) string {
 // --duration is up for each.
 func (j *job) read(ctx context.Context) error {
 	t := j.dataTable(j.tableNames()[0])
-	rows, err := j.fill(ctx, t, j.c.Size)
-	if err != nil {
+	if _, err := j.filledTable(ctx, t); err != nil {
 		return err
 	}
-	size, err := j.sized(ctx, t)
-	if err != nil {
-		return err
-	}
-	j.sum.Table = result.StorageTable{Name: t.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: t.PayloadBytes}
+	rows := j.sum.Table.Rows
 	j.sum.BytesAre = "row payload received by the client (the payload column's bytes, as the client library hands them over)"
 	rangeRows := max(1, readRangeBytes/int64(t.PayloadBytes))
 	j.notes = append(j.notes, fmt.Sprintf("read: each thread streams key ranges of %s rows (about %s of payload) with %q, taking the next range not yet read, round and round the table, until --duration %s is up for each --threads value",

@@ -221,8 +221,27 @@ const saturatedHost = 0.9
 // pool, which the monitor may count as another's), that waited on the
 // log and that were on CPU; ok is false when none were sampled.
 func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
-	var active float64
-	sampled := false
+	active, sampled := weighedWaits(intervals, func(event string, sessions float64) {
+		switch monitor.WaitClass(event) {
+		case "commit_flush":
+			logWait += sessions
+		case "cpu":
+			cpu += sessions
+		}
+	})
+	// No wait figure at all is no sample, not "0% waited".
+	if active <= 0 || !sampled {
+		return 0, 0, false
+	}
+	return logWait / active, cpu / active, true
+}
+
+// weighedWaits calls add with each wait event the monitor sampled in
+// intervals and the sessions that waited on it, weighed by the interval's
+// length: its share of the run's own active sessions, or with the
+// "other." prefix of the server's others. It returns the active sessions,
+// weighed the same, and whether any wait was sampled at all.
+func weighedWaits(intervals []monitor.Interval, add func(event string, sessions float64)) (active float64, sampled bool) {
 	for _, iv := range intervals {
 		wgt := iv.End.Sub(iv.Start).Seconds()
 		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
@@ -237,19 +256,10 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			if e, isOther := strings.CutPrefix(event, "other."); isOther {
 				event, n = e, other
 			}
-			switch monitor.WaitClass(event) {
-			case "commit_flush":
-				logWait += share * n
-			case "cpu":
-				cpu += share * n
-			}
+			add(event, share*n)
 		}
 	}
-	// No wait figure at all is no sample, not "0% waited".
-	if active <= 0 || !sampled {
-		return 0, 0, false
-	}
-	return logWait / active, cpu / active, true
+	return active, sampled
 }
 
 // stepRates lists each step's log rate (log) or copy rate.

@@ -164,26 +164,13 @@ const networkShare = 0.5
 // socket: PostgreSQL's Client:ClientWrite, MySQL's "Sending to client"
 // and "Writing to net"; sampled is false when none were sampled.
 func sendingShare(intervals []monitor.Interval) (share float64, sampled bool) {
-	var active, sending float64
-	for _, iv := range intervals {
-		wgt := iv.End.Sub(iv.Start).Seconds()
-		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
-		active += own + other
-		for name, v := range iv.Metrics {
-			event, isWait := strings.CutPrefix(name, "db.wait.")
-			if !isWait {
-				continue
-			}
-			n := own
-			if e, isOther := strings.CutPrefix(event, "other."); isOther {
-				event, n = e, other
-			}
-			e := strings.ToUpper(event)
-			if strings.Contains(e, "CLIENTWRITE") || strings.Contains(e, "SENDING TO CLIENT") || strings.Contains(e, "WRITING TO NET") {
-				sending += v * n
-			}
+	var sending float64
+	active, _ := weighedWaits(intervals, func(event string, sessions float64) {
+		e := strings.ToUpper(event)
+		if strings.Contains(e, "CLIENTWRITE") || strings.Contains(e, "SENDING TO CLIENT") || strings.Contains(e, "WRITING TO NET") {
+			sending += sessions
 		}
-	}
+	})
 	if active <= 0 {
 		return 0, false
 	}

@@ -464,7 +464,7 @@ func TestDiskFullMidRun(t *testing.T) {
 	url := "sqlite://" + filepath.Join(dev.mnt, "st.db")
 	c := small(t, Write, url)
 	c.Size, c.Chunk, c.Duration = 24_000_000, 2_000_000, time.Minute
-	var out, errb lockedBuffer
+	var out, errb testdb.LockedBuffer
 	c.Stdout, c.Stderr = &out, &errb
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), c) }()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -65,24 +64,6 @@ func runC(t *testing.T, c *Config) (outcome, error) {
 		}
 	}
 	return o, err
-}
-
-// lockedBuffer is a buffer a test reads while a run writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // mustRun runs c and fails the test on an error or a summary without
@@ -315,7 +296,7 @@ func TestInterruptDropsTheTable(t *testing.T) {
 			url := tg.url(t)
 			c := small(t, Read, url)
 			c.Duration = time.Minute
-			var out, errb lockedBuffer
+			var out, errb testdb.LockedBuffer
 			c.Stdout, c.Stderr = &out, &errb
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

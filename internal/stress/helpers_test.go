@@ -3,6 +3,7 @@ package stress
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -38,4 +39,13 @@ func sqlConn(t *testing.T, url string) (conn driver.SQLConn, closeAll func()) {
 		conn.Close()
 		db.Close()
 	}
+}
+
+// scriptRun is smallRun of the script files a test wrote to dir:
+// setup.sql once, then loop.sql each iteration.
+func scriptRun(url string, out *bytes.Buffer, dir string) *Config {
+	c := smallRun(url, out)
+	c.Setup = filepath.Join(dir, "setup.sql")
+	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+	return c
 }

@@ -187,9 +187,7 @@ func TestPlanChanged(t *testing.T) {
 				"loop.sql": "CREATE INDEX p_n ON p (n);\nSELECT COUNT(*) FROM p WHERE n = :n;\n",
 			})
 			var out bytes.Buffer
-			c := smallRun(url, &out)
-			c.Setup = filepath.Join(dir, "setup.sql")
-			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+			c := scriptRun(url, &out, dir)
 			c.Params = []ParamSpec{{Name: "n", Dist: Uniform, Lo: 0, Hi: 999}}
 			// The index is made once: the later iterations' CREATE INDEX
 			// fails, which ends them before their SELECT.
@@ -346,9 +344,7 @@ func TestTriggerCountsAgree(t *testing.T) {
 			})
 			url := d.db.url(t)
 			var out bytes.Buffer
-			c := smallRun(url, &out)
-			c.Setup = filepath.Join(dir, "setup.sql")
-			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+			c := scriptRun(url, &out, dir)
 			c.ParamsCSV, c.Protocol = filepath.Join(dir, "v.csv"), d.protocl
 			c.Threads, c.Iterations = 3, 20
 			if err := Run(context.Background(), c); err != nil {
@@ -394,9 +390,7 @@ func TestPostgresWarmupCosts(t *testing.T) {
 		"loop.sql":  "SELECT n FROM t WHERE id = :id;\n",
 	})
 	var out bytes.Buffer
-	c := smallRun(url, &out)
-	c.Setup = filepath.Join(dir, "setup.sql")
-	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+	c := scriptRun(url, &out, dir)
 	c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 1000}}
 	c.Iterations, c.Duration, c.Warmup = 0, 1500*time.Millisecond, 700*time.Millisecond
 	if err := Run(context.Background(), c); err != nil {

@@ -120,9 +120,7 @@ func TestParameterSourcesCountsAgree(t *testing.T) {
 				t.Run(src, func(t *testing.T) {
 					url := d.url(t)
 					var out bytes.Buffer
-					c := smallRun(url, &out)
-					c.Setup = filepath.Join(dir, "setup.sql")
-					c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+					c := scriptRun(url, &out, dir)
 					switch src {
 					case "param":
 						c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 100}}

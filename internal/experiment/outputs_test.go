@@ -1,17 +1,16 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 func TestNewRunID(t *testing.T) {
@@ -36,7 +35,7 @@ func TestMetricsLingerServesAfterTheRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	in := WatchInterrupts(ctx)
-	stderr := &lockedBuffer{}
+	stderr := &testdb.LockedBuffer{}
 	o, err := OpenOutputs(in.Context(), OutputConfig{MetricsAddr: "127.0.0.1:0", MetricsLinger: time.Hour}, io.Discard, stderr, nil, in)
 	if err != nil {
 		t.Fatal(err)
@@ -77,23 +76,4 @@ func TestMetricsLingerServesAfterTheRun(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Error("/metrics still served after the run was interrupted")
-}
-
-// lockedBuffer is a bytes.Buffer that the code under test writes while the
-// test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -359,21 +359,8 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 // walBytes is pg_current_wal_lsn() in bytes.
 func walBytes(t *testing.T, db driver.DB) int64 {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := conn.Prepare(ctx, "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var n int64
-	if _, err := conn.Run(ctx, st, nil, func(row []any) error { n, _ = row[0].(int64); return nil }); err != nil {
-		t.Fatal(err)
-	}
+	queryRows(t, db, "SELECT (pg_current_wal_lsn() - '0/0'::pg_lsn)::bigint", func(row []any) { n, _ = row[0].(int64) })
 	return n
 }
 
@@ -477,7 +464,7 @@ func TestDiskFullMidRun(t *testing.T) {
 	url := "sqlite://" + filepath.Join(dev.mnt, "st.db")
 	c := small(t, Write, url)
 	c.Size, c.Chunk, c.Duration = 24_000_000, 2_000_000, time.Minute
-	var out, errb lockedBuffer
+	var out, errb testdb.LockedBuffer
 	c.Stdout, c.Stderr = &out, &errb
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), c) }()
@@ -542,27 +529,13 @@ func TestDiskFullMidRun(t *testing.T) {
 // queryText runs a query that returns one text value.
 func queryText(t *testing.T, db driver.DB, text string) string {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := conn.Prepare(ctx, text)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var got string
-	if _, err := conn.Run(ctx, st, nil, func(row []any) error {
+	queryRows(t, db, text, func(row []any) {
 		if b, ok := row[0].([]byte); ok {
 			got = string(b)
 		} else {
 			got = fmt.Sprint(row[0])
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return got
 }

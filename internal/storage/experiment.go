@@ -406,6 +406,22 @@ func (j *job) sized(ctx context.Context, t driver.DataTable) (driver.TableSize, 
 	return s, nil
 }
 
+// filledTable fills t with --size of rows and sizes it, as the read,
+// scan and logcopy workloads start, and records both as the run's table;
+// the size is returned for the summary to say how it was taken.
+func (j *job) filledTable(ctx context.Context, t driver.DataTable) (driver.TableSize, error) {
+	rows, err := j.fill(ctx, t, j.c.Size)
+	if err != nil {
+		return driver.TableSize{}, err
+	}
+	size, err := j.sized(ctx, t)
+	if err != nil {
+		return size, err
+	}
+	j.sum.Table = result.StorageTable{Name: t.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: t.PayloadBytes}
+	return size, nil
+}
+
 // refusedPrivilege returns the server's own words when err is its
 // refusal of a privilege: bad input carrying them (driver.PermissionDenied).
 func refusedPrivilege(err error) (string, bool) {

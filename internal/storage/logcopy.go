@@ -42,15 +42,10 @@ const (
 func (j *job) logcopy(ctx context.Context) error {
 	names := j.tableNames()
 	src, dst := j.dataTable(names[0]), j.dataTable(names[1])
-	rows, err := j.fill(ctx, src, j.c.Size)
+	size, err := j.filledTable(ctx, src)
 	if err != nil {
 		return err
 	}
-	size, err := j.sized(ctx, src)
-	if err != nil {
-		return err
-	}
-	j.sum.Table = result.StorageTable{Name: src.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: src.PayloadBytes}
 	j.sum.BytesAre = "the source table's size on disk as the database reports it (" + size.How + "), once per copy"
 	dops := j.c.Dops
 	if slices.ContainsFunc(dops, func(d int) bool { return d > 1 }) && !j.caps.OK(driver.CapParallelCopy) {
@@ -226,8 +221,27 @@ const saturatedHost = 0.9
 // pool, which the monitor may count as another's), that waited on the
 // log and that were on CPU; ok is false when none were sampled.
 func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
-	var active float64
-	sampled := false
+	active, sampled := weighedWaits(intervals, func(event string, sessions float64) {
+		switch monitor.WaitClass(event) {
+		case "commit_flush":
+			logWait += sessions
+		case "cpu":
+			cpu += sessions
+		}
+	})
+	// No wait figure at all is no sample, not "0% waited".
+	if active <= 0 || !sampled {
+		return 0, 0, false
+	}
+	return logWait / active, cpu / active, true
+}
+
+// weighedWaits calls add with each wait event the monitor sampled in
+// intervals and the sessions that waited on it, weighed by the interval's
+// length: its share of the run's own active sessions, or with the
+// "other." prefix of the server's others. It returns the active sessions,
+// weighed the same, and whether any wait was sampled at all.
+func weighedWaits(intervals []monitor.Interval, add func(event string, sessions float64)) (active float64, sampled bool) {
 	for _, iv := range intervals {
 		wgt := iv.End.Sub(iv.Start).Seconds()
 		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
@@ -242,19 +256,10 @@ func waitShares(intervals []monitor.Interval) (logWait, cpu float64, ok bool) {
 			if e, isOther := strings.CutPrefix(event, "other."); isOther {
 				event, n = e, other
 			}
-			switch monitor.WaitClass(event) {
-			case "commit_flush":
-				logWait += share * n
-			case "cpu":
-				cpu += share * n
-			}
+			add(event, share*n)
 		}
 	}
-	// No wait figure at all is no sample, not "0% waited".
-	if active <= 0 || !sampled {
-		return 0, 0, false
-	}
-	return logWait / active, cpu / active, true
+	return active, sampled
 }
 
 // stepRates lists each step's log rate (log) or copy rate.

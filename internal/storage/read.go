@@ -34,15 +34,10 @@ func readSQL(table string) string {
 // --duration is up for each.
 func (j *job) read(ctx context.Context) error {
 	t := j.dataTable(j.tableNames()[0])
-	rows, err := j.fill(ctx, t, j.c.Size)
-	if err != nil {
+	if _, err := j.filledTable(ctx, t); err != nil {
 		return err
 	}
-	size, err := j.sized(ctx, t)
-	if err != nil {
-		return err
-	}
-	j.sum.Table = result.StorageTable{Name: t.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: t.PayloadBytes}
+	rows := j.sum.Table.Rows
 	j.sum.BytesAre = "row payload received by the client (the payload column's bytes, as the client library hands them over)"
 	rangeRows := max(1, readRangeBytes/int64(t.PayloadBytes))
 	j.notes = append(j.notes, fmt.Sprintf("read: each thread streams key ranges of %s rows (about %s of payload) with %q, taking the next range not yet read, round and round the table, until --duration %s is up for each --threads value",
@@ -169,26 +164,13 @@ const networkShare = 0.5
 // socket: PostgreSQL's Client:ClientWrite, MySQL's "Sending to client"
 // and "Writing to net"; sampled is false when none were sampled.
 func sendingShare(intervals []monitor.Interval) (share float64, sampled bool) {
-	var active, sending float64
-	for _, iv := range intervals {
-		wgt := iv.End.Sub(iv.Start).Seconds()
-		own, other := iv.Metrics["db.sessions.active"]*wgt, iv.Metrics["db.sessions.other.active"]*wgt
-		active += own + other
-		for name, v := range iv.Metrics {
-			event, isWait := strings.CutPrefix(name, "db.wait.")
-			if !isWait {
-				continue
-			}
-			n := own
-			if e, isOther := strings.CutPrefix(event, "other."); isOther {
-				event, n = e, other
-			}
-			e := strings.ToUpper(event)
-			if strings.Contains(e, "CLIENTWRITE") || strings.Contains(e, "SENDING TO CLIENT") || strings.Contains(e, "WRITING TO NET") {
-				sending += v * n
-			}
+	var sending float64
+	active, _ := weighedWaits(intervals, func(event string, sessions float64) {
+		e := strings.ToUpper(event)
+		if strings.Contains(e, "CLIENTWRITE") || strings.Contains(e, "SENDING TO CLIENT") || strings.Contains(e, "WRITING TO NET") {
+			sending += sessions
 		}
-	}
+	})
 	if active <= 0 {
 		return 0, false
 	}

@@ -63,15 +63,10 @@ func hostCPUs() int { return runtime.NumCPU() }
 // after pass until --duration is up.
 func (j *job) scan(ctx context.Context) error {
 	t := j.dataTable(j.tableNames()[0])
-	rows, err := j.fill(ctx, t, j.c.Size)
+	size, err := j.filledTable(ctx, t)
 	if err != nil {
 		return err
 	}
-	size, err := j.sized(ctx, t)
-	if err != nil {
-		return err
-	}
-	j.sum.Table = result.StorageTable{Name: t.Name, Bytes: size.Bytes, How: size.How, Rows: rows, PayloadBytes: t.PayloadBytes}
 	j.sum.BytesAre = "the table's size on disk as the database reports it (" + size.How + "), counted once per pass"
 	cool := &cooler{local: j.local, root: os.Geteuid() == 0, filesWhy: j.caps.Support(driver.CapLocate).Note}
 	path := j.dataDir

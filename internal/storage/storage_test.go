@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -67,24 +66,6 @@ func runC(t *testing.T, c *Config) (outcome, error) {
 	return o, err
 }
 
-// lockedBuffer is a buffer a test reads while a run writes it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // mustRun runs c and fails the test on an error or a summary without
 // the storage figures.
 func mustRun(t *testing.T, c *Config) (outcome, *result.StorageSummary) {
@@ -122,19 +103,8 @@ func openDB(t *testing.T, url string) driver.DB {
 // experiment's own count (a server-side scan) does not take.
 func count(t *testing.T, db driver.DB, table string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	st, err := conn.Prepare(ctx, "SELECT count(*) FROM "+table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	var n int64 = -1
-	if _, err := conn.Run(ctx, st, nil, func(row []any) error {
+	queryRows(t, db, "SELECT count(*) FROM "+table, func(row []any) {
 		switch v := row[0].(type) {
 		case int64:
 			n = v
@@ -143,11 +113,31 @@ func count(t *testing.T, db driver.DB, table string) int64 {
 		case string:
 			n = parseInt(v)
 		}
+	})
+	return n
+}
+
+// queryRows runs text on a new SQLConn of db and calls visit with each
+// row it returns (valid only during the call, as SQLConn.Run says).
+func queryRows(t *testing.T, db driver.DB, text string, visit func(row []any)) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := conn.Prepare(ctx, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := conn.Run(ctx, st, nil, func(row []any) error {
+		visit(row)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return n
 }
 
 func parseInt(s string) int64 {
@@ -306,7 +296,7 @@ func TestInterruptDropsTheTable(t *testing.T) {
 			url := tg.url(t)
 			c := small(t, Read, url)
 			c.Duration = time.Minute
-			var out, errb lockedBuffer
+			var out, errb testdb.LockedBuffer
 			c.Stdout, c.Stderr = &out, &errb
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)

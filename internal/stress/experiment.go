@@ -362,16 +362,26 @@ func (j *job) runTeardown(ctx context.Context) error {
 		return nil
 	}
 	if ctx.Err() != nil {
-		timeout := j.c.TeardownTimeout
-		if timeout <= 0 {
-			timeout = defaultTeardownTimeout
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
 		fmt.Fprintf(j.c.Stderr, "dbprobe: running --teardown %s\n", j.c.Teardown)
 	}
+	ctx, cancel := j.afterRun(ctx)
+	defer cancel()
 	return j.runScript(ctx, "--teardown", j.c.Teardown, j.teardown)
+}
+
+// afterRun is the context for what must still happen after the run, also
+// one interrupted or failed: ctx while it is live, else one of its own
+// (keeping ctx's values) bounded by TeardownTimeout, so that Ctrl-C does
+// not leave the database holding what the run made. cancel releases it.
+func (j *job) afterRun(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() == nil {
+		return ctx, func() {}
+	}
+	timeout := j.c.TeardownTimeout
+	if timeout <= 0 {
+		timeout = defaultTeardownTimeout
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }
 
 // prepareWork gathers the parameters' sources, has the database check

@@ -11,7 +11,6 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/experiment"
 )
 
 // expected is what the OLTP mix should do, worked out here from the
@@ -101,14 +100,7 @@ func mixRun(url string, out *bytes.Buffer, rows, threads, perThread int64) *Conf
 func tableExists(t *testing.T, url string) driver.TableState {
 	t.Helper()
 	ctx := context.Background()
-	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := target.Open(ctx, driver.Options{Sessions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openURL(t, url)
 	defer db.Close()
 	st, err := db.Inspect(ctx, driver.DataTable{Name: oltpTableName, PayloadBytes: 300}.Table())
 	if err != nil {

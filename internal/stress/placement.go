@@ -258,15 +258,8 @@ func (j *job) cleanup(ctx context.Context) error {
 	if (j.mix == nil || !j.mix.created) && len(j.placed.made) == 0 {
 		return nil
 	}
-	if ctx.Err() != nil {
-		timeout := j.c.TeardownTimeout
-		if timeout <= 0 {
-			timeout = defaultTeardownTimeout
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
-	}
+	ctx, cancel := j.afterRun(ctx)
+	defer cancel()
 	err := j.dropMix(ctx)
 	if err != nil {
 		// Its Location cannot go while it holds the table.

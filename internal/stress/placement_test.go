@@ -248,14 +248,7 @@ func TestPlacementTempSQLite(t *testing.T) {
 	c := mixRun(url, &out, 100, 1, 12)
 	c.PlacementTemp = dir
 	err := Run(context.Background(), c)
-	target, rerr := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if rerr != nil {
-		t.Fatal(rerr)
-	}
-	db, oerr := target.Open(context.Background(), driver.Options{Sessions: 1})
-	if oerr != nil {
-		t.Fatal(oerr)
-	}
+	db := openURL(t, url)
 	has := driver.Describe(db).OK(driver.CapTempPlace)
 	db.Close()
 	if !has {
@@ -303,14 +296,7 @@ func TestPlacementLeftoversPostgres(t *testing.T) {
 	url := testdb.FreshPostgresDatabase(t)
 	dir := serverDir(t, "", "postgres")
 	ctx := context.Background()
-	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := target.Open(ctx, driver.Options{Sessions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openURL(t, url)
 	// What a killed run leaves: its Location and its table in it, filled.
 	loc, err := db.(driver.Placer).CreateLocation(ctx, dir)
 	if err != nil {

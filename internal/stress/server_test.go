@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
@@ -26,20 +25,8 @@ import (
 func exec(t *testing.T, url string, stmts ...string) {
 	t.Helper()
 	ctx := context.Background()
-	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := target.Open(ctx, driver.Options{Sessions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, closeAll := sqlConn(t, url)
+	defer closeAll()
 	for _, q := range stmts {
 		if _, err := conn.(driver.Execer).Exec(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
@@ -200,9 +187,7 @@ func TestPlanChanged(t *testing.T) {
 				"loop.sql": "CREATE INDEX p_n ON p (n);\nSELECT COUNT(*) FROM p WHERE n = :n;\n",
 			})
 			var out bytes.Buffer
-			c := smallRun(url, &out)
-			c.Setup = filepath.Join(dir, "setup.sql")
-			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+			c := scriptRun(url, &out, dir)
 			c.Params = []ParamSpec{{Name: "n", Dist: Uniform, Lo: 0, Hi: 999}}
 			// The index is made once: the later iterations' CREATE INDEX
 			// fails, which ends them before their SELECT.
@@ -359,9 +344,7 @@ func TestTriggerCountsAgree(t *testing.T) {
 			})
 			url := d.db.url(t)
 			var out bytes.Buffer
-			c := smallRun(url, &out)
-			c.Setup = filepath.Join(dir, "setup.sql")
-			c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+			c := scriptRun(url, &out, dir)
 			c.ParamsCSV, c.Protocol = filepath.Join(dir, "v.csv"), d.protocl
 			c.Threads, c.Iterations = 3, 20
 			if err := Run(context.Background(), c); err != nil {
@@ -407,9 +390,7 @@ func TestPostgresWarmupCosts(t *testing.T) {
 		"loop.sql":  "SELECT n FROM t WHERE id = :id;\n",
 	})
 	var out bytes.Buffer
-	c := smallRun(url, &out)
-	c.Setup = filepath.Join(dir, "setup.sql")
-	c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+	c := scriptRun(url, &out, dir)
 	c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 1000}}
 	c.Iterations, c.Duration, c.Warmup = 0, 1500*time.Millisecond, 700*time.Millisecond
 	if err := Run(context.Background(), c); err != nil {

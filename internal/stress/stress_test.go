@@ -12,7 +12,6 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
-	"github.com/dbprobe/dbprobe/internal/driver"
 	_ "github.com/dbprobe/dbprobe/internal/driver/all"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/runner"
@@ -63,20 +62,8 @@ func smallRun(url string, out *bytes.Buffer) *Config {
 func query(t *testing.T, url, q string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	target, err := experiment.ResolveTarget(experiment.TargetConfig{DB: url}, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := target.Open(ctx, driver.Options{Sessions: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	conn, err := db.(driver.SQLRunner).SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn, closeAll := sqlConn(t, url)
+	defer closeAll()
 	st, err := conn.Prepare(ctx, q)
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -133,9 +120,7 @@ func TestParameterSourcesCountsAgree(t *testing.T) {
 				t.Run(src, func(t *testing.T) {
 					url := d.url(t)
 					var out bytes.Buffer
-					c := smallRun(url, &out)
-					c.Setup = filepath.Join(dir, "setup.sql")
-					c.Scripts = []ScriptFile{{Path: filepath.Join(dir, "loop.sql"), Weight: 1}}
+					c := scriptRun(url, &out, dir)
 					switch src {
 					case "param":
 						c.Params = []ParamSpec{{Name: "id", Dist: Uniform, Lo: 1, Hi: 100}}

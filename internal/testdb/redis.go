@@ -1,7 +1,6 @@
 package testdb
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -222,24 +220,6 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// lockedBuffer collects a server's output while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func startRedis(t testing.TB, server, dir, password string, port int, extra []string) (string, error) {
 	args := []string{"-", // the configuration starts on stdin: the password stays off the command line
 		"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--protected-mode", "yes",
@@ -247,7 +227,7 @@ func startRedis(t testing.TB, server, dir, password string, port int, extra []st
 	}
 	cmd := exec.Command(server, append(args, extra...)...)
 	cmd.Stdin = strings.NewReader("requirepass " + password + "\n")
-	var out lockedBuffer
+	var out LockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		return "", err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
@@ -414,54 +415,11 @@ INSERT INTO script_t VALUES (script_twice(5));
 COMMIT;
 SELECT sum(n) FROM script_log;
 `
-	stmts, err := db.SplitScript(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := []int{2, 3, 4, 10, 12, 19, 23, 24, 25, 26}
-	if len(stmts) != len(lines) {
-		t.Fatalf("%d statements, want %d: %+v", len(stmts), len(lines), stmts)
-	}
-	c, err := db.SQLConn(context.Background(), driver.SQLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	last := runScript(t, c, stmts, lines)
+	last := drivertest.RunScript(t, db, script, []int{2, 3, 4, 10, 12, 19, 23, 24, 25, 26})
 	if last != "16" || count(t, admin, "SELECT count(*) FROM script_log") != 4 {
 		t.Errorf("the script's last statement returned %q, want 16 (1+2+3+10, from 4 rows)", last)
 	}
-	if _, err := db.SplitScript("SELECT 1;\nDO $$ BEGIN END;"); !badinput.Is(err) || !strings.Contains(err.Error(), "line 2") {
-		t.Errorf("an open dollar quote: %v, want bad input naming line 2", err)
-	}
-}
-
-// runScript prepares and runs each statement of a script on c, checking
-// each is on its line, and returns the first value of the last row the
-// script returned.
-func runScript(t *testing.T, c driver.SQLConn, stmts []driver.ScriptStatement, lines []int) string {
-	t.Helper()
-	ctx := context.Background()
-	var last string
-	for i, s := range stmts {
-		if s.Line != lines[i] {
-			t.Errorf("statement %d on line %d, want %d: %q", i+1, s.Line, lines[i], s.Text)
-		}
-		st, err := c.Prepare(ctx, s.Text)
-		if err != nil {
-			t.Fatalf("line %d: prepare %q: %v", s.Line, s.Text, err)
-		}
-		if _, err := c.Run(ctx, st, nil, func(row []any) error {
-			last = fmt.Sprint(row[0])
-			return nil
-		}); err != nil {
-			t.Fatalf("line %d: run %q: %v", s.Line, s.Text, err)
-		}
-		if err := st.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return last
+	drivertest.ScriptRefused(t, db, "SELECT 1;\nDO $$ BEGIN END;", "an open dollar quote", 2)
 }
 
 // A tablespace is made in a directory, recorded, holds a data table's

@@ -379,8 +379,16 @@ func TestThrottledScan(t *testing.T) {
 		return throttleServer(t, dev, srv, "read_bps_device", bps)
 	}
 	o, st := mustRun(t, c)
-	if !near(st.Rate, bps, 0.15) {
-		t.Errorf("scan at %.1f MB/s, the device is throttled to %.1f MB/s\n%s", st.Rate/1e6, float64(bps)/1e6, o.text)
+	// The scan's rate counts the table's size on disk, of which a
+	// sequential scan reads only the heap (not the index or the free
+	// space map: the device read about 86% of it in these runs); what the
+	// cap bounds is the device's bytes, so those are held against it.
+	devRate := 0.0
+	if st.Proof != nil && st.Seconds > 0 {
+		devRate = float64(st.Proof.DeviceBytes) / st.Seconds
+	}
+	if !near(devRate, bps, 0.15) || st.Rate < 0.85*bps || st.Rate > 1.35*bps {
+		t.Errorf("scan at %.1f MB/s (the device read %.1f MB/s), the device is throttled to %.1f MB/s\n%s", st.Rate/1e6, devRate/1e6, float64(bps)/1e6, o.text)
 	}
 	if !st.Proof.Physical {
 		t.Errorf("verdict %q", st.Verdict)

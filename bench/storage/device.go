@@ -49,15 +49,20 @@ func newLoopDev(dir string, sizeMB int, owner string) *loopDev {
 	check(syscall.Stat(d.loop, &st))
 	d.name = filepath.Base(d.loop)
 	d.num = fmt.Sprintf("%d:%d", unix.Major(uint64(st.Rdev)), unix.Minor(uint64(st.Rdev)))
+	atExit(d.close)
 	return d
 }
 
 // close unmounts the file system and detaches the loop device.
 func (d *loopDev) close() {
+	if d.loop == "" {
+		return
+	}
 	for i := 0; i < 50 && exec.Command("umount", d.mnt).Run() != nil; i++ {
 		time.Sleep(100 * time.Millisecond)
 	}
 	exec.Command("losetup", "-d", d.loop).Run()
+	d.loop = ""
 }
 
 // blkioRoot is cgroup v1's blkio hierarchy.
@@ -73,6 +78,7 @@ func newCapGroup(d *loopDev, bps int64) *cgroup {
 	}
 	g := &cgroup{dir: filepath.Join(blkioRoot, fmt.Sprintf("dbprobe-storagebench-%d-%d", os.Getpid(), time.Now().UnixNano()))}
 	check(os.Mkdir(g.dir, 0o755))
+	atExit(g.close)
 	check(os.WriteFile(filepath.Join(g.dir, "blkio.throttle.write_bps_device"), []byte(fmt.Sprintf("%s %d", d.num, bps)), 0))
 	return g
 }
@@ -88,6 +94,9 @@ func (g *cgroup) add(pid int) {
 
 // close moves the group's processes back to the root group and removes it.
 func (g *cgroup) close() {
+	if _, err := os.Stat(g.dir); err != nil {
+		return
+	}
 	if data, err := os.ReadFile(filepath.Join(g.dir, "cgroup.procs")); err == nil {
 		for _, p := range strings.Fields(string(data)) {
 			os.WriteFile(filepath.Join(blkioRoot, "cgroup.procs"), []byte(p), 0)

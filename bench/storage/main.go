@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,23 @@ type config struct {
 	studySize string
 	copySize  string
 	logCap    int64
+	// studyParts are the study's parts to run (--study).
+	studyParts []string
+}
+
+// cleanups undo what the run set up (servers, loop devices, blkio
+// groups, the work directory), newest first, also when it fails.
+var cleanups []func()
+
+// atExit registers f to run at the end, or before a failure's exit.
+func atExit(f func()) { cleanups = append(cleanups, f) }
+
+// runAtExit runs the registered cleanups, newest first, once.
+func runAtExit() {
+	for i := len(cleanups) - 1; i >= 0; i-- {
+		cleanups[i]()
+	}
+	cleanups = nil
 }
 
 func main() {
@@ -75,6 +93,7 @@ func main() {
 	flag.StringVar(&c.studySize, "study-size", "1GB", "--size of the study's scan, read, write and bulk runs")
 	flag.StringVar(&c.copySize, "copy-size", "500MB", "--size of the study's table copies")
 	flag.Int64Var(&c.logCap, "log-cap", 48_000_000, "bytes per second the log's device is capped at in the study's capped copies (the study's 48 MB/s)")
+	studyParts := flag.String("study", "postgres,mariadb,sqlite,capped", "the study's parts to run: postgres, mariadb, sqlite, capped")
 	only := flag.String("only", "disk,scan,bulk,mybulk,read,rss,study", "comma-separated parts to run: disk, scan, bulk, mybulk, read, rss, study")
 	flag.Parse()
 	parts := strings.Split(*only, ",")
@@ -83,7 +102,9 @@ func main() {
 	var err error
 	c.work, err = os.MkdirTemp(c.dir, "dbprobe-storagebench-")
 	check(err)
-	defer os.RemoveAll(c.work)
+	atExit(func() { os.RemoveAll(c.work) })
+	defer runAtExit()
+	c.studyParts = strings.Split(*studyParts, ",")
 	os.Chmod(c.work, 0o755)
 	c.bin = filepath.Join(c.work, "dbprobe")
 	run("go", "build", "-o", c.bin, "./cmd/dbprobe")
@@ -134,6 +155,7 @@ func startServer(ctx context.Context, c config, kind instance.Kind, settings map
 	os.Chmod(data, 0o755)
 	s, err := instance.Start(ctx, kind, instance.Options{Settings: settings, DataDir: filepath.Join(data, "data")})
 	check(err)
+	atExit(func() { s.Close() })
 	return s
 }
 
@@ -242,7 +264,10 @@ func medianOf(vs []float64) float64 {
 func ratios(num, den []float64) string {
 	var rs []float64
 	for i := range min(len(num), len(den)) {
-		rs = append(rs, num[i]/den[i])
+		// A pair without the figure (NaN) is left out.
+		if r := num[i] / den[i]; !math.IsNaN(r) {
+			rs = append(rs, r)
+		}
 	}
 	if len(rs) == 0 {
 		return "–"
@@ -305,6 +330,7 @@ func check(err error) {
 func fatalf(format string, args ...any) {
 	// The commands hold database URLs and passwords: never print those.
 	fmt.Fprintln(os.Stderr, "storagebench: "+benchtext.Redact(fmt.Sprintf(format, args...)))
+	runAtExit()
 	os.Exit(1)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -146,15 +147,19 @@ func scanPairs(c config, pg *instance.Server) {
 		pSame, pCount = append(pSame, sameRate), append(pCount, countRate)
 		dCPU = append(dCPU, d.cpu.Seconds()/(float64(d.sum.Bytes)/1e9))
 		pCPU = append(pCPU, pp.cpu.Seconds()/(float64(tableBytes)/1e9))
-		var passRates []float64
+		// The device's writes during each pass show what the first pass
+		// pays for: the rows' hint bits, set and written back as it reads.
+		var passRates, passWrites []float64
 		for _, s := range d.sum.Steps {
 			if s.Rows == d.sum.Table.Rows {
 				passRates = append(passRates, mb(s.Rate))
+				passWrites = append(passWrites, mb(float64(s.DeviceWrite)))
 			}
 		}
 		passes := []string{fmt.Sprintf("%d whole", len(passRates))}
 		if len(passRates) > 0 {
-			passes = append(passes, fmt.Sprintf("first %.0f, median %.0f, %.0f–%.0f", passRates[0], medianOf(passRates), slices.Min(passRates), slices.Max(passRates)))
+			passes = append(passes, fmt.Sprintf("first %.0f (device wrote %.0f MB), median %.0f, %.0f–%.0f (median write %.0f MB)",
+				passRates[0], passWrites[0], medianOf(passRates), slices.Min(passRates), slices.Max(passRates), medianOf(passWrites)))
 		}
 		rows = append(rows, fmt.Sprintf("| %d | %s | %.0f | %.0f | %s | %.0f | %.0f | %.0f%% | %.0f%% |", rep+1, order, mb(d.sum.Rate), mb(later),
 			strings.Join(passes, ", "), mb(sameRate), mb(countRate), 100*float64(d.sum.Proof.DeviceBytes)/float64(d.sum.Bytes), 100*devShare))
@@ -217,7 +222,7 @@ func readPairs(c config, pg *instance.Server) {
 			}
 			cum += float64(s.Bytes)
 		}
-		later := 0.0
+		later := math.NaN() // dbprobe did not finish its first lap
 		if ls > 0 {
 			later = lb / ls
 		}

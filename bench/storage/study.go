@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -19,16 +20,25 @@ import (
 // SQLite, then the table copy with the log's device capped.
 func study(ctx context.Context, c config) {
 	fmt.Printf("## Study runs: --size %s (scan, read, write, bulk), copies of %s\n\n", c.studySize, c.copySize)
-	pg := startServer(ctx, c, instance.Postgres, map[string]string{"shared_buffers": "16MB"})
-	studyRuns(c, "PostgreSQL (shared_buffers 16MB)", "$PG", pg.URL())
-	pg.Close()
-	my := startServer(ctx, c, instance.MariaDB, mariaSettings)
-	studyRuns(c, "MariaDB (innodb_buffer_pool_size 256M)", "$MY", my.URL())
-	my.Close()
-	lite := filepath.Join(c.work, "sqlite")
-	check(os.MkdirAll(lite, 0o755))
-	studyRuns(c, "SQLite", "$SQLITE", "sqlite://"+filepath.Join(lite, "study.db"))
-	cappedCopies(ctx, c)
+	want := func(p string) bool { return slices.Contains(c.studyParts, p) }
+	if want("postgres") {
+		pg := startServer(ctx, c, instance.Postgres, map[string]string{"shared_buffers": "16MB"})
+		studyRuns(c, "PostgreSQL (shared_buffers 16MB)", "$PG", pg.URL())
+		pg.Close()
+	}
+	if want("mariadb") {
+		my := startServer(ctx, c, instance.MariaDB, mariaSettings)
+		studyRuns(c, "MariaDB (innodb_buffer_pool_size 256M)", "$MY", my.URL())
+		my.Close()
+	}
+	if want("sqlite") {
+		lite := filepath.Join(c.work, "sqlite")
+		check(os.MkdirAll(lite, 0o755))
+		studyRuns(c, "SQLite", "$SQLITE", "sqlite://"+filepath.Join(lite, "study.db"))
+	}
+	if want("capped") {
+		cappedCopies(ctx, c)
+	}
 }
 
 // studyRuns runs each experiment once on one database and prints its
@@ -95,6 +105,7 @@ func cappedCopies(ctx context.Context, c config) {
 		DataDir:  filepath.Join(dir, "data"),
 	})
 	check(err)
+	atExit(func() { pg.Close() })
 	g := newCapGroup(dev, c.logCap)
 	g.add(pidFile(filepath.Join(pg.DataDir(), "postmaster.pid")))
 	showRun("PostgreSQL, WAL on "+dev.name+" capped at "+capMB+" MB/s", "$PG", pg.URL(), nil, c.bin,
@@ -115,6 +126,7 @@ func cappedCopies(ctx context.Context, c config) {
 	}
 	my, err := instance.Start(ctx, instance.MariaDB, instance.Options{Settings: settings, DataDir: filepath.Join(dir, "data")})
 	check(err)
+	atExit(func() { my.Close() })
 	g = newCapGroup(dev, c.logCap)
 	g.add(pidFile(filepath.Join(my.Dir(), "mysqld.pid")))
 	showRun("MariaDB, redo log on "+dev.name+" capped at "+capMB+" MB/s", "$MY", my.URL(), nil, c.bin,

@@ -120,15 +120,7 @@ func scanPairs(c config, pg *instance.Server) {
 			_, t = psqlTimed(pg, serialPG, countSQL)
 			countRate = float64(tableBytes) / t.Seconds()
 		}
-		order := "dbprobe, psql"
-		if rep%2 == 0 {
-			dbp()
-			ps()
-		} else {
-			ps()
-			dbp()
-			order = "psql, dbprobe"
-		}
+		order := inTurn(rep, "dbprobe", dbp, "psql", ps)
 		// dbprobe's passes after its first: the table as psql finds it,
 		// its hint bits set by the first pass.
 		var lb int64
@@ -200,15 +192,7 @@ func readPairs(c config, pg *instance.Server) {
 		var p proc
 		var t time.Duration
 		ps := func() { p, t = psqlTimed(pg, nil, sql) }
-		order := "dbprobe, psql"
-		if rep%2 == 0 {
-			dbp()
-			ps()
-		} else {
-			ps()
-			dbp()
-			order = "psql, dbprobe"
-		}
+		order := inTurn(rep, "dbprobe", dbp, "psql", ps)
 		perRow := float64(d.sum.Bytes) / float64(d.sum.Rows)
 		lap := perRow * float64(d.sum.Table.Rows)
 		psqlBytes := lap
@@ -297,15 +281,7 @@ func bulkPairs(c config, pg *instance.Server) {
 			}
 			output("psql", pg.URL(), "-X", "-q", "-c", "DROP TABLE bench_bulk")
 		}
-		order := "dbprobe, psql"
-		if rep%2 == 0 {
-			dbp()
-			ps()
-		} else {
-			ps()
-			dbp()
-			order = "psql, dbprobe"
-		}
+		order := inTurn(rep, "dbprobe", dbp, "psql", ps)
 		loaded := float64(n * bytesPerBulkRow)
 		dr, pr = append(dr, float64(d.sum.Rows)/d.sum.Seconds), append(pr, float64(n)/t.Seconds())
 		dCPU, pCPU = append(dCPU, d.cpu.Seconds()/(loaded/1e9)), append(pCPU, p.cpu.Seconds()/(loaded/1e9))
@@ -365,15 +341,7 @@ func myBulkPairs(c config, my *instance.Server) {
 			secs, _ = strconv.ParseFloat(string(m[2]), 64)
 			sqlOf("DROP TABLE bench_bulk")
 		}
-		order := "dbprobe, LOAD DATA"
-		if rep%2 == 0 {
-			dbp()
-			ld()
-		} else {
-			ld()
-			dbp()
-			order = "LOAD DATA, dbprobe"
-		}
+		order := inTurn(rep, "dbprobe", dbp, "LOAD DATA", ld)
 		loaded := float64(n * bytesPerBulkRow)
 		dr, pr = append(dr, float64(d.sum.Rows)/d.sum.Seconds), append(pr, float64(n)/secs)
 		dCPU, pCPU = append(dCPU, d.cpu.Seconds()/(loaded/1e9)), append(pCPU, p.cpu.Seconds()/(loaded/1e9))
@@ -425,4 +393,18 @@ func fileSize(path string) int64 {
 	st, err := os.Stat(path)
 	check(err)
 	return st.Size()
+}
+
+// inTurn runs the two sides of pair rep, a first in even pairs and b
+// first in odd ones, so that a noisy neighbour hurts both alike, and
+// returns the order they ran in.
+func inTurn(rep int, aName string, a func(), bName string, b func()) string {
+	if rep%2 == 0 {
+		a()
+		b()
+		return aName + ", " + bName
+	}
+	b()
+	a()
+	return bName + ", " + aName
 }

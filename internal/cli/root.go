@@ -39,6 +39,7 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand(), newExportCommand())
 	root.AddCommand(newDurabilityCommand(), newStressCommand(), newStorageCommand())
+	root.AddCommand(newCompareCommand())
 	root.AddCommand(newVersionCommand())
 	return root
 }

@@ -91,12 +91,12 @@ type Change struct {
 // one): the verdict dbprobe compare gives for a single metric. It is
 // what the synthetic checks of the verdicts' error rates run.
 func Judge(a, b []float64, higherIsBetter bool, minEffect float64) *Metric {
-	m := measure(spec{name: "metric", label: "metric", scale: 1, higherBetter: higherIsBetter}, a, b)
+	m := measureMetric(spec{name: "metric", label: "metric", scale: 1, higherBetter: higherIsBetter}, a, b)
 	judge([]*Metric{m}, minEffect)
 	return m
 }
 
-// measure computes a metric's statistics before the Holm correction.
+// measureMetric computes a metric's statistics before the Holm correction.
 //
 // Why the log scale: a run's spread grows with its level (a run at
 // 50,000 ops/s wobbles by thousands, one at 500 by tens), so the sides
@@ -106,7 +106,7 @@ func Judge(a, b []float64, higherIsBetter bool, minEffect float64) *Metric {
 // and the interval's ends are ratios too: "4.1% faster (2.0–6.3%)" is
 // exactly what the runs support, not a difference divided by a median
 // after the fact. The rank test is the same on either scale.
-func measure(sp spec, a, b []float64) *Metric {
+func measureMetric(sp spec, a, b []float64) *Metric {
 	m := &Metric{Name: sp.name, Label: sp.label, Unit: sp.unit, HigherIsBetter: sp.higherBetter}
 	for _, v := range a {
 		m.A = append(m.A, v*sp.scale)

@@ -199,5 +199,5 @@ func newMetric(name string, valsA, valsB []map[string]sample, runsA, runsB []run
 		return out
 	}
 	a, b := pick(valsA, runsA), pick(valsB, runsB)
-	return measure(sp, a, b)
+	return measureMetric(sp, a, b)
 }

@@ -196,4 +196,3 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 
 // method names the statistics, for a reader of the JSON.
 const method = "per metric: two-sided Mann–Whitney U test (exact up to 60 runs in all), Holm-adjusted over the metrics compared; change: Hodges–Lehmann shift of log values (median B/A ratio) with its rank confidence interval; difference shown at p < 0.05"
-

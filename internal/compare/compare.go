@@ -148,6 +148,9 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 		phase = ps[len(ps)-1].Header.Phase
 	}
 	c.Phase = phase
+	if err := sameExperiment(a, b, opts.Force, &c.Notes); err != nil {
+		return nil, err
+	}
 	runsA, err := phases(a, phase, c)
 	if err != nil {
 		return nil, err
@@ -182,6 +185,36 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 		c.Checks = append(c.Checks, cond.check(c.Metrics))
 	}
 	return c, nil
+}
+
+// sameExperiment refuses files of different experiments, before a
+// phase missing from one of them is complained of: a storage scan's file
+// has no "run" phase because it is another experiment, and that is what
+// the user needs to hear. A file's experiment is its last phase's.
+func sameExperiment(a, b Side, force bool, notes *[]string) error {
+	var firstPath, first string
+	for _, s := range []Side{a, b} {
+		for _, f := range s.Files {
+			ps := f.Result.Phases
+			if len(ps) == 0 {
+				continue
+			}
+			e := ps[len(ps)-1].Header.Experiment
+			if first == "" {
+				firstPath, first = f.Path, e
+				continue
+			}
+			if e != first {
+				msg := fmt.Sprintf("%s is a %s result and %s a %s result", firstPath, first, f.Path, e)
+				if !force {
+					return badinput.New("%s: compare refuses different experiments (--force compares them anyway)", msg)
+				}
+				*notes = append(*notes, "forced: "+msg)
+				return nil
+			}
+		}
+	}
+	return nil
 }
 
 func info(s Side) SideInfo {

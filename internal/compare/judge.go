@@ -171,7 +171,7 @@ func judge(ms []*Metric, minEffect float64) {
 	}
 	for _, m := range ms {
 		if m.P != nil {
-			decide(m, minEffect)
+			decide(m, minEffect, len(ps))
 		}
 	}
 }
@@ -192,8 +192,15 @@ func (m *Metric) toScale(f float64) float64 {
 	return f
 }
 
-// decide sets a compared metric's outcome and verdict.
-func decide(m *Metric, minEffect float64) {
+// decide sets a compared metric's outcome and verdict; tested is how
+// many metrics the Holm correction is over.
+//
+// What these runs "would detect" is computed at Alpha/tested, the level
+// the Holm correction holds its strictest metric to: with one metric it
+// is Alpha, with five it may be a fifth of it, and a sentence that
+// ignored the correction would promise differences the comparison could
+// not show.
+func decide(m *Metric, minEffect float64, tested int) {
 	na, nb := len(m.A), len(m.B)
 	runs := runsText(na, nb)
 	if stats.MinP(na, nb) >= Alpha {
@@ -219,7 +226,8 @@ func decide(m *Metric, minEffect float64) {
 		}
 		return
 	}
-	d := m.fromScale(stats.DetectableShift(na, nb, m.sd, Alpha, Power))
+	alpha := Alpha / float64(max(1, tested))
+	d := m.fromScale(stats.DetectableShift(na, nb, m.sd, alpha, Power))
 	if !math.IsInf(d, 0) && !math.IsNaN(d) {
 		m.Detectable = &d
 	}
@@ -228,13 +236,23 @@ func decide(m *Metric, minEffect float64) {
 	if p >= Alpha {
 		m.Outcome = NoDifference
 		m.Verdict = fmt.Sprintf("no difference shown (p = %s)", pText(p))
-		if m.Detectable != nil {
+		switch {
+		case m.Detectable != nil:
 			m.Verdict += fmt.Sprintf(": with this spread, %s would detect %s or more", perSide(na, nb), pct(*m.Detectable))
 			if minEffect > 0 && *m.Detectable > minEffect {
-				n := stats.RunsNeeded(m.toScale(minEffect), m.sd, Alpha, Power)
+				n := stats.RunsNeeded(m.toScale(minEffect), m.sd, alpha, Power)
 				if n <= stats.MaxRuns {
 					m.Verdict += fmt.Sprintf("; %s (--min-effect) would need %d per side", pct(minEffect), n)
 				}
+			}
+		case stats.MinP(na, nb) >= alpha:
+			// The runs could show a difference in one metric, not in
+			// this many at once.
+			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d metrics at once", runsText(na, nb), tested)
+			target := math.Max(math.Abs(c.Estimate), minEffect)
+			if n := stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power); target > 0 && n <= stats.MaxRuns {
+				m.RunsNeeded = n
+				m.Verdict += fmt.Sprintf("; %d per side would show the %s seen here", n, pct(target))
 			}
 		}
 		return

@@ -94,7 +94,11 @@ func howToRead(c *Comparison) string {
 	if c.MinEffect > 0 {
 		fmt.Fprintf(&b, " and a change of %s or more (--min-effect)", pct(c.MinEffect))
 	}
-	b.WriteString(". \"would detect\": the smallest change found 80% of the time at the runs' spread. Latency and server cost: lower is better.")
+	b.WriteString(". \"would detect\": the smallest change these runs find 80% of the time at their spread")
+	if n > 1 {
+		fmt.Fprintf(&b, ", at p < 0.05/%d as Holm may ask", n)
+	}
+	b.WriteString(". Latency and server cost: lower is better.")
 	return wrap(b.String(), 78) + "\n"
 }
 
@@ -186,12 +190,15 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 		Method  string `json:"method"`
 		Tripped bool   `json:"tripped"`
 	}
-	data, err := json.MarshalIndent(out{c, method, c.Tripped()}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("compare: encoding the comparison: %w", err)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// "throughput<-5%" reads better than "throughput\u003c-5%": the
+	// JSON is for files and scripts, not for HTML.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out{c, method, c.Tripped()}); err != nil {
+		return fmt.Errorf("compare: writing the comparison: %w", err)
 	}
-	_, err = w.Write(append(data, '\n'))
-	return err
+	return nil
 }
 
 // method names the statistics, for a reader of the JSON.

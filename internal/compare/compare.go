@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -105,16 +104,12 @@ func (c *Comparison) Tripped() bool {
 func Load(name string, paths []string) (Side, error) {
 	s := Side{Name: name}
 	for _, p := range paths {
-		data, err := os.ReadFile(p)
+		f, err := readSummaries(p)
 		if err != nil {
 			var pe *os.PathError
 			if errors.As(err, &pe) {
-				err = pe.Err
+				return Side{}, badinput.New("cannot read %s: %v", p, pe.Err)
 			}
-			return Side{}, badinput.New("cannot read %s: %v", p, err)
-		}
-		f, err := result.Read(bytes.NewReader(data))
-		if err != nil {
 			return Side{}, badinput.New("%s is not a dbprobe result (the JSON --out of a run): %v", p, err)
 		}
 		s.Files = append(s.Files, File{Path: p, Result: f})

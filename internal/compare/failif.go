@@ -146,7 +146,7 @@ func (c Condition) check(ms []*Metric) Check {
 		ch.Tripped = true
 		ch.Why = m.Verdict
 	default:
-		ch.Why = fmt.Sprintf("B's %s changed by %s, but no difference is shown (p = %s): the runs' spread could give that by chance", m.Name, signed(m.Change.Estimate), pText(*m.PAdjusted))
+		ch.Why = fmt.Sprintf("B's %s changed by %s, but no difference is shown (%s): the runs' spread could give that by chance", m.Name, signed(m.Change.Estimate), pIs(*m.PAdjusted))
 	}
 	return ch
 }

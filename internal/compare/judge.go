@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/report/stats"
 )
@@ -203,12 +204,13 @@ func (m *Metric) toScale(f float64) float64 {
 func decide(m *Metric, minEffect float64, tested int) {
 	na, nb := len(m.A), len(m.B)
 	runs := runsText(na, nb)
+	alpha := Alpha / float64(max(1, tested))
 	if stats.MinP(na, nb) >= Alpha {
 		// No p-value these runs can give reaches 5%: a verdict either
 		// way would be a guess.
 		target := math.Max(math.Abs(m.Change.Estimate), minEffect)
 		m.Outcome = TooFew
-		m.RunsNeeded = stats.RunsNeeded(m.toScale(target), m.sd, Alpha, Power)
+		m.RunsNeeded = stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power)
 		m.Verdict = fmt.Sprintf("no verdict: %s; the rank test cannot reach p < 0.05 with fewer than %d runs per side", runs, minRuns())
 		switch {
 		case math.IsNaN(m.sd):
@@ -226,7 +228,6 @@ func decide(m *Metric, minEffect float64, tested int) {
 		}
 		return
 	}
-	alpha := Alpha / float64(max(1, tested))
 	d := m.fromScale(stats.DetectableShift(na, nb, m.sd, alpha, Power))
 	if !math.IsInf(d, 0) && !math.IsNaN(d) {
 		m.Detectable = &d
@@ -235,7 +236,7 @@ func decide(m *Metric, minEffect float64, tested int) {
 	c := m.Change
 	if p >= Alpha {
 		m.Outcome = NoDifference
-		m.Verdict = fmt.Sprintf("no difference shown (p = %s)", pText(p))
+		m.Verdict = fmt.Sprintf("no difference shown (%s)", pIs(p))
 		switch {
 		case m.Detectable != nil:
 			m.Verdict += fmt.Sprintf(": with this spread, %s would detect %s or more", perSide(na, nb), pct(*m.Detectable))
@@ -284,7 +285,7 @@ func shiftText(m *Metric, c *Change, p float64, runs string) string {
 		lo, hi = -c.High, -c.Low
 	}
 	ci := fmt.Sprintf("%.0f%% CI %s", 100*Level, rangeText(lo, hi))
-	tail := fmt.Sprintf("(%s, p = %s, %s)", ci, pText(p), runs)
+	tail := fmt.Sprintf("(%s, %s, %s)", ci, pIs(p), runs)
 	if m.HigherIsBetter {
 		word := "faster"
 		if !up {
@@ -338,6 +339,14 @@ func pText(p float64) string {
 		return strconv.FormatFloat(p, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(p, 'f', 2, 64)
+}
+
+// pIs is "p = 0.008" or "p < 0.001".
+func pIs(p float64) string {
+	if t := pText(p); strings.HasPrefix(t, "<") {
+		return "p " + t
+	}
+	return "p = " + pText(p)
 }
 
 // runsText is "5 runs each" or "3 runs in A, 5 in B".

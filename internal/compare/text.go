@@ -20,7 +20,12 @@ func WriteText(w io.Writer, c *Comparison) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "dbprobe compare: %s results, phase %s\n", c.Experiment, c.Phase)
 	for _, s := range []SideInfo{c.A, c.B} {
-		fmt.Fprintf(bw, "  %s: %s: %s\n", s.Name, countText(len(s.Files), "run"), strings.Join(shortPaths(s.Files), " "))
+		names := shortPaths(s.Files)
+		if len(names) > 6 {
+			// A sweep's fifty files: the first and the last say which.
+			names = append(append(names[:3:3], "…"), names[len(names)-2:]...)
+		}
+		fmt.Fprintf(bw, "  %s: %s: %s\n", s.Name, countText(len(s.Files), "run"), strings.Join(names, " "))
 	}
 	bw.WriteString("\n")
 	if len(c.Differences) == 0 {

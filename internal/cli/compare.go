@@ -30,61 +30,69 @@ func newCompareCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compare A1 [A2 …] -- B1 [B2 …]",
 		Short: "Tell whether two sets of runs differ, metric by metric, with a verdict a skeptic accepts",
-		Long: `compare takes the JSON results (--out) of runs of side A, then --, then
-those of side B, one file per run, and says per metric whether B differs
-from A: throughput; p50 and p99 latency of each operation (a stress run's
+		Long: `compare takes the JSON results (--out) of side A's runs, then --, then
+side B's, one file per run, and says per metric whether B differs from A:
+throughput; p50 and p99 latency of each operation (a stress run's
 statements and ITERATION); a storage experiment's rate; a stress run's
-server cost per iteration.
-
-  dbprobe compare: ycsb results, phase run
-    A: 5 runs: full-1.jsonl full-2.jsonl full-3.jsonl full-4.jsonl full-5.jsonl
-    B: 5 runs: delayed-1.jsonl delayed-2.jsonl delayed-3.jsonl delayed-4.jsonl delayed-5.jsonl
+server cost per iteration. SQLite, 5 runs each of --durability full (A)
+and delayed (B), --metrics throughput,p99.read,p50.update:
 
   Settings that differ:
-    durability            A: full      B: delayed
+    durability: A full, B delayed
+    database synchronous: A FULL (2), B OFF (0)
 
-       metric   unit  A median  B median   change
-   throughput  ops/s    10,234    10,652    +4.1%  B is 4.1% faster (95% CI 2.0–6.3%, p = 0.008, 5 runs each)
-     p50.read     µs       412       407    −1.2%  no difference shown (p = 0.42): with this spread, 5 runs per side would detect 6.0% or more
-     p99.read     µs     2,210     1,990   −10.0%  B is better: 10.0% lower (95% CI 4.8–14.9%, p = 0.032, 5 runs each)
+  metric      unit   A median  B median  change
+  throughput  ops/s     4,741   117,625  +1493%
+      B is 1493% faster (95% CI 547–4188%, p = 0.02, 5 runs each)
+  p99.read    µs          326        28  −70.9%
+      no difference shown (p = 0.10): with this spread, 5 runs per side would
+      detect a fall of 94.9% or a rise of 1849%
+  p50.update  µs          604         6  −98.9%
+      B is better: 98.9% lower (95% CI 98.1–99.2%, p = 0.02, 5 runs each)
 
 How to read a verdict:
-  - change is the Hodges–Lehmann shift: the median of every B/A ratio of
-    one run of B to one of A. Its 95% CI comes from the same ranks.
-  - p is the two-sided Mann–Whitney U test, exact for small sides,
-    Holm-adjusted over the metrics compared: looking at ten metrics does
-    not find a difference by chance. A difference is shown at p < 0.05.
-  - "no difference shown" is not "the same": the sentence after it says
-    the smallest change these runs would have found 80% of the time.
+  - change is the Hodges–Lehmann shift: the median of the B/A ratios of
+    every run of B to every run of A; its 95% CI comes from the same
+    ranks (96.8% achieved with 5 runs each: the ranks are discrete).
+  - p is the two-sided Mann–Whitney U test, exact for small sides, and
+    Holm-adjusted over the metrics compared, so that looking at many
+    metrics does not find a difference by chance. A difference is shown
+    at p < 0.05 (and a change of --min-effect or more).
+  - "no difference shown" is not "the same": the sentence says the
+    smallest change these runs would have found 80% of the time at their
+    spread. The p99 above swings too much from run to run to tell.
   - Latency and server cost: lower is better, and the verdict says so.
   - With fewer than 4 runs per side the test cannot reach p < 0.05: no
-    verdict, and the runs that would give one. Run each side 5 times or
-    more, interleaved (A, B, A, B…), so that drift hits both sides.
+    verdict, and the runs that would give one. Holm needs more: 5 runs
+    per side show at most 6 metrics at once; --metrics narrows the list.
+    Run the sides in turn (A, B, A, B…) so that drift hits both.
 
 Each file must hold the phase compared (--phase; by default the last
-phase of the first file: "run" for dbprobe ycsb). Results of different
+phase of the first file: run, for dbprobe ycsb). Results of different
 experiments or workloads (operation mix, key distribution, stress
 statements, storage experiment) are refused, naming the setting;
 --force compares them anyway. Every other setting that differs between
 the sides is listed, secrets never shown; one that differs from run to
 run on both sides (a temporary database's path) is only noted.
 
---fail-if 'throughput<-5%' makes compare exit 1 when B's throughput is
-shown to be more than 5% below A's: for a CI pipeline that holds a new
-build (B) against the last release (A). Latency: --fail-if
-'p99.read>+10%'. A condition trips only when the difference is shown
-(p < 0.05 after Holm), so noise does not fail a build; with fewer than 4
-runs per side no test is possible and the estimate alone decides (the
-line says so). Several conditions: repeat the flag or separate them with
-commas. Metric names are those of the table.
+--fail-if 'throughput<-5%' exits 1 when B's throughput is shown to be
+more than 5% below A's: for a CI pipeline that holds a new build (B)
+against the last release (A); for latency, --fail-if 'p99.read>+10%'. A
+condition trips only when the difference is shown (p < 0.05 after
+Holm), so noise does not fail a build; with fewer than 4 runs per side
+no test is possible and the estimate alone decides (the line says so).
+Repeat the flag or separate conditions with commas; the metric names
+are the table's. Flags may follow B's files.
 
-A result cut short (a killed run) is compared as far as it is complete
-(a phase without summary is rebuilt as dbprobe recover does), said in
-the notes, and compare then exits 2 (1 if a --fail-if tripped).
+Only each run's summary is read, not its seconds: 100 one-hour results
+compare in about a second. A result cut short (a killed run) is compared
+as far as it is complete (a phase without summary is rebuilt from its
+seconds, as dbprobe recover does), the notes say so, and compare exits 2
+(1 if a --fail-if tripped).
 
-Exit status: 0 compared (whatever the verdicts), 1 a --fail-if tripped,
-2 bad input (a file that is not a result, different experiments or
-workloads, a malformed --fail-if, a file cut short).`,
+Exit status: 0 compared, whatever the verdicts; 1 a --fail-if tripped;
+2 bad input: a file that is not a result, different experiments or
+workloads, a malformed --fail-if, a file cut short.`,
 		Example: `  dbprobe compare full-*.jsonl -- delayed-*.jsonl
   dbprobe compare a1.jsonl a2.jsonl a3.jsonl a4.jsonl a5.jsonl -- b1.jsonl b2.jsonl b3.jsonl b4.jsonl b5.jsonl --min-effect 2%
   dbprobe compare release/*.jsonl -- build/*.jsonl --fail-if 'throughput<-5%' --fail-if 'p99.read>+10%'

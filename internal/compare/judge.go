@@ -239,7 +239,7 @@ func decide(m *Metric, minEffect float64, tested int) {
 		m.Verdict = fmt.Sprintf("no difference shown (%s)", pIs(p))
 		switch {
 		case m.Detectable != nil:
-			m.Verdict += fmt.Sprintf(": with this spread, %s would detect %s or more", perSide(na, nb), pct(*m.Detectable))
+			m.Verdict += fmt.Sprintf(": with this spread, %s would detect %s", perSide(na, nb), detectText(m))
 			if minEffect > 0 && *m.Detectable > minEffect {
 				n := stats.RunsNeeded(m.toScale(minEffect), m.sd, alpha, Power)
 				if n <= stats.MaxRuns {
@@ -339,6 +339,21 @@ func pText(p float64) string {
 		return strconv.FormatFloat(p, 'f', 3, 64)
 	}
 	return strconv.FormatFloat(p, 'f', 2, 64)
+}
+
+// detectText says the detectable change: "6.0% or more", or, where a
+// fall and a rise of the same size on the log scale differ much ("a
+// fall of 92% or a rise of 1207%"), both.
+func detectText(m *Metric) string {
+	d := *m.Detectable
+	if !m.logScale {
+		return pct(d) + " or more"
+	}
+	down := -math.Expm1(-math.Log1p(d))
+	if d-down < 0.1*d {
+		return pct(d) + " or more"
+	}
+	return fmt.Sprintf("a fall of %s or a rise of %s", pct(down), pct(d))
 }
 
 // pIs is "p = 0.008" or "p < 0.001".

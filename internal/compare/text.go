@@ -8,7 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/dbprobe/dbprobe/internal/result"
 )
@@ -32,21 +32,21 @@ func WriteText(w io.Writer, c *Comparison) error {
 		bw.WriteString("Settings that differ: none\n\n")
 	} else {
 		bw.WriteString("Settings that differ:\n")
-		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		for _, d := range c.Differences {
 			va, vb := strings.Join(d.A, " | "), strings.Join(d.B, " | ")
+			line := fmt.Sprintf("  %s: %s %s, %s %s", d.Setting, c.A.Name, va, c.B.Name, vb)
+			if utf8.RuneCountInString(line) <= textWidth {
+				bw.WriteString(line + "\n")
+				continue
+			}
+			// A long value (a SQLite pragma's explanation) on lines of
+			// its own, from where the sides' values part.
 			from := diffStart(va, vb)
-			fmt.Fprintf(tw, "  %s\t%s: %s\t%s: %s\n", d.Setting, c.A.Name, clip(va, from), c.B.Name, clip(vb, from))
+			fmt.Fprintf(bw, "  %s:\n    %s: %s\n    %s: %s\n", d.Setting, c.A.Name, clip(va, from), c.B.Name, clip(vb, from))
 		}
-		tw.Flush()
 		bw.WriteString("\n")
 	}
-	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "metric\tunit\t%s median\t%s median\tchange\tverdict\n", c.A.Name, c.B.Name)
-	for _, m := range c.Metrics {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", m.Name, m.Unit, number(m.MedianA, len(m.A)), number(m.MedianB, len(m.B)), changeText(m), m.Verdict)
-	}
-	tw.Flush()
+	writeTable(bw, c)
 	bw.WriteString("\n")
 	bw.WriteString(howToRead(c))
 	for _, ch := range c.Checks {
@@ -54,15 +54,51 @@ func WriteText(w io.Writer, c *Comparison) error {
 		if ch.Tripped {
 			state = "FAILED"
 		}
-		fmt.Fprintf(bw, "fail-if %s: %s: %s\n", ch.Condition.Text, state, ch.Why)
+		bw.WriteString(hanging(fmt.Sprintf("fail-if %s: %s: %s", ch.Condition.Text, state, ch.Why), "", "    ") + "\n")
 	}
 	if len(c.Notes) > 0 {
 		bw.WriteString("\nNotes:\n")
 		for _, n := range c.Notes {
-			fmt.Fprintf(bw, "  - %s\n", n)
+			bw.WriteString(hanging(n, "  - ", "    ") + "\n")
 		}
 	}
 	return bw.Flush()
+}
+
+// writeTable writes a row of figures per metric, aligned, and its
+// verdict wrapped on the lines below it: a verdict is a sentence, and
+// as a column it would push every line past a terminal's width.
+func writeTable(bw *bufio.Writer, c *Comparison) {
+	rows := [][]string{{"metric", "unit", c.A.Name + " median", c.B.Name + " median", "change"}}
+	for _, m := range c.Metrics {
+		rows = append(rows, []string{m.Name, m.Unit, number(m.MedianA, len(m.A)), number(m.MedianB, len(m.B)), changeText(m)})
+	}
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, cell := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(cell))
+		}
+	}
+	for i, r := range rows {
+		var line strings.Builder
+		for j, cell := range r {
+			pad := strings.Repeat(" ", width[j]-utf8.RuneCountInString(cell))
+			if j > 0 {
+				line.WriteString("  ")
+			}
+			if j < 2 { // names left, figures right
+				line.WriteString(cell + pad)
+			} else {
+				line.WriteString(pad + cell)
+			}
+		}
+		bw.WriteString(strings.TrimRight(line.String(), " ") + "\n")
+		if i > 0 {
+			for _, l := range strings.Split(wrap(c.Metrics[i-1].Verdict, textWidth-4), "\n") {
+				bw.WriteString("    " + l + "\n")
+			}
+		}
+	}
 }
 
 // howToRead says what the figures are, in the terms of this comparison.
@@ -104,7 +140,21 @@ func howToRead(c *Comparison) string {
 		fmt.Fprintf(&b, ", at p < 0.05/%d as Holm may ask", n)
 	}
 	b.WriteString(". Latency and server cost: lower is better.")
-	return wrap(b.String(), 78) + "\n"
+	return wrap(b.String(), textWidth) + "\n"
+}
+
+// hanging wraps text to textWidth with first before its first line and
+// rest before the others.
+func hanging(text, first, rest string) string {
+	lines := strings.Split(wrap(text, textWidth-len(rest)), "\n")
+	for i := range lines {
+		if i == 0 {
+			lines[i] = first + lines[i]
+		} else {
+			lines[i] = rest + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // wrap breaks text into lines of at most width runes at spaces.
@@ -128,8 +178,12 @@ func wrap(s string, width int) string {
 	return out.String()
 }
 
-// clipWidth is the most of a setting's value the table shows.
-const clipWidth = 48
+// textWidth is the widest line the text writes where it can choose:
+// a terminal's 80 columns, less a margin.
+const textWidth = 78
+
+// clipWidth is the most of a setting's value the text shows.
+const clipWidth = textWidth - 7
 
 // clip shortens a long setting value (a SQLite pragma's explanation) for
 // the table, keeping the place where the two sides' values part (from,

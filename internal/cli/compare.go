@@ -42,8 +42,8 @@ and delayed (B), --metrics throughput,p99.read,p50.update:
     database synchronous: A FULL (2), B OFF (0)
 
   metric      unit   A median  B median  change
-  throughput  ops/s     4,741   117,625  +1493%
-      B is 1493% faster (95% CI 547–4188%, p = 0.02, 5 runs each)
+  throughput  ops/s     4,741   117,625   ×15.9
+      B is 15.9× as fast (95% CI 6.47–42.9×, p = 0.02, 5 runs each)
   p99.read    µs          326        28  −70.9%
       no difference shown (p = 0.10): with this spread, 5 runs per side would
       detect a fall of 94.9% or a rise of 1849%

@@ -170,14 +170,14 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 		m := newMetric(name, valsA, valsB, runsA, runsB, &c.Notes)
 		c.Metrics = append(c.Metrics, m)
 	}
-	judge(c.Metrics, opts.MinEffect)
+	judge(c.Metrics, opts.MinEffect, sides{a.Name, b.Name})
 	if n := len(c.Metrics); n > 1 {
 		if best := stats.MinP(len(runsA), len(runsB)) * float64(n); best >= Alpha && stats.MinP(len(runsA), len(runsB)) < Alpha {
 			c.Notes = append(c.Notes, fmt.Sprintf("with %d metrics and these runs, the smallest p-value the Holm correction leaves is %s: no metric can show a difference; add runs, or compare fewer metrics (--metrics throughput)", n, pText(math.Min(1, best))))
 		}
 	}
 	for _, cond := range opts.FailIf {
-		c.Checks = append(c.Checks, cond.check(c.Metrics))
+		c.Checks = append(c.Checks, cond.check(c.Metrics, sides{a.Name, b.Name}))
 	}
 	return c, nil
 }

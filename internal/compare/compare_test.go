@@ -215,6 +215,24 @@ func metric(t *testing.T, c *Comparison, name string) *Metric {
 	return m
 }
 
+// TestSideNames: a caller that names its sides (a sweep's variants)
+// gets verdicts in those names.
+func TestSideNames(t *testing.T) {
+	t.Chdir(t.TempDir())
+	a, b := ycsbSides(t)
+	a.Name, b.Name = "full", "delayed"
+	c, err := Run(a, b, Options{Metrics: []string{"throughput"}, FailIf: mustConditions(t, "throughput>1%")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := metric(t, c, "throughput"); !strings.HasPrefix(m.Verdict, "delayed is 4.5% faster") {
+		t.Errorf("verdict %q", m.Verdict)
+	}
+	if !strings.HasPrefix(c.Checks[0].Why, "delayed is 4.5% faster") || c.A.Name != "full" {
+		t.Errorf("check %+v, side %+v", c.Checks[0], c.A)
+	}
+}
+
 // TestFailIfTrips holds B against A the other way round: B slower, its
 // p99 higher, so both conditions trip.
 func TestFailIfTrips(t *testing.T) {

@@ -117,7 +117,7 @@ func (c Condition) holds(changePct float64) bool {
 // pipeline. With too few runs for the test, the estimate alone decides,
 // and the check says so; a pipeline that runs once per side gets a
 // threshold on the ratio of the two runs.
-func (c Condition) check(ms []*Metric) Check {
+func (c Condition) check(ms []*Metric, n sides) Check {
 	ch := Check{Condition: c}
 	var m *Metric
 	for _, x := range ms {
@@ -135,18 +135,18 @@ func (c Condition) check(ms []*Metric) Check {
 	}
 	est := 100 * m.Change.Estimate
 	if !c.holds(est) {
-		ch.Why = fmt.Sprintf("B's %s changed by %s, which does not meet %s", m.Name, signed(m.Change.Estimate), c.Text)
+		ch.Why = fmt.Sprintf("%s's %s changed by %s, which does not meet %s", n.b, m.Name, signed(m.Change.Estimate), c.Text)
 		return ch
 	}
 	switch {
 	case m.Outcome == TooFew:
 		ch.Tripped = true
-		ch.Why = fmt.Sprintf("B's %s changed by %s; judged on that estimate alone: %s are too few for the rank test", m.Name, signed(m.Change.Estimate), runsText(len(m.A), len(m.B)))
+		ch.Why = fmt.Sprintf("%s's %s changed by %s; judged on that estimate alone: %s are too few for the rank test", n.b, m.Name, signed(m.Change.Estimate), n.runs(len(m.A), len(m.B)))
 	case m.PAdjusted != nil && *m.PAdjusted < Alpha:
 		ch.Tripped = true
 		ch.Why = m.Verdict
 	default:
-		ch.Why = fmt.Sprintf("B's %s changed by %s, but no difference is shown (%s): the runs' spread could give that by chance", m.Name, signed(m.Change.Estimate), pIs(*m.PAdjusted))
+		ch.Why = fmt.Sprintf("%s's %s changed by %s, but no difference is shown (%s): the runs' spread could give that by chance", n.b, m.Name, signed(m.Change.Estimate), pIs(*m.PAdjusted))
 	}
 	return ch
 }

@@ -93,7 +93,7 @@ type Change struct {
 // what the synthetic checks of the verdicts' error rates run.
 func Judge(a, b []float64, higherIsBetter bool, minEffect float64) *Metric {
 	m := measureMetric(spec{name: "metric", label: "metric", scale: 1, higherBetter: higherIsBetter}, a, b)
-	judge([]*Metric{m}, minEffect)
+	judge([]*Metric{m}, minEffect, sides{"A", "B"})
 	return m
 }
 
@@ -156,7 +156,7 @@ func measureMetric(sp spec, a, b []float64) *Metric {
 
 // judge applies the Holm correction over the metrics compared and words
 // each verdict.
-func judge(ms []*Metric, minEffect float64) {
+func judge(ms []*Metric, minEffect float64, n sides) {
 	var ps []float64
 	var idx []int
 	for i, m := range ms {
@@ -172,7 +172,7 @@ func judge(ms []*Metric, minEffect float64) {
 	}
 	for _, m := range ms {
 		if m.P != nil {
-			decide(m, minEffect, len(ps))
+			decide(m, minEffect, len(ps), n)
 		}
 	}
 }
@@ -201,9 +201,9 @@ func (m *Metric) toScale(f float64) float64 {
 // is Alpha, with five it may be a fifth of it, and a sentence that
 // ignored the correction would promise differences the comparison could
 // not show.
-func decide(m *Metric, minEffect float64, tested int) {
+func decide(m *Metric, minEffect float64, tested int, n sides) {
 	na, nb := len(m.A), len(m.B)
-	runs := runsText(na, nb)
+	runs := n.runs(na, nb)
 	alpha := Alpha / float64(max(1, tested))
 	if stats.MinP(na, nb) >= Alpha {
 		// No p-value these runs can give reaches 5%: a verdict either
@@ -249,7 +249,7 @@ func decide(m *Metric, minEffect float64, tested int) {
 		case stats.MinP(na, nb) >= alpha:
 			// The runs could show a difference in one metric, not in
 			// this many at once.
-			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d metrics at once", runsText(na, nb), tested)
+			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d metrics at once", runs, tested)
 			target := math.Max(math.Abs(c.Estimate), minEffect)
 			if n := stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power); target > 0 && n <= stats.MaxRuns {
 				m.RunsNeeded = n
@@ -258,7 +258,7 @@ func decide(m *Metric, minEffect float64, tested int) {
 		}
 		return
 	}
-	shown := shiftText(m, c, p, runs)
+	shown := shiftText(m, c, p, runs, n.b)
 	if math.Abs(c.Estimate) < minEffect {
 		m.Outcome = BelowMinEffect
 		m.Verdict = fmt.Sprintf("no difference that matters: %s, less than --min-effect %s", shown, pct(minEffect))
@@ -275,8 +275,10 @@ func decide(m *Metric, minEffect float64, tested int) {
 
 // shiftText words a shown shift: "B is 4.1% faster (95% CI 2.0–6.3%, p
 // = 0.008, 5 runs each)" for a rate, "B is better: 7.6% lower (…)" for a
-// latency or a cost, where lower is better.
-func shiftText(m *Metric, c *Change, p float64, runs string) string {
+// latency or a cost, where lower is better. A rise to twice or more is
+// said as a factor, "B is 15.9× as fast (95% CI 6.5–42.9×, …)": "1493%
+// faster" is correct and hard to read.
+func shiftText(m *Metric, c *Change, p float64, runs, b string) string {
 	lo, hi := c.Low, c.High
 	up := c.Estimate > 0
 	size := math.Abs(c.Estimate)
@@ -285,19 +287,55 @@ func shiftText(m *Metric, c *Change, p float64, runs string) string {
 		lo, hi = -c.High, -c.Low
 	}
 	ci := fmt.Sprintf("%.0f%% CI %s", 100*Level, rangeText(lo, hi))
+	factor := c.Estimate >= 1
+	if factor {
+		ci = fmt.Sprintf("%.0f%% CI %s–%s×", 100*Level, times(1+c.Low), times(1+c.High))
+	}
 	tail := fmt.Sprintf("(%s, %s, %s)", ci, pIs(p), runs)
 	if m.HigherIsBetter {
+		if factor {
+			return fmt.Sprintf("%s is %s× as fast %s", b, times(1+c.Estimate), tail)
+		}
 		word := "faster"
 		if !up {
 			word = "slower"
 		}
-		return fmt.Sprintf("B is %s %s %s", pct(size), word, tail)
+		return fmt.Sprintf("%s is %s %s %s", b, pct(size), word, tail)
+	}
+	if factor {
+		return fmt.Sprintf("%s is worse: %s× as high %s", b, times(1+c.Estimate), tail)
 	}
 	word, judgement := "lower", "better"
 	if up {
 		word, judgement = "higher", "worse"
 	}
-	return fmt.Sprintf("B is %s: %s %s %s", judgement, pct(size), word, tail)
+	return fmt.Sprintf("%s is %s: %s %s %s", b, judgement, pct(size), word, tail)
+}
+
+// times is a factor with three significant places: "15.9", "2.04".
+func times(f float64) string {
+	if f >= 100 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	if f >= 10 {
+		return strconv.FormatFloat(f, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}
+
+// sides are the names of the two sides, as the verdicts say them.
+type sides struct{ a, b string }
+
+// runs is "5 runs each" or "3 runs in A, 5 in B".
+func (n sides) runs(na, nb int) string {
+	if na == nb {
+		return runsText(na, nb)
+	}
+	r := "runs"
+	if na == 1 {
+		r = "run"
+	}
+	return fmt.Sprintf("%d %s in %s, %d in %s", na, r, n.a, nb, n.b)
 }
 
 // rangeText is an interval of fractions: "2.0–6.3%", or with signs when
@@ -430,6 +468,9 @@ func changeText(m *Metric) string {
 	}
 	if m.Change.Estimate == 0 {
 		return "0.0%"
+	}
+	if m.Change.Estimate >= 1 {
+		return "×" + times(1+m.Change.Estimate)
 	}
 	return signed(m.Change.Estimate)
 }

@@ -146,11 +146,11 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 	if err := sameExperiment(a, b, opts.Force, &c.Notes); err != nil {
 		return nil, err
 	}
-	runsA, err := phases(a, phase, c)
+	runsA, err := phases(a, phase, opts.Force, c)
 	if err != nil {
 		return nil, err
 	}
-	runsB, err := phases(b, phase, c)
+	runsB, err := phases(b, phase, opts.Force, c)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +231,7 @@ type run struct {
 // phases picks the named phase of every run of a side. The last phase of
 // that name counts (a file holds one run, and a phase name once); a
 // phase without summary is rebuilt as dbprobe recover would, and said so.
-func phases(s Side, name string, c *Comparison) ([]run, error) {
+func phases(s Side, name string, force bool, c *Comparison) ([]run, error) {
 	notes := &c.Notes
 	var out []run
 	for _, r := range s.Files {
@@ -247,6 +247,18 @@ func phases(s Side, name string, c *Comparison) ([]run, error) {
 		if r.Result.Truncated {
 			c.CutShort = append(c.CutShort, r.Path)
 			*notes = append(*notes, fmt.Sprintf("%s was cut short (its run was killed while writing it): its complete records are used", r.Path))
+		}
+		if p == nil && len(have) > 0 {
+			last := &r.Result.Phases[len(have)-1]
+			switch {
+			case force:
+				*notes = append(*notes, fmt.Sprintf("forced: %s has no phase %q: its last phase, %s, is compared instead", r.Path, name, last.Header.Phase))
+				p = last
+			case last.Header.Experiment == result.ExperimentStorage:
+				// A storage experiment's phase is its kind: another
+				// phase name is another experiment (scan against read).
+				return nil, badinput.New("the workload differs: %s ran storage %s and another file storage %s; compare refuses different workloads (--force compares them anyway)", r.Path, last.Header.Phase, name)
+			}
 		}
 		if p == nil {
 			what := "no phase"

@@ -20,6 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // fakeRun is what a hand-built result holds.
 type fakeRun struct {
 	experiment string
+	phase      string // "run" when empty
 	settings   [][2]string
 	target     string
 	throughput float64
@@ -41,12 +42,15 @@ func writeRun(t *testing.T, name string, r fakeRun) string {
 	if r.experiment == "" {
 		r.experiment = result.ExperimentYCSB
 	}
+	if r.phase == "" {
+		r.phase = "run"
+	}
 	w, err := result.Create(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := result.Header{
-		Experiment: r.experiment, Phase: "run", StartedAt: start, Target: r.target,
+		Experiment: r.experiment, Phase: r.phase, StartedAt: start, Target: r.target,
 		Command:     "dbprobe run",
 		Environment: result.Environment{Dbprobe: "test", Go: "go1.26", OS: "linux", Arch: "amd64", CPUs: 2, GOMAXPROCS: 2, Hostname: "bench"},
 		Database:    result.Database{Driver: "sqlite", ServerVersion: "3.54.1"},
@@ -66,7 +70,7 @@ func writeRun(t *testing.T, name string, r fakeRun) string {
 	if err := w.Header(h); err != nil {
 		t.Fatal(err)
 	}
-	s := result.Summary{Phase: "run", RunTime: 10 * time.Second, Throughput: r.throughput, Ops: int64(r.throughput * 10), Storage: r.storage, Stress: r.stress}
+	s := result.Summary{Phase: r.phase, RunTime: 10 * time.Second, Throughput: r.throughput, Ops: int64(r.throughput * 10), Storage: r.storage, Stress: r.stress}
 	for _, x := range r.series {
 		s.Series = append(s.Series, measure.Summary{Name: x[0].(string), Count: 1000, Percentiles: []measure.Percentile{{Percentile: 50, Micros: int64(x[1].(int))}, {Percentile: 99, Micros: int64(x[2].(int))}}})
 	}
@@ -271,7 +275,8 @@ func TestRefusals(t *testing.T) {
 	t.Chdir(t.TempDir())
 	ycsb := writeRun(t, "ycsb.jsonl", fakeRun{throughput: 1000})
 	read95 := writeRun(t, "b.jsonl", fakeRun{throughput: 1000, settings: [][2]string{{"readproportion", "0.95"}}})
-	stor := writeRun(t, "scan.jsonl", fakeRun{experiment: result.ExperimentStorage, storage: &result.StorageSummary{Experiment: "scan", Rate: 1e8}})
+	stor := writeRun(t, "scan.jsonl", fakeRun{experiment: result.ExperimentStorage, phase: "scan", storage: &result.StorageSummary{Experiment: "scan", Rate: 1e8}})
+	read := writeRun(t, "read.jsonl", fakeRun{experiment: result.ExperimentStorage, phase: "read", storage: &result.StorageSummary{Experiment: "read", Rate: 1e8}})
 	load2 := func(a, b string) (Side, Side) { return load(t, "A", []string{a}), load(t, "B", []string{b}) }
 	cases := []struct {
 		name   string
@@ -283,7 +288,8 @@ func TestRefusals(t *testing.T) {
 		{"experiments", ycsb, stor, Options{}, "ycsb.jsonl is a ycsb result and scan.jsonl a storage result: compare refuses different experiments (--force compares them anyway)", false},
 		{"workloads", ycsb, read95, Options{}, "the workload differs: readproportion is 0.5 in ycsb.jsonl and 0.95 in b.jsonl; compare refuses different workloads (--force compares them anyway)", false},
 		{"forced", ycsb, read95, Options{Force: true}, "", true},
-		{"phase", ycsb, read95, Options{Phase: "load", Force: true}, `ycsb.jsonl has no phase "load" (it has phases run); compare the same phase on both sides, or name it with --phase`, false},
+		{"phase", ycsb, read95, Options{Phase: "load"}, `ycsb.jsonl has no phase "load" (it has phases run); compare the same phase on both sides, or name it with --phase`, false},
+		{"storage experiments", stor, read, Options{}, "the workload differs: read.jsonl ran storage read and another file storage scan; compare refuses different workloads (--force compares them anyway)", false},
 		{"metric", ycsb, ycsb, Options{Metrics: []string{"p99.scan"}}, `--metrics names the metric "p99.scan", which these results do not have; they have throughput`, false},
 		{"fail-if metric", ycsb, ycsb, Options{FailIf: mustConditions(t, "rate<-5%")}, `--fail-if rate<-5% names the metric "rate", which these results do not have; they have throughput`, false},
 	}

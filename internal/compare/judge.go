@@ -211,7 +211,7 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 		target := math.Max(math.Abs(m.Change.Estimate), minEffect)
 		m.Outcome = TooFew
 		m.RunsNeeded = stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power)
-		m.Verdict = fmt.Sprintf("no verdict: %s; the rank test cannot reach p < 0.05 with fewer than %d runs per side", runs, minRuns())
+		m.Verdict = fmt.Sprintf("no verdict: %s, too few for the rank test to reach p < 0.05 (it needs %d runs per side)", runs, minRuns())
 		switch {
 		case math.IsNaN(m.sd):
 			m.Verdict += "; run at least " + strconv.Itoa(m.RunsNeeded) + " per side (one run per side shows no spread)"

@@ -375,3 +375,31 @@ func TestRunsNeeded(t *testing.T) {
 		t.Errorf("a tiny shift in a wide spread needs %d, want %d", n, MaxRuns+1)
 	}
 }
+
+// TestMannWhitneyLargeSidesUseTheApproximation: beyond exactLimit the
+// p-value is the normal approximation's, which R's wilcox.test gives for
+// sides this size, and it is within a hair of the exact one just below.
+func TestMannWhitneyLargeSidesUseTheApproximation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	a, b := make([]float64, 40), make([]float64, 40)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+		b[i] = rng.NormFloat64() + 0.4
+	}
+	r, err := MannWhitney(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := append(append([]float64{}, a...), b...)
+	sort.Float64s(pool)
+	if r.Exact || r.P != normalP(pool, 40, 40, r.U) {
+		t.Errorf("80 runs: exact %v, p %v, want the approximation's %v", r.Exact, r.P, normalP(pool, 40, 40, r.U))
+	}
+	// 30 against 30 is exact; the approximation agrees to within 1% of p.
+	r, _ = MannWhitney(a[:30], b[:30])
+	pool = append(append([]float64{}, a[:30]...), b[:30]...)
+	sort.Float64s(pool)
+	if approx := normalP(pool, 30, 30, r.U); !r.Exact || math.Abs(approx-r.P) > 0.01*r.P+1e-4 {
+		t.Errorf("60 runs: exact %v p %v, approximation %v", r.Exact, r.P, approx)
+	}
+}

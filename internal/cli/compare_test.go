@@ -50,13 +50,17 @@ func TestCompareRealRuns(t *testing.T) {
 		"Settings that differ:\n  durability",
 		"database synchronous",
 		"throughput  ops/s",
-		"% faster (95% CI ",
+		"\n    B is ",
 		"5 runs each)",
 		"B is better: ",
 	} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
+	}
+
+	if !strings.Contains(stdout, "% faster (95% CI ") && !strings.Contains(stdout, "× as fast (95% CI ") {
+		t.Errorf("no throughput verdict that B is faster:\n%s", stdout)
 	}
 
 	// JSON on stdout and in --out, the same comparison.

@@ -22,6 +22,9 @@
 // dynamic program over the ranks (rank.go), checked against an
 // enumeration of every split in the tests.
 //
+// The sweep's fit of the Universal Scalability Law belongs here too: the
+// statistics every analysis command shares, in one package.
+//
 // The package knows nothing of results or databases: it takes and
 // returns numbers, so sweep, compare and report share one tested set of
 // statistics.

@@ -229,7 +229,10 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 		return
 	}
 	d := m.fromScale(stats.DetectableShift(na, nb, m.sd, alpha, Power))
-	if !math.IsInf(d, 0) && !math.IsNaN(d) {
+	if !math.IsInf(d, 0) && !math.IsNaN(d) && d > 1e-9 {
+		// With no spread at all (every run measured the same whole
+		// microseconds) "would detect 0%" would promise what the
+		// metric's resolution cannot give: said otherwise below.
 		m.Detectable = &d
 	}
 	p := *m.PAdjusted
@@ -238,6 +241,8 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 		m.Outcome = NoDifference
 		m.Verdict = fmt.Sprintf("no difference shown (%s)", pIs(p))
 		switch {
+		case allEqual(m.A, m.B):
+			m.Verdict += ": every run of both sides measured the same"
 		case m.Detectable != nil:
 			m.Verdict += fmt.Sprintf(": with this spread, %s would detect %s", perSide(na, nb), detectText(m))
 			if minEffect > 0 && *m.Detectable > minEffect {
@@ -433,6 +438,16 @@ func minRuns() int {
 		n++
 	}
 	return n
+}
+
+// allEqual reports whether every value of a and b is the same.
+func allEqual(a, b []float64) bool {
+	for _, x := range append(append([]float64{}, a...), b...) {
+		if x != a[0] {
+			return false
+		}
+	}
+	return true
 }
 
 func positive(xs []float64) bool {

@@ -115,6 +115,7 @@ func TestVerdictWording(t *testing.T) {
 		{"min effect needs runs", a, []float64{1001, 1009, 991, 1004, 996}, true, 0.01, NoDifference, []string{"1.0% (--min-effect) would need "}},
 		{"too few", []float64{1000, 1010, 990}, []float64{1040, 1050, 1030}, true, 0, TooFew, []string{"no verdict: 3 runs each, too few for the rank test to reach p < 0.05 (it needs 4 runs per side); with this spread, ", " runs per side would show the 4.0% seen here"}},
 		{"one run each", []float64{1000}, []float64{1100}, true, 0, TooFew, []string{"no verdict: 1 run each", "run at least 4 per side (one run per side shows no spread)"}},
+		{"all the same", []float64{7, 7, 7, 7, 7}, []float64{7, 7, 7, 7, 7}, false, 0, NoDifference, []string{"no difference shown (p = 1.00): every run of both sides measured the same"}},
 		{"factor", a, []float64{3000, 3030, 2970, 3015, 2985}, true, 0, Better, []string{"B is 3.00× as fast (95% CI 2.9", "×, p = 0.008, 5 runs each)"}},
 		{"latency factor", a, []float64{3000, 3030, 2970, 3015, 2985}, false, 0, Worse, []string{"B is worse: 3.00× as high (95% CI "}},
 		{"unequal sides", []float64{1000, 1010, 990}, []float64{1100, 1110, 1090, 1105, 1095, 1101}, true, 0, Better, []string{"3 runs in A, 6 in B)"}},

@@ -156,8 +156,14 @@ func runCompare(stdout, stderr io.Writer, pathsA, pathsB []string, o compareOpti
 		return badinput.New("side B has no result files (nothing after --); a shell glob that matched nothing leaves it empty or as typed")
 	}
 	if o.out != "" {
-		if err := checkExportOut(o.out, pathsA[0]); err != nil {
-			return badinput.New("%s", strings.Replace(err.Error(), "-o ", "--out ", 1))
+		// Checked against every input: --out b1.jsonl would replace a
+		// result with the comparison.
+		for _, p := range append(slices.Clone(pathsA), pathsB...) {
+			if err := checkExportOut(o.out, p); err != nil {
+				msg := strings.Replace(err.Error(), "-o ", "--out ", 1)
+				msg = strings.Replace(msg, "the result being exported: give the CSV another name", "one of the results compared: give the comparison another name", 1)
+				return badinput.New("%s", msg)
+			}
 		}
 	}
 	a, err := compare.Load("A", pathsA)

@@ -100,7 +100,7 @@ func TestCompareRealRuns(t *testing.T) {
 }
 
 // TestCompareBadInput: every refusal is one line and bad input (exit 2),
-// and nothing is written.
+// and no result is changed.
 func TestCompareBadInput(t *testing.T) {
 	dir := t.TempDir()
 	full, delayed := realRuns(t, dir, 1)
@@ -142,8 +142,11 @@ func TestCompareBadInput(t *testing.T) {
 		{"fail-if metric", []string{"compare", a, "--", b, "--fail-if", "p99.scan>5%"}, `names the metric "p99.scan", which these results do not have`},
 		{"min-effect", []string{"compare", a, "--", b, "--min-effect", "two"}, `--min-effect "two": give a percentage`},
 		{"flag after B", []string{"compare", a, "--", b, "--nope"}, "unknown flag: --nope"},
+		{"out is an input", []string{"compare", a, "--", b, "--out", b}, "--out " + b + " is one of the results compared: give the comparison another name"},
+		{"out in no directory", []string{"compare", a, "--", b, "--out", filepath.Join(dir, "no", "c.json")}, "cannot write --out " + filepath.Join(dir, "no", "c.json") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
 		{"cut short", []string{"compare", a, "--", cut, "--out", out}, "cut.jsonl cut short (a killed run, or one still going): compared as far as complete"},
 	}
+	before, _ := os.ReadFile(b)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, _, err := run(t, c.args...)
@@ -151,6 +154,9 @@ func TestCompareBadInput(t *testing.T) {
 				t.Errorf("got %v, want one line of bad input with %q", err, c.want)
 			}
 		})
+	}
+	if after, _ := os.ReadFile(b); string(after) != string(before) {
+		t.Errorf("%s was changed", b)
 	}
 	// --force compares different workloads, with a note.
 	stdout, _, err := run(t, "compare", a, "--", read95, "--force")

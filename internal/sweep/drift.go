@@ -32,9 +32,9 @@ type Trend struct {
 	// from Student's t).
 	Rho float64 `json:"rho"`
 	P   float64 `json:"p"`
-	// Change is the least-squares line's change from the first run's
-	// position to the last's, relative to the metric's median: −0.12 is
-	// "12% lower by the last run".
+	// Change is the change from the first run's position to the last's
+	// of a least-squares line through the metric's logarithm: −0.12 is
+	// "12% lower by the last run"; it is never below −1.
 	Change float64 `json:"change"`
 	// Drifts says the trend passes both thresholds.
 	Drifts bool `json:"drifts"`
@@ -49,11 +49,19 @@ func CheckTrend(positions, values []float64) Trend {
 	}
 	t.Rho = spearman(positions, values)
 	t.P = spearmanP(t.Rho, positions, values)
-	med := median(values)
-	if med != 0 {
-		slope := olsSlope(positions, values)
-		lo, hi := minMax(positions)
-		t.Change = slope * (hi - lo) / math.Abs(med)
+	// The change is fitted on the logarithm: a drift is multiplicative
+	// (a few percent per run), and a straight line through the values
+	// themselves can say "fell 150%" of a series that fell to a fifth.
+	var lx, ly []float64
+	for i, v := range values {
+		if v > 0 {
+			lx = append(lx, positions[i])
+			ly = append(ly, math.Log(v))
+		}
+	}
+	if len(ly) >= 2 {
+		lo, hi := minMax(lx)
+		t.Change = math.Expm1(olsSlope(lx, ly) * (hi - lo))
 	}
 	t.Drifts = t.P < DriftAlpha && math.Abs(t.Change) >= DriftMinChange
 	return t

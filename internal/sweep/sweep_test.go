@@ -44,6 +44,8 @@ type fakeRuns struct {
 	// hook, when set, is called before a run writes its result; it may
 	// return an error to end the run with.
 	hook func(ctx context.Context, n int) error
+	// drift makes each run this much slower than the one before.
+	drift float64
 }
 
 var fakeBase = time.Date(2026, 11, 27, 18, 0, 0, 0, time.UTC)
@@ -85,7 +87,7 @@ func (f *fakeRuns) exec(ctx context.Context, _ <-chan struct{}, args []string, s
 	}
 	// A small fixed wobble by run so that medians and spreads are not
 	// trivially equal.
-	ops := fakeOps[threads] * (1 + 0.01*float64(n%3-1))
+	ops := fakeOps[threads] * (1 + 0.01*float64(n%3-1)) * (1 - f.drift*float64(n))
 	var diag *result.Diagnosis
 	if threads == 8 {
 		diag = &result.Diagnosis{Limit: "commit flush", Verdict: "commit flush bound: 62% of sampled backend time waiting on WAL sync; CPU 31%"}
@@ -332,5 +334,31 @@ func TestReadSummaryRefuses(t *testing.T) {
 	}
 	if _, err := ReadSummary(strings.NewReader(`{"type":"sweep","schema_version":9}`)); err == nil || !strings.Contains(err.Error(), "schema version 9") {
 		t.Errorf("version 9: %v", err)
+	}
+}
+
+// A sweep whose runs get slower run after run says so, for each variant
+// and for the whole sweep; the same sweep without the trend says no
+// drift was shown.
+func TestDriftSaid(t *testing.T) {
+	for _, drift := range []float64{0.03, 0} {
+		f := &fakeRuns{drift: drift}
+		var stdout, stderr bytes.Buffer
+		c := config(t, f, &stdout, &stderr)
+		c.Variants = c.Variants[:2]
+		c.Vary[0].Values = c.Vary[0].Values[:2]
+		c.Prices = nil
+		c.Reps = 5
+		if err := Run(context.Background(), c); err != nil {
+			t.Fatal(err)
+		}
+		text := stdout.String()
+		said := strings.Count(text, "# drift: threads=")
+		switch {
+		case drift > 0 && (said != 2 || !strings.Contains(text, "# drift over the whole sweep") || !strings.Contains(text, "throughput fell")):
+			t.Errorf("drift %v not said for both variants and the sweep:\n%s", drift, text)
+		case drift == 0 && (said != 0 || !strings.Contains(text, "# no drift shown")):
+			t.Errorf("no drift, yet:\n%s", text)
+		}
 	}
 }

@@ -108,7 +108,9 @@ func sweepBinary(t *testing.T) string {
 	return sweepBin
 }
 
-func isUsage(err error) bool { return badinput.Is(err) || strings.HasPrefix(err.Error(), "unknown flag") }
+func isUsage(err error) bool {
+	return badinput.Is(err) || strings.HasPrefix(err.Error(), "unknown flag")
+}
 
 // readSweep reads a sweep's summary.
 func readSweep(t *testing.T, path string) *sweep.Summary {

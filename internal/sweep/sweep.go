@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -285,6 +286,14 @@ func runOne(ctx context.Context, in *experiment.Interrupts, c *Config, args []st
 	err = c.Exec(ctx, in.Abandoned(), args, f, tail)
 	if err == nil {
 		return 0, "", nil
+	}
+	var xe *exec.ExitError
+	if errors.As(err, &xe) {
+		if ws, ok := xe.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			// Killed (the OOM killer, kill -9, a crash): a failed run,
+			// not a reason to stop the sweep.
+			return 128 + int(ws.Signal()), "killed by " + ws.Signal().String(), err
+		}
 	}
 	var ec interface{ ExitCode() int }
 	if errors.As(err, &ec) {

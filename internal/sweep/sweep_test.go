@@ -362,3 +362,38 @@ func TestDriftSaid(t *testing.T) {
 		}
 	}
 }
+
+// A run that crashes (here killed by SIGKILL, as the OOM killer would)
+// is a failed run: the sweep goes on to the others.
+func TestCrashedRunsDoNotStopTheSweep(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	dir := t.TempDir()
+	c := &Config{
+		Experiment: "run", Vary: []Vary{{Key: "threads", Values: []string{"1", "2"}, As: "flag"}},
+		Shapes: []Shape{{}}, Reps: 2, Seed: 1, Out: filepath.Join(dir, "crash.json"),
+		// The "dbprobe" of these runs is a shell that kills itself; the
+		// --out the sweep adds becomes its $0 and $1.
+		Exe: "/bin/sh", Stdout: &stdout, Stderr: &stderr,
+	}
+	for i := range 2 {
+		c.Variants = append(c.Variants, Variant{ID: i + 1, Settings: []Setting{{"threads", strconv.Itoa(i + 1)}}, Args: []string{"-c", "kill -KILL $$"}})
+	}
+	err := Run(context.Background(), c)
+	if err == nil || !strings.Contains(err.Error(), "4 of 4 runs failed") {
+		t.Fatalf("got %v, want all 4 runs failed and run\n%s", err, stderr.String())
+	}
+	fh, err := os.Open(c.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	s, err := ReadSummary(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range s.Runs {
+		if r.Status != StatusFailed || r.ExitCode != 128+9 || !strings.Contains(r.Error, "killed") {
+			t.Errorf("run %d: %+v", r.Position, r)
+		}
+	}
+}

@@ -264,9 +264,17 @@ func runSweep(cmd *cobra.Command, o *sweepOptions, args []string) error {
 	if i := slices.Index(sweepArgs, "--"); i >= 0 {
 		sweepArgs = sweepArgs[:i]
 	}
-	command := redactCommand(append([]string{"dbprobe"}, sweepArgs...), cmd.Flags()) + " -- " + redactCommand(args, expFlags)
+	command := redactCommand(append([]string{"dbprobe"}, redactVaryArgs(sweepArgs)...), cmd.Flags()) + " -- " + redactCommand(args, expFlags)
+	shown := make([]sweep.Vary, len(vary))
+	for i, v := range vary {
+		shown[i] = v
+		shown[i].Values = make([]string, len(v.Values))
+		for k, val := range v.Values {
+			shown[i].Values[k] = shownValue(v.Key, val)
+		}
+	}
 	return sweep.Run(cmd.Context(), &sweep.Config{
-		Experiment: strings.Join(e.path, " "), Command: command, Vary: vary, Variants: variants, Shapes: shapes,
+		Experiment: strings.Join(e.path, " "), Command: command, Vary: shown, Variants: variants, Shapes: shapes,
 		Reps: o.reps, Seed: o.seed, Cooldown: o.cooldown, Between: o.between, BetweenShown: redactBetween(o.between), Out: out, Prices: prices,
 		Redact: redact, Exe: exe, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 	})
@@ -561,4 +569,33 @@ func redactBetween(s string) string {
 		f[i] = redactLooseURL(w)
 	}
 	return strings.Join(f, " ")
+}
+
+// redactVaryArgs hides the password of every URL in the values of
+// --vary (--vary db=URL1,URL2), which the command line's redaction
+// reads as one value.
+func redactVaryArgs(args []string) []string {
+	out := append([]string(nil), args...)
+	hide := func(spec string) string {
+		key, list, ok := strings.Cut(spec, "=")
+		if !ok {
+			return spec
+		}
+		vals := strings.Split(list, ",")
+		for i, v := range vals {
+			vals[i] = shownValue(strings.TrimLeft(key, "-"), v)
+			vals[i] = redactLooseURL(vals[i])
+		}
+		return key + "=" + strings.Join(vals, ",")
+	}
+	for i := 0; i < len(out); i++ {
+		switch {
+		case out[i] == "--vary" && i+1 < len(out):
+			i++
+			out[i] = hide(out[i])
+		case strings.HasPrefix(out[i], "--vary="):
+			out[i] = "--vary=" + hide(strings.TrimPrefix(out[i], "--vary="))
+		}
+	}
+	return out
 }

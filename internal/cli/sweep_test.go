@@ -302,3 +302,30 @@ func TestSweepInterrupt(t *testing.T) {
 		t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
 	}
 }
+
+// Passwords in varied URLs and in --between are hidden in the summary,
+// on stdout and on stderr.
+func TestSweepHidesPasswords(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sec.json")
+	p := start(t, sweepBinary(t), "sweep", "--vary", "db=postgres://u:canary-one@127.0.0.1:1/x,postgres://u:canary-two@127.0.0.1:1/y",
+		"--reps", "1", "--between", "psql postgres://u:canary-three@127.0.0.1:1/x", "--out", out, "--", "run", "--workload", "a")
+	if code := p.wait(t, time.Minute); code != 2 {
+		t.Fatalf("exit status %d, want 2 (the load cannot reach the database)\n%s", code, p.stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"summary": string(b), "stdout": p.stdout.String(), "stderr": p.stderr.String()} {
+		if strings.Contains(text, "canary") {
+			t.Errorf("the %s shows a password:\n%s", name, text)
+		}
+	}
+	if !strings.Contains(string(b), "postgres://u:xxxxx@127.0.0.1:1/y") {
+		t.Errorf("the summary does not show the second URL, hidden:\n%s", b)
+	}
+}

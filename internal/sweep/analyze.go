@@ -30,7 +30,7 @@ func IsConcurrency(key string) bool { return slices.Contains(concurrencyKeys, st
 func rowsFor(kind string) []Row {
 	switch kind {
 	case result.ExperimentStorage:
-		return []Row{{MetricRate, "rate"}, {MetricThroughput, "chunks/s"}, {MetricErrors, "errors"}}
+		return []Row{{MetricRate, "rate"}, {MetricThroughput, "ops/s"}, {MetricErrors, "errors"}}
 	case result.ExperimentStress:
 		return []Row{{MetricThroughput, "iterations/s"}, {MetricIterationAvg, "iteration avg ms"}, {MetricIterationP99, "iteration p99 ms"}, {MetricErrors, "errors"}}
 	}

@@ -18,10 +18,14 @@ const (
 	// MetricThroughput is operations per second: YCSB operations, stress
 	// iterations, storage chunks.
 	MetricThroughput = "ops_per_s"
-	MetricReadAvg    = "read_avg_ms"
-	MetricReadP99    = "read_p99_ms"
-	MetricWriteAvg   = "write_avg_ms"
-	MetricWriteP99   = "write_p99_ms"
+	// MetricReadAvg and MetricReadP99 are the READ and SCAN series'
+	// average and 99th percentile, merged.
+	MetricReadAvg = "read_avg_ms"
+	MetricReadP99 = "read_p99_ms"
+	// MetricWriteAvg and MetricWriteP99 are the UPDATE, INSERT and
+	// DELETE series', merged.
+	MetricWriteAvg = "write_avg_ms"
+	MetricWriteP99 = "write_p99_ms"
 	// MetricIterationAvg and MetricIterationP99 are a stress run's
 	// whole iterations.
 	MetricIterationAvg = "iteration_avg_ms"

@@ -72,6 +72,9 @@ func WriteRecap(w io.Writer, s *Summary) error {
 	for _, c := range s.Conclusions {
 		fmt.Fprintf(&b, "# %s\n", c)
 	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "# note: %s\n", n)
+	}
 	if o := s.Overhead; o != nil {
 		fmt.Fprintf(&b, "# between runs the sweep itself took %.2f s (median of %d; at most %.2f s): from a run's last operation to the next's first, --cooldown and --between left out\n", o.MedianMS/1000, o.Gaps, o.MaxMS/1000)
 	}

@@ -20,10 +20,15 @@ const SummaryType = "sweep"
 
 // The statuses of a sweep (Summary.Status) and of a run (RunRecord.Status).
 const (
-	StatusRunning     = "running"
-	StatusComplete    = "complete"
+	// StatusRunning is a sweep still going (or killed while it went).
+	StatusRunning = "running"
+	// StatusComplete is a sweep that ran every run of its order.
+	StatusComplete = "complete"
+	// StatusInterrupted is a sweep or a run stopped by Ctrl-C or SIGTERM.
 	StatusInterrupted = "interrupted"
-	StatusFailed      = "failed"
+	// StatusFailed is a run that failed, or a sweep with one, or one
+	// stopped by a failed load or --between.
+	StatusFailed = "failed"
 	// StatusOK is a run that finished and wrote its summary.
 	StatusOK = "ok"
 	// StatusNotRun is a run of the order that a stop left undone.

@@ -89,6 +89,9 @@ func Run(ctx context.Context, c *Config) error {
 	dir := filepath.Dir(c.Out)
 	stem := strings.TrimSuffix(c.Out, filepath.Ext(c.Out))
 	width := len(fmt.Sprint(len(order)))
+	if len(c.Shapes) > 1 {
+		s.Notes = append(s.Notes, fmt.Sprintf("%d table shapes run one after the other, each loaded once: variants of different shapes are not interleaved with each other, so a drift between shapes is not spread over them", len(c.Shapes)))
+	}
 	for i, sh := range c.Shapes {
 		s.Shapes = append(s.Shapes, ShapeRecord{ID: i + 1, Settings: sh.Settings})
 	}

@@ -17,6 +17,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/sys v0.48.0
 	golang.org/x/term v0.46.0
+	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.1
 )
 
@@ -55,6 +56,7 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/tools v0.50.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

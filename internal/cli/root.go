@@ -41,5 +41,6 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newDurabilityCommand(), newStressCommand(), newStorageCommand())
 	root.AddCommand(newCompareCommand())
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newSweepCommand())
 	return root
 }

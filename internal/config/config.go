@@ -167,6 +167,14 @@ var knownIndex = func() map[string]int {
 	return m
 }()
 
+// IsProperty reports whether key is a property dbprobe uses (one it
+// knows and does not ignore), so that a command taking a property's name
+// (sweep --vary recordcount=…) can refuse one that would change nothing.
+func IsProperty(key string) bool {
+	i, ok := knownIndex[key]
+	return ok && known[i].ignored == ""
+}
+
 // coreWorkloadClasses are the values of "workload" that mean the core workload.
 var coreWorkloadClasses = map[string]bool{
 	"site.ycsb.workloads.CoreWorkload":      true,

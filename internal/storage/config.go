@@ -12,6 +12,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/price"
 )
 
 // Kind is one of the five storage experiments.
@@ -94,7 +95,7 @@ type Config struct {
 	// Expect are --expect's promised rates, by key.
 	Expect []Expectation
 	// Price is --price, nil without it.
-	Price *Price
+	Price *price.Rate
 	// RestartCmd is --restart-cmd, run through sh -c between the fill
 	// and the first pass of scan to empty the database's own cache;
 	// Restart, when not nil, is called instead (tests restart their own

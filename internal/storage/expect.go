@@ -3,10 +3,10 @@ package storage
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/price"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
@@ -97,38 +97,19 @@ func (e Expectation) notMeasured(why string) result.ExpectCheck {
 	return result.ExpectCheck{Key: e.Key, Promised: e.Rate, PromisedText: e.Text, NotMeasured: why, Verdict: "not measured: " + why}
 }
 
-// hoursPerMonth turns a monthly price into an hourly one: 730 hours, the
-// year's 8,760 over 12, as the cloud price lists count a month.
-const hoursPerMonth = 730
-
-// Price is --price: what an hour of the database costs.
-type Price struct {
-	PerHour float64
-	// Given is the price as given.
-	Given string
-}
-
 // ParsePrice reads --price AMOUNT/hour or AMOUNT/month (a currency sign
-// before the amount is dropped).
-func ParsePrice(s string) (*Price, error) {
-	amount, per, ok := strings.Cut(strings.TrimSpace(s), "/")
-	amount = strings.TrimLeft(strings.TrimSpace(amount), "$€£¥ ")
-	v, err := strconv.ParseFloat(amount, 64)
-	if !ok || err != nil || !(v >= 0) || math.IsInf(v, 0) {
-		return nil, badinput.New("--price %q: give AMOUNT/hour or AMOUNT/month, e.g. --price 2.40/hour", s)
+// before the amount is dropped), in the grammar of package price.
+func ParsePrice(s string) (*price.Rate, error) {
+	r, err := price.ParseRate(s)
+	if err != nil {
+		return nil, err
 	}
-	switch strings.ToLower(strings.TrimSpace(per)) {
-	case "hour", "h", "hr":
-		return &Price{PerHour: v, Given: s}, nil
-	case "month", "mo":
-		return &Price{PerHour: v / hoursPerMonth, Given: s}, nil
-	}
-	return nil, badinput.New("--price %q: the price is per hour or per month (AMOUNT/hour, AMOUNT/month)", s)
+	return &r, nil
 }
 
-// cost is what the run cost: its wall time at the price, and per GB
-// moved.
-func (p *Price) cost(wallSeconds float64, bytes int64) *result.RunCost {
+// runCost is what the run cost at price p (nil: no price): its wall time
+// at the price, and per GB moved.
+func runCost(p *price.Rate, wallSeconds float64, bytes int64) *result.RunCost {
 	if p == nil {
 		return nil
 	}

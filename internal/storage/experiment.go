@@ -680,7 +680,7 @@ func (j *job) finish(ctx context.Context) error {
 	for _, e := range j.c.Expect {
 		st.Expect = append(st.Expect, j.judge(e)...)
 	}
-	st.Cost = j.c.Price.cost(time.Since(j.wallFrom).Seconds(), st.Bytes)
+	st.Cost = runCost(j.c.Price, time.Since(j.wallFrom).Seconds(), st.Bytes)
 	sum := result.Summary{
 		Phase:       j.c.Kind.String(),
 		RunTime:     j.runTime,

@@ -72,7 +72,7 @@ func TestParsePrice(t *testing.T) {
 	if err != nil || math.Abs(p.PerHour-1) > 1e-12 {
 		t.Fatalf("%+v %v", p, err)
 	}
-	c := p.cost(1800, 2e9)
+	c := runCost(p, 1800, 2e9)
 	if math.Abs(c.Run-0.5) > 1e-12 || math.Abs(c.PerGB-0.25) > 1e-12 {
 		t.Errorf("cost %+v", c)
 	}

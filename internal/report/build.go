@@ -272,7 +272,7 @@ func settingsBlocks(ru *run) []Block {
 		result.WriteText(&text, *ru.summary) // idem
 		blocks = append(blocks, Code{Caption: "The text output of this phase", Text: text.String(), Collapsed: true})
 	}
-	out = append(out, Group{Title: "Settings and environment", Blocks: blocks})
+	out = append(out, Group{Title: "Settings and environment", Blocks: blocks, Collapsed: true})
 	return out
 }
 

@@ -174,6 +174,12 @@ func (p *page) block(b Block) {
 			o.WriteString("</details>\n")
 		}
 	case Group:
+		if b.Collapsed {
+			o.WriteString("<details class=\"group\">\n<summary><h3>" + html.EscapeString(b.Title) + "</h3></summary>\n")
+			p.blocks(b.Blocks)
+			o.WriteString("</details>\n")
+			break
+		}
 		o.WriteString("<div class=\"group\">\n<h3>" + html.EscapeString(b.Title) + "</h3>\n")
 		p.blocks(b.Blocks)
 		o.WriteString("</div>\n")
@@ -206,10 +212,12 @@ func (p *page) copyable(id, label, text string) {
 
 func (p *page) table(t Table) {
 	o := p.out
-	o.WriteString("<div class=\"table\"><table>")
+	// The caption goes above the table rather than in a <caption>, which
+	// a narrow table would wrap to its own width.
 	if t.Caption != "" {
-		o.WriteString("<caption>" + html.EscapeString(t.Caption) + "</caption>")
+		o.WriteString(`<p class="tcaption">` + html.EscapeString(t.Caption) + "</p>\n")
 	}
+	o.WriteString("<div class=\"table\"><table>")
 	o.WriteString("\n<thead><tr>")
 	for i, h := range t.Head {
 		o.WriteString(p.cell("th", i, t, h))

@@ -64,6 +64,9 @@ type Code struct {
 type Group struct {
 	Title  string
 	Blocks []Block
+	// Collapsed puts it in a closed <details>: reference material (every
+	// setting) that would otherwise push the charts apart.
+	Collapsed bool
 }
 
 // Table is a table of text cells. The page shows it as HTML and, in a

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,9 +47,11 @@ func Find() (string, error) {
 type Options struct {
 	// Width and Height are the window's size; 0 means 1200 × 900.
 	Width, Height int
-	// Screenshot, when above 0, takes a PNG of the page's top this many
-	// pixels high, at the window's width.
-	Screenshot int
+	// Screenshot, when above 0, takes a PNG this many pixels high at the
+	// window's width, from the page's top or from the top of the first
+	// element ScreenshotAt (a CSS selector) matches.
+	Screenshot   int
+	ScreenshotAt string
 	// Timeout bounds the whole visit; 0 means one minute.
 	Timeout time.Duration
 }
@@ -200,12 +203,19 @@ func Open(ctx context.Context, chromium, path string, o Options) (*Page, error) 
 		return p, fmt.Errorf("inspecting the charts: %w", err)
 	}
 	if o.Screenshot > 0 {
+		top := 0.0
+		if o.ScreenshotAt != "" {
+			top, err = chromedp.Run(vctx, chromedp.Evaluate[float64](`document.querySelector(`+strconv.Quote(o.ScreenshotAt)+`).getBoundingClientRect().top + window.scrollY`))
+			if err != nil {
+				return p, fmt.Errorf("finding %s: %w", o.ScreenshotAt, err)
+			}
+		}
 		shot, err := chromedp.Run(vctx, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
 			r, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{
 				Format:                page.CaptureScreenshotFormatPng,
 				CaptureBeyondViewport: ptr(true),
 				FromSurface:           ptr(true),
-				Clip:                  &page.Viewport{X: 0, Y: 0, Width: float64(o.Width), Height: float64(o.Screenshot), Scale: 1},
+				Clip:                  &page.Viewport{X: 0, Y: top, Width: float64(o.Width), Height: float64(o.Screenshot), Scale: 1},
 			})
 			if err != nil {
 				return nil, err

@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"bytes"
+	"context"
 	"html"
 	"os"
 	"path/filepath"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/report/browser"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // TestReportOfARealRun draws a real short run: the page holds the command
@@ -56,6 +59,30 @@ func TestReportOfARealRun(t *testing.T) {
 	for _, bad := range []string{` src=`, ` href="http`, `url(`, `@import`, `<iframe`, `<object`, `<embed`} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page holds %q: it must load nothing", bad)
+		}
+	}
+
+	// In a real browser, offline: a real run's page draws every chart,
+	// the load phase's single second included, with no console error and
+	// no request.
+	chromium, err := browser.Find()
+	switch {
+	case err != nil && testdb.InCI():
+		t.Fatalf("%v; CI=true, so the browser check must run (.ci/run installs chromium)", err)
+	case err != nil:
+		t.Logf("not opened in a browser: %v", err)
+	default:
+		p, err := browser.Open(context.Background(), chromium, out, browser.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Console) > 0 || len(p.Requests) > 0 || p.Drawn != p.Plots || len(p.Charts) != p.Plots {
+			t.Errorf("console %q, requests %q, %d of %d charts made", p.Console, p.Requests, p.Drawn, p.Plots)
+		}
+		for _, c := range p.Charts {
+			if c.Coloured == 0 {
+				t.Errorf("chart %d (%d×%d) holds no line", c.Index, c.Width, c.Height)
+			}
 		}
 	}
 

@@ -100,6 +100,9 @@ func phaseStart(p result.Phase) time.Time {
 func runSection(in Input, ru *run, several bool) Section {
 	h := ru.phase.Header
 	kind := h.Experiment + " " + h.Phase
+	if h.Phase == h.Experiment {
+		kind = h.Experiment
+	}
 	if st := storageOf(ru); st != nil {
 		kind = "storage " + st.Experiment
 	}

@@ -90,11 +90,50 @@ func TestGoldenReports(t *testing.T) {
 			{Name: "delayed.jsonl", File: short(synth.Options{Durability: "delayed", OpsPerSec: 30000, Seed: 5})},
 		}},
 		{"cut.html", []report.Input{{Name: "killed.jsonl", File: short(synth.Options{Cut: true, Seed: 6})}}},
+		{"durability.html", []report.Input{{Name: "durability.jsonl", File: durabilityResult(t)}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			golden(t, c.name, page(t, report.Build(c.inputs)))
 		})
 	}
+}
+
+// durabilityResult is a durability check of three cycles, the second of
+// which lost its last acknowledged commits.
+func durabilityResult(t *testing.T) *result.File {
+	t.Helper()
+	var buf bytes.Buffer
+	w := result.NewWriter(&buf)
+	start := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	h := result.Header{Experiment: result.ExperimentDurability, Phase: "durability", StartedAt: start,
+		Command:  "dbprobe durability --db postgres --durability delayed --cycles 3",
+		Settings: []result.Setting{{Key: "durability", Value: "delayed", Source: "--durability"}, {Key: "cycles", Value: "3", Source: "--cycles"}},
+		Database: result.Database{Driver: "postgres", ServerVersion: "15.14"}}
+	if err := w.Header(h); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		c := result.Cycle{Phase: "durability", Number: i, Start: start.Add(time.Duration(i) * 10 * time.Second), End: start.Add(time.Duration(i)*10*time.Second + 8*time.Second),
+			CrashAfter: 3 * time.Second, Acknowledged: 1000 * i, Pattern: result.PatternNone, Recovery: 2 * time.Second}
+		if i == 2 {
+			c.Lost, c.Pattern, c.LostWindow, c.FirstLostPosition = 12, result.PatternTail, 4*time.Millisecond, 1989
+		}
+		if err := w.Cycle(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := w.Summary(result.Summary{Phase: "durability", RunTime: 40 * time.Second, Durability: &result.DurabilitySummary{
+		Cycles: 3, Acknowledged: 6000, Lost: 12, TailCycles: 1, Passed: true,
+		Verdict: "12 acknowledged commits lost in 1 of 3 cycles, each the tail of a writer's: what asynchronous commit allows",
+		Caveat:  "a process kill does not lose what the operating system's cache holds; a power loss could lose more"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := result.Read(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // TestPolicyAllowsOnlyWhatIsInThePage checks the Content-Security-Policy:

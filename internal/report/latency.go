@@ -36,8 +36,14 @@ func latencyBlocks(ru *run, throughput bool) []Block {
 		xs[i] = iv.Elapsed.Seconds()
 	}
 	if throughput {
-		c := Chart{Title: "Throughput over time", XLabel: "elapsed (s)", YLabel: "ops/s", Xs: xs, Bands: bands}
-		total := Series{Label: "all operations"}
+		c := Chart{Title: "Throughput over time", XLabel: "elapsed (s)", YLabel: "per second", Xs: xs, Bands: bands}
+		// What the runner counts as done: a YCSB operation, a stress
+		// iteration (its statements are series of their own).
+		label := "all operations"
+		if ru.phase.Header.Experiment == result.ExperimentStress {
+			label = "iterations"
+		}
+		total := Series{Label: label}
 		for _, iv := range ivs {
 			total.Y = append(total.Y, val(iv.OpsPerSec))
 		}

@@ -305,7 +305,7 @@ func overlayThroughput(g []*run) Chart {
 		}
 	}
 	xs, series := align(xss, yss, names)
-	return Chart{Title: "Throughput over time", XLabel: "elapsed (s)", YLabel: "ops/s", Xs: xs, Series: series, SpanGaps: true}
+	return Chart{Title: "Throughput over time", XLabel: "elapsed (s)", YLabel: "per second", Xs: xs, Series: series, SpanGaps: true}
 }
 
 // overlayP99 draws one operation's p99 per interval, a line per run; it

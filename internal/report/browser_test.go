@@ -65,6 +65,9 @@ func TestReportInChromium(t *testing.T) {
 		{Name: "killed.jsonl", File: synthetic(t, synth.Options{Duration: 30 * time.Second, Cut: true, Seed: 5})},
 	}
 	r := report.Build(inputs)
+	// A section of another command's (a sweep's), drawn with the same
+	// blocks: numeric, logarithmic x; points and a dashed fit.
+	r.Add(scalingSection())
 	path := filepath.Join(t.TempDir(), "report.html")
 	var buf bytes.Buffer
 	if err := r.WriteHTML(&buf); err != nil {

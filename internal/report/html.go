@@ -268,16 +268,26 @@ func (p *page) chartsJSON() string {
 		b.WriteString(`,"yLabel":`)
 		str(c.YLabel)
 		x := "seconds"
-		if c.X == XNines {
+		switch c.X {
+		case XNines:
 			x = "nines"
+		case XNumber:
+			x = "number"
 		}
-		b.WriteString(`,"x":"` + x + `","logY":` + strconv.FormatBool(c.LogY) + `,"points":` + strconv.FormatBool(c.Points) + `,"spanGaps":` + strconv.FormatBool(c.SpanGaps))
+		b.WriteString(`,"x":"` + x + `","logX":` + strconv.FormatBool(c.LogX) + `,"logY":` + strconv.FormatBool(c.LogY) + `,"points":` + strconv.FormatBool(c.Points) + `,"spanGaps":` + strconv.FormatBool(c.SpanGaps))
 		b.WriteString(`,"labels":[`)
 		for k, s := range c.Series {
 			if k > 0 {
 				b.WriteString(",")
 			}
 			str(s.Label)
+		}
+		b.WriteString(`],"styles":[`)
+		for k, s := range c.Series {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`{"points":` + strconv.FormatBool(s.Points) + `,"dashed":` + strconv.FormatBool(s.Dashed) + "}")
 		}
 		b.WriteString(`],"bands":[`)
 		for k, bd := range c.Bands {

@@ -87,9 +87,12 @@ type Chart struct {
 	Title string
 	// XLabel and YLabel name the axes with their units.
 	XLabel, YLabel string
-	// X is the kind of x axis: XSeconds (elapsed seconds) or XNines (a
-	// percentile spectrum, x being -log10(1-q)).
+	// X is the kind of x axis: XSeconds (elapsed seconds), XNumber (a
+	// setting's value: threads, rows) or XNines (a percentile spectrum,
+	// x being -log10(1-q)).
 	X XKind
+	// LogX draws x on a base-2 logarithmic scale (threads 1, 2, 4…64).
+	LogX bool
 	// LogY draws y on a logarithmic scale (latencies, which span
 	// decades); values <= 0 are then gaps.
 	LogY   bool
@@ -113,12 +116,19 @@ const (
 	// XNines is a percentile spectrum: x = -log10(1 - q/100), so that
 	// 90, 99, 99.9 and 99.99 are evenly spaced.
 	XNines
+	// XNumber is any other number: a sweep's threads, rows, degree.
+	XNumber
 )
 
 // Series is one line of a chart.
 type Series struct {
 	Label string
 	Y     []*float64
+	// Points draws this series as markers without a line: measured
+	// points beside a fitted curve.
+	Points bool
+	// Dashed draws its line dashed: a fit, a limit.
+	Dashed bool
 }
 
 // Band is a span of x shaded on a chart, with its label in the legend

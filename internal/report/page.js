@@ -28,18 +28,25 @@
   function options(s, width) {
     var isNines = s.x === "nines";
     var series = [{
-      label: isNines ? "percentile" : "elapsed (s)",
-      value: function (u, v) { return isNines ? nines(v) : (v == null ? "" : v.toFixed(1)); }
+      label: isNines ? "percentile" : s.x === "number" ? s.xLabel : "elapsed (s)",
+      value: function (u, v) {
+        if (isNines) return nines(v);
+        if (s.x === "number") return compact(v);
+        return v == null ? "" : v.toFixed(1);
+      }
     }];
     s.labels.forEach(function (label, k) {
+      var st = s.styles[k];
+      var onlyPoints = s.points || st.points;
       series.push({
         label: label,
         stroke: palette[k % palette.length],
         width: 1.5,
+        dash: st.dashed ? [6, 4] : undefined,
         spanGaps: !!s.spanGaps,
         // Points where there are too few of them for a line to show.
-        points: { show: s.points || s.data[0].length < 8, size: 5 },
-        paths: s.points ? function () { return null; } : undefined,
+        points: { show: onlyPoints || s.data[0].length < 8, size: 6, fill: palette[k % palette.length] },
+        paths: onlyPoints ? function () { return null; } : undefined,
         value: function (u, v) { return compact(v); }
       });
     });
@@ -55,7 +62,7 @@
     return {
       width: width,
       height: 280,
-      scales: { x: { time: false }, y: s.logY ? { distr: 3 } : {} },
+      scales: { x: s.logX ? { time: false, distr: 3, log: 2 } : { time: false }, y: s.logY ? { distr: 3 } : {} },
       axes: [xAxis, {
         label: s.yLabel, stroke: "#333", size: 64,
         values: function (u, vals) { return vals.map(compact); }

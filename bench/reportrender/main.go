@@ -4,6 +4,7 @@
 //
 //	go run ./bench/reportrender                      # 1 h, 64 threads, 5 opens
 //	go run ./bench/reportrender --duration 10m --reps 3 --keep /tmp/rr
+//	go run ./bench/reportrender --results 10 --reps 3  # ten 1-hour results overlaid
 //
 // The result is written as a run writes one, through result.Writer and
 // measure.Set (internal/report/synth): one interval a second, each with
@@ -41,14 +42,15 @@ func main() {
 	threads := flag.Int("threads", 64, "the run's threads (the monitor's active sessions)")
 	reps := flag.Int("reps", 5, "how many times to open the page")
 	keep := flag.String("keep", "", "keep the result and the page in this directory")
+	results := flag.Int("results", 1, "how many results to draw on one page (each its own seed and durability), overlaid")
 	flag.Parse()
-	if err := run(*duration, *threads, *reps, *keep); err != nil {
+	if err := run(*duration, *threads, *reps, *results, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "reportrender:", err)
 		os.Exit(1)
 	}
 }
 
-func run(duration time.Duration, threads, reps int, keep string) error {
+func run(duration time.Duration, threads, reps, results int, keep string) error {
 	dir := keep
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -67,25 +69,37 @@ func run(duration time.Duration, threads, reps int, keep string) error {
 		return err
 	}
 
-	resPath := filepath.Join(dir, "run.jsonl")
 	t0 := time.Now()
-	var res bytes.Buffer
-	if err := synth.Write(&res, synth.Options{Duration: duration, Threads: threads, OpsPerSec: 40000,
-		Warmup: time.Minute, Outage: 10 * time.Second, Seed: 64}); err != nil {
-		return err
+	var inputs []report.Input
+	var total int64
+	var files [][]byte
+	for i := range results {
+		resPath := filepath.Join(dir, fmt.Sprintf("run%d.jsonl", i+1))
+		var res bytes.Buffer
+		if err := synth.Write(&res, synth.Options{Duration: duration, Threads: threads, OpsPerSec: 40000 + 1000*float64(i),
+			Warmup: time.Minute, Outage: 10 * time.Second, Seed: 64 + uint64(i), Durability: []string{"full", "delayed"}[i%2]}); err != nil {
+			return err
+		}
+		if err := os.WriteFile(resPath, res.Bytes(), 0o644); err != nil {
+			return err
+		}
+		total += int64(res.Len())
+		files = append(files, res.Bytes())
+		inputs = append(inputs, report.Input{Name: resPath})
 	}
-	if err := os.WriteFile(resPath, res.Bytes(), 0o644); err != nil {
-		return err
-	}
-	fmt.Printf("result: %s, %s written in %.1f s\n", resPath, result.BytesText(int64(res.Len())), time.Since(t0).Seconds())
+	fmt.Printf("results: %d in %s, %s written in %.1f s\n", results, dir, result.BytesText(total), time.Since(t0).Seconds())
 
 	t1 := time.Now()
-	f, err := result.Read(bytes.NewReader(res.Bytes()))
-	if err != nil {
-		return err
+	for i, data := range files {
+		f, err := result.Read(bytes.NewReader(data))
+		if err != nil {
+			return err
+		}
+		inputs[i].File = f
 	}
+	files = nil
 	var page bytes.Buffer
-	if err := report.Build([]report.Input{{Name: resPath, File: f}}).WriteHTML(&page); err != nil {
+	if err := report.Build(inputs).WriteHTML(&page); err != nil {
 		return err
 	}
 	htmlPath := filepath.Join(dir, "report.html")

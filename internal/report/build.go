@@ -159,6 +159,9 @@ func runSentence(ru *run) string {
 			b.WriteString("; the rate is that of " + st.Headline)
 		}
 		b.WriteString(").")
+	case h.Experiment == result.ExperimentStress:
+		// Its runner counts iterations; [OVERALL]'s throughput is theirs.
+		fmt.Fprintf(&b, ": %s iterations in %d ms, %s a second.", result.Grouped(s.Ops), s.RunTime.Milliseconds(), result.Double(s.Throughput))
 	default:
 		fmt.Fprintf(&b, ": %s operations in %d ms, %s ops/s.", result.Grouped(s.Ops), s.RunTime.Milliseconds(), result.Double(s.Throughput))
 	}

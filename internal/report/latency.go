@@ -78,6 +78,8 @@ func latencyBlocks(ru *run, throughput bool) []Block {
 		if c, ok := spectrumChart("Percentile spectrum", ru.summary.Series, labels); ok {
 			out = append(out, c, Paragraph{Text: "The spectrum is read from each operation's HDR histogram over the whole phase (warm-up excluded): " +
 				"the x axis is evenly spaced in nines (90, 99, 99.9…), and a line stops where its operation has too few values to tell the next percentile apart."})
+		} else if slices.ContainsFunc(ru.summary.Series, func(s measure.Summary) bool { return s.Count >= minSpectrumCount }) {
+			out = append(out, Paragraph{Text: "No percentile spectrum: this result's summary carries no histogram (it was written before summaries kept them), only the percentiles in the table."})
 		}
 	}
 	out = append(out, failureBlocks(ru, xs, bands)...)

@@ -81,8 +81,10 @@ type Page struct {
 	Drawn  int
 	Charts []Chart
 	// RenderMillis is when the script had made every chart, from the
-	// start of the navigation, in the page's own clock.
+	// start of the navigation, in the page's own clock; FirstMillis when
+	// it had made its first slice of them (the first screen).
 	RenderMillis float64
+	FirstMillis  float64
 	// Screenshot is the PNG asked for by Options.Screenshot.
 	Screenshot []byte
 }
@@ -196,6 +198,7 @@ func Open(ctx context.Context, chromium, path string, o Options) (*Page, error) 
 		Plots  int     `json:"plots"`
 		Drawn  int     `json:"drawn"`
 		Millis float64 `json:"millis"`
+		First  float64 `json:"first"`
 		Charts []Chart `json:"charts"`
 	}
 	st, err := chromedp.Run(vctx, chromedp.Evaluate[state](inspectJS))
@@ -229,7 +232,7 @@ func Open(ctx context.Context, chromium, path string, o Options) (*Page, error) 
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	p.Plots, p.Drawn, p.RenderMillis, p.Charts = st.Plots, st.Drawn, st.Millis, st.Charts
+	p.Plots, p.Drawn, p.RenderMillis, p.FirstMillis, p.Charts = st.Plots, st.Drawn, st.Millis, st.First, st.Charts
 	return p, nil
 }
 
@@ -255,6 +258,7 @@ const inspectJS = `(() => {
     plots: document.querySelectorAll(".plot").length,
     drawn: Number(root.getAttribute("data-charts-drawn") || 0),
     millis: Number(root.getAttribute("data-charts-ms") || 0),
+    first: Number(root.getAttribute("data-charts-first-ms") || 0),
     charts: charts,
   };
 })()`

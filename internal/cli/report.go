@@ -53,8 +53,9 @@ For each phase of each result it shows
 Given several results, the page starts with overlays: the phases they
 share drawn on the same charts, one line per result, each line named by
 the settings that differ between them (threads=8, durability=delayed),
-and their figures side by side. Every table can be copied as Markdown or
-CSV from the page.
+and their figures side by side; each run's own section follows, folded
+(its charts are drawn when it is opened). Every table can be copied as
+Markdown or CSV from the page.
 
 A result cut short (the run was killed, or is still going) is drawn as far
 as it is complete, the page says so at the top, and report then exits

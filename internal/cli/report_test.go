@@ -72,7 +72,7 @@ func TestReportOfARealRun(t *testing.T) {
 	case err != nil:
 		t.Logf("not opened in a browser: %v", err)
 	default:
-		p, err := browser.Open(context.Background(), chromium, out, browser.Options{})
+		p, err := browser.Open(context.Background(), chromium, out, browser.Options{OpenDetails: true})
 		if err != nil {
 			t.Fatal(err)
 		}

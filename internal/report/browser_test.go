@@ -83,7 +83,7 @@ func TestReportInChromium(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := browser.Open(ctx, exe, path, browser.Options{})
+	p, err := browser.Open(ctx, exe, path, browser.Options{OpenDetails: true})
 	if err != nil {
 		t.Fatal(err)
 	}

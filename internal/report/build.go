@@ -115,20 +115,32 @@ func runSection(in Input, ru *run, several bool) Section {
 	if ru.summary != nil {
 		s.Blocks = append(s.Blocks, outcomeBlocks(ru)...)
 	}
+	var body []Block
 	switch {
 	case h.Experiment == result.ExperimentDurability:
-		s.Blocks = append(s.Blocks, durabilityBlocks(ru)...)
+		body = append(body, durabilityBlocks(ru)...)
 	case storageOf(ru) != nil:
-		s.Blocks = append(s.Blocks, storageBlocks(ru)...)
-		s.Blocks = append(s.Blocks, latencyBlocks(ru, false)...)
+		body = append(body, storageBlocks(ru)...)
+		body = append(body, latencyBlocks(ru, false)...)
 	default:
-		s.Blocks = append(s.Blocks, latencyBlocks(ru, true)...)
+		body = append(body, latencyBlocks(ru, true)...)
 	}
 	if ru.summary != nil && ru.summary.Stress != nil {
-		s.Blocks = append(s.Blocks, stressBlocks(ru.summary.Stress)...)
+		body = append(body, stressBlocks(ru.summary.Stress)...)
 	}
-	s.Blocks = append(s.Blocks, monitorBlocks(ru)...)
-	s.Blocks = append(s.Blocks, settingsBlocks(ru)...)
+	body = append(body, monitorBlocks(ru)...)
+	body = append(body, settingsBlocks(ru)...)
+	if several {
+		// Beside the overlays, each run's own figures are folded away:
+		// the page opens on what the runs have in common, and a long run's
+		// charts are drawn only when its section is opened.
+		return withBlocks(s, Group{Title: "This run's figures, charts and settings", Blocks: body, Collapsed: true})
+	}
+	return withBlocks(s, body...)
+}
+
+func withBlocks(s Section, bs ...Block) Section {
+	s.Blocks = append(s.Blocks, bs...)
 	return s
 }
 

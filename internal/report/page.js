@@ -85,36 +85,61 @@
 
   // Charts are made in slices of about 40 ms, top first, each slice
   // followed by a pause in which the browser paints: the first screen
-  // shows at once however many charts a page of many results holds.
+  // shows at once however many charts a page of many results holds. A
+  // chart inside a closed <details> (a run's folded section beside the
+  // overlays) is made when it is opened.
   var plots = [];
+  var made = {};
   var root = document.documentElement;
-  var next = 0;
+  var queue = [];
+  var slicing = false;
+  function folded(el) { return !!el.closest("details:not([open])"); }
+  function make(i) {
+    if (made[i]) return;
+    made[i] = true;
+    var el = document.querySelector('[data-chart="' + i + '"]');
+    var width = Math.max(320, el.clientWidth || 900);
+    plots.push({ el: el, plot: new uPlot(options(specs[i], width), specs[i].data, el) });
+  }
   function slice() {
-    var t = performance.now();
-    while (next < specs.length && (next === 0 || performance.now() - t < 40)) {
-      var el = document.querySelector('[data-chart="' + next + '"]');
-      var width = Math.max(320, el.clientWidth || 900);
-      plots.push({ el: el, plot: new uPlot(options(specs[next], width), specs[next].data, el) });
-      next++;
+    var t = performance.now(), first = true;
+    while (queue.length && (first || performance.now() - t < 40)) {
+      make(queue.shift());
+      first = false;
     }
     if (!root.hasAttribute("data-charts-first-ms")) {
       requestAnimationFrame(function () {
         root.setAttribute("data-charts-first-ms", String(Math.round(performance.now())));
       });
     }
-    if (next < specs.length) {
+    if (queue.length) {
       setTimeout(slice, 0);
       return;
     }
-    // Read by the browser test and the render benchmark: every chart
-    // made, and when the frame that shows the last was due, in
+    slicing = false;
+    // Read by the browser test and the render benchmark: how many charts
+    // are made, and when the frame that shows the last was due, in
     // milliseconds from the start of the page's navigation.
+    var n = plots.length;
     requestAnimationFrame(function () {
       root.setAttribute("data-charts-ms", String(Math.round(performance.now())));
-      root.setAttribute("data-charts-drawn", String(plots.length));
+      root.setAttribute("data-charts-drawn", String(n));
     });
   }
-  slice();
+  function enqueue() {
+    specs.forEach(function (s, i) {
+      var el = document.querySelector('[data-chart="' + i + '"]');
+      if (!made[i] && queue.indexOf(i) < 0 && !folded(el)) queue.push(i);
+    });
+    if (!slicing) {
+      slicing = true;
+      slice();
+    }
+  }
+  document.querySelectorAll("details").forEach(function (d) {
+    d.addEventListener("toggle", function () { if (d.open) enqueue(); });
+  });
+  enqueue();
   var resizing = 0;
   window.addEventListener("resize", function () {
     clearTimeout(resizing);

@@ -54,6 +54,10 @@ type Options struct {
 	ScreenshotAt string
 	// Timeout bounds the whole visit; 0 means one minute.
 	Timeout time.Duration
+	// OpenDetails opens every <details> once the first charts are drawn
+	// (a run's folded section, the Markdown and CSV of a table), as a
+	// reader clicking each would, and waits for the charts inside them.
+	OpenDetails bool
 }
 
 // Chart is what one chart's canvas holds.
@@ -80,11 +84,15 @@ type Page struct {
 	Plots  int
 	Drawn  int
 	Charts []Chart
-	// RenderMillis is when the script had made every chart, from the
-	// start of the navigation, in the page's own clock; FirstMillis when
-	// it had made its first slice of them (the first screen).
+	// RenderMillis is when the script had made every chart it shows on
+	// opening (those of folded sections wait for them to be opened),
+	// from the start of the navigation, in the page's own clock;
+	// FirstMillis when it had made its first slice of them (the first
+	// screen). With OpenDetails, OpenedMillis is when it had made the
+	// rest, once every <details> was opened.
 	RenderMillis float64
 	FirstMillis  float64
+	OpenedMillis float64
 	// Screenshot is the PNG asked for by Options.Screenshot.
 	Screenshot []byte
 }
@@ -194,6 +202,23 @@ func Open(ctx context.Context, chromium, path string, o Options) (*Page, error) 
 		defer mu.Unlock()
 		return p, fmt.Errorf("the charts were never drawn (%w); console: %s", err, strings.Join(p.Console, " | "))
 	}
+	rendered, err := chromedp.Run(vctx, chromedp.Evaluate[float64](`Number(document.documentElement.getAttribute("data-charts-ms") || 0)`))
+	if err != nil {
+		return p, err
+	}
+	if o.OpenDetails {
+		err := chromedp.Do(vctx,
+			chromedp.Evaluate[chromedp.Void](`document.querySelectorAll("details").forEach(d => { d.open = true; })`),
+		)
+		if err == nil {
+			_, err = chromedp.Run(vctx, chromedp.Poll[bool](`Number(document.documentElement.getAttribute("data-charts-drawn")) === document.querySelectorAll(".plot").length`))
+		}
+		if err != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			return p, fmt.Errorf("the charts of the opened sections were never all drawn (%w); console: %s", err, strings.Join(p.Console, " | "))
+		}
+	}
 	type state struct {
 		Plots  int     `json:"plots"`
 		Drawn  int     `json:"drawn"`
@@ -232,7 +257,10 @@ func Open(ctx context.Context, chromium, path string, o Options) (*Page, error) 
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	p.Plots, p.Drawn, p.RenderMillis, p.FirstMillis, p.Charts = st.Plots, st.Drawn, st.Millis, st.First, st.Charts
+	p.Plots, p.Drawn, p.RenderMillis, p.FirstMillis, p.Charts = st.Plots, st.Drawn, rendered, st.First, st.Charts
+	if o.OpenDetails {
+		p.OpenedMillis = st.Millis
+	}
 	return p, nil
 }
 

@@ -38,6 +38,7 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.SetUsageFunc(usage)
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())
 	root.AddCommand(newRecoverCommand(), newExportCommand())
+	root.AddCommand(newReportCommand())
 	root.AddCommand(newDurabilityCommand(), newStressCommand(), newStorageCommand())
 	root.AddCommand(newCompareCommand())
 	root.AddCommand(newVersionCommand())

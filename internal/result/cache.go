@@ -110,6 +110,19 @@ func pct(v float64) string {
 	return strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
 }
 
+// ShareText says a hit share in percent: to a tenth between 90% and
+// 99.5%, where a whole percent would round 94.7% up to the 95% threshold
+// it fell below; whole elsewhere; "–" when not known.
+func ShareText(v float64) string {
+	switch {
+	case v < 0:
+		return "–"
+	case v >= 0.9 && v < 0.995:
+		return strconv.FormatFloat(100*v, 'f', 1, 64) + "%"
+	}
+	return pct(v)
+}
+
 // writeCacheLines writes the cache experiment's figures in YCSB's shape:
 //
 //	[CACHE], EstimateLow(bytes), 384000000
@@ -159,7 +172,7 @@ func writeCacheNotes(put func(string, ...any), c *CacheFigures) {
 			os = ", misses " + BytesText(p.MissBytes)
 		}
 		put("working set %s (%s rows, %s): %s hits in the database's cache (%s of %s pages missed; windows %s, %s), %s lookups/s, p50 %d µs, p99 %d µs%s",
-			BytesText(p.Bytes), Grouped(p.Rows), p.Stage, pct(p.HitShare), Grouped(p.Misses), Grouped(p.Requests), strings.Join(ws, " "), settled,
+			BytesText(p.Bytes), Grouped(p.Rows), p.Stage, ShareText(p.HitShare), Grouped(p.Misses), Grouped(p.Requests), strings.Join(ws, " "), settled,
 			strconv.FormatFloat(p.LookupsPerSec, 'f', 0, 64), p.P50Micros, p.P99Micros, os)
 	}
 	put("hit share from %s", c.Counters)

@@ -305,13 +305,8 @@ func (j *job) cachePoint(ctx context.Context, cs *cacheState, s int64, stage str
 	return nil
 }
 
-// pctText says a share in whole percent, "–" when not known.
-func pctText(v float64) string {
-	if v < 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f%%", 100*v)
-}
+// pctText says a hit share as the text does (result.ShareText).
+func pctText(v float64) string { return result.ShareText(v) }
 
 // latencyOf is the lookups' p50 and p99 over the ticks within the settled
 // windows, merged exactly; over the whole reading when no tick is.

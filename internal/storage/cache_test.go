@@ -175,7 +175,7 @@ func point(bytes int64, hit float64) result.CachePoint {
 func TestEstimate(t *testing.T) {
 	mb := int64(1e6)
 	e := estimate([]result.CachePoint{point(256*mb, 1), point(512*mb, 0.71), point(384*mb, 0.99), point(128*mb, 1), point(1024*mb, 0.4)})
-	if e.Low != 384*mb || e.High != 512*mb || e.Text != "cache ≈ 384.0–512.0 MB: 99% hits at 384.0 MB, 71% at 512.0 MB" {
+	if e.Low != 384*mb || e.High != 512*mb || e.Text != "cache ≈ 384.0–512.0 MB: 99.0% hits at 384.0 MB, 71% at 512.0 MB" {
 		t.Errorf("%+v", e)
 	}
 	if e := estimate([]result.CachePoint{point(8*mb, 0.6), point(16*mb, 0.3)}); e.Low != 0 || e.High != 8*mb || !strings.HasPrefix(e.Text, "cache < 8.0 MB") {
@@ -202,7 +202,7 @@ func TestCacheExpect(t *testing.T) {
 		held    bool
 		verdict string
 	}{
-		{256e6, true, "held: 99% hits at 384.0 MB"},
+		{256e6, true, "held: 99.0% hits at 384.0 MB"},
 		{450e6, true, "held within the bracket"},
 		{2e9, false, "below the promise: only 71% hits at 512.0 MB"},
 	} {

@@ -229,6 +229,11 @@ func (j *job) cachePoint(ctx context.Context, cs *cacheState, s int64, stage str
 	rows := max(1, min(cs.rows, int64(float64(s)*float64(cs.rows)/float64(cs.bytes))))
 	fmt.Fprintf(j.c.Stderr, "dbprobe: working set %s (%s rows): warming it by key ranges, then reading it at random\n", SizeText(s), result.Grouped(rows))
 	if err := j.warm(ctx, cs.t, rows); err != nil {
+		if ctx.Err() != nil {
+			// Ctrl-C: the sizes measured so far are kept.
+			j.intr = true
+			return nil
+		}
 		return err
 	}
 	var mu sync.Mutex

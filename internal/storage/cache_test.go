@@ -287,3 +287,38 @@ func TestCacheRefusals(t *testing.T) {
 		}
 	})
 }
+
+// Ctrl-C during a cache run keeps the working sets measured so far in
+// the summary, and drops the table.
+func TestCacheInterruptKeepsThePoints(t *testing.T) {
+	url := testdb.FreshPostgresDatabase(t)
+	c := &Config{Kind: Cache, MaxSize: 64_000_000, Window: 500 * time.Millisecond,
+		Target:       experiment.TargetConfig{DB: url},
+		Outputs:      experiment.OutputConfig{Out: filepath.Join(t.TempDir(), "r.jsonl")},
+		Monitor:      experiment.MonitorConfig{Interval: time.Second, WaitSamples: 2},
+		DrainTimeout: 5 * time.Second}
+	var out, errb testdb.LockedBuffer
+	c.Stdout, c.Stderr = &out, &errb
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, c) }()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(errb.String(), "hits in the database's cache") && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the run did not stop within 30 s of the interrupt")
+	}
+	if !strings.Contains(out.String(), "[CACHE 8.0MB], HitShare(%)") || !strings.Contains(out.String(), "# verdict: ") {
+		t.Errorf("no figures of the first working set after the interrupt:\n%s\nstderr:\n%s", out.String(), errb.String())
+	}
+	if exists(t, openDB(t, url), "dbprobe_storage_cache") {
+		t.Error("the table outlived the interrupt")
+	}
+}

@@ -173,8 +173,9 @@ database skipped the log for the copy (PostgreSQL at wal_level=minimal).`,
 		newStorageKind(storage.Cache, "Cache size the database really gives: hit share and latency against working-set size",
 			`cache fills a table of --max-size on the server and reads working sets of
 growing size S, the first S bytes of it (its share of the table's size on
-disk, index included): S doubles from about 8MB up to --max-size, then the
-interval around the knee is halved twice. Each working set is read once by
+disk, index included): S doubles from about 8MB up to --max-size (read from
+the largest down, so that each starts in a cache holding no hotter pages
+than its own), then the interval around the knee is halved twice. Each working set is read once by
 key ranges (so that it starts in the caches as far as they hold it), then
 by --threads connections, one key at random per lookup, until its hit share
 settles: 3 windows in a row of 1 s (5,000 pages or more each) after the

@@ -158,7 +158,15 @@ func (j *job) cache(ctx context.Context) error {
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err
 	}
-	for _, s := range workingSets(j.c.MaxSize) {
+	// The doubling's sizes are read from the largest down. Read upwards,
+	// a working set just under the cache finds it full of what came
+	// before — the fill's last pages, which each row inserted made hotter
+	// in PostgreSQL's clock sweep — and its hit share creeps up so slowly
+	// that it looks settled. A larger working set's pages, read at
+	// random, are each cold, and a smaller one takes their place at once.
+	sizes := workingSets(j.c.MaxSize)
+	slices.Reverse(sizes)
+	for _, s := range sizes {
 		if j.halted(ctx) {
 			break
 		}

@@ -254,7 +254,10 @@ type DeviceBursts struct {
 	SaturatedShare float64 `json:"saturated_share"`
 }
 
-// ExpectCheck is one promised rate held against the measured one.
+// ExpectCheck is one promised rate held against the measured one. For
+// the cache experiment's promise (Key "cache") Promised and Measured are
+// bytes, not bytes per second: the size promised and the middle of the
+// measured bracket.
 type ExpectCheck struct {
 	// Key is the --expect key: scan, read, write, bulk, log.
 	Key      string  `json:"key"`

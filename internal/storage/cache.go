@@ -271,7 +271,6 @@ func (j *job) cachePoint(ctx context.Context, cs *cacheState, s int64, stage str
 	j.startHook = func() { close(started) }
 	defer func() { j.startHook = nil }()
 	go wt.run(sizeCtx, started)
-	start := time.Now()
 	out, err := j.execute(sizeCtx, plan, cs.threads, 1, j.c.SettleLimit, func() float64 { return float64(cs.t.PayloadBytes) })
 	stop()
 	<-wt.done
@@ -312,7 +311,6 @@ func (j *job) cachePoint(ctx context.Context, cs *cacheState, s int64, stage str
 	}
 	p.P50Micros, p.P99Micros = latencyOf(ticks, out, used)
 	cs.points = append(cs.points, p)
-	j.stepWindow(len(j.steps), start, time.Now())
 	j.sum.Bytes += p.Lookups * int64(cs.t.PayloadBytes)
 	j.sum.Seconds += p.Seconds
 	j.sum.Rows += p.Lookups

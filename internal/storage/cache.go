@@ -274,6 +274,12 @@ func (j *job) cachePoint(ctx context.Context, cs *cacheState, s int64, stage str
 	out, err := j.execute(sizeCtx, plan, cs.threads, 1, j.c.SettleLimit, func() float64 { return float64(cs.t.PayloadBytes) })
 	stop()
 	<-wt.done
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C while the readers connected: nothing of this working
+		// set was measured; those before it are kept.
+		j.intr = true
+		return nil
+	}
 	if err != nil {
 		return j.statementError("reading the working set of "+SizeText(s), err)
 	}

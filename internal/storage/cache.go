@@ -151,7 +151,7 @@ func (j *job) cache(ctx context.Context) error {
 		scope = "the table's own"
 	}
 	j.notes = append(j.notes,
-		fmt.Sprintf("cache: working sets of %s, the first rows of %s (%s on disk, %s rows), each read after one pass over it by key range (%q), then at random by key (%q)",
+		fmt.Sprintf("cache: working sets of %s (read from the largest down, then two halvings around the knee), the first rows of %s (%s on disk, %s rows), each read after one pass over it by key range (%q), then at random by key (%q)",
 			sizesText(workingSets(j.c.MaxSize)), cs.t.Name, SizeText(cs.bytes), result.Grouped(cs.rows), warmSQL(cs.t.Name), lookupSQL(cs.t.Name)),
 		"cache: the hit share is the database's own counters' ("+cs.counts.How+"), "+scope,
 		"cache: "+fig.Settle)

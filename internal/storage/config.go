@@ -279,7 +279,8 @@ func parseBytes(s string) (float64, bool) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	// A number that overflows once scaled (1e300GB) is not a size.
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || math.IsInf(v*scale, 0) {
 		return 0, false
 	}
 	return v * scale, true

@@ -50,7 +50,7 @@ func ParseExpect(s string) ([]Expectation, error) {
 		seen[key] = true
 		if key == "cache" {
 			b, ok := parseBytes(val)
-			if !ok || b < 1 || strings.Contains(val, "/") {
+			if !ok || b < 1 || b > 1<<60 || strings.Contains(val, "/") {
 				return nil, badinput.New("--expect cache=%s: give the cache size promised, such as cache=2GB or cache=512MiB (decimal units: 1 GB = 10^9 bytes)", val)
 			}
 			out = append(out, Expectation{Key: key, Rate: b, Text: strings.TrimSpace(val)})

@@ -105,20 +105,23 @@ func cacheMax(given int64, cache int64, known bool) (int64, string) {
 
 // cacheState is what the cache experiment knows while it runs.
 type cacheState struct {
-	t        driver.DataTable
-	counter  driver.CacheCounter
-	rows     int64
-	bytes    int64
-	counts   driver.CacheCounts
-	threads  int
-	points   []result.CachePoint
+	t       driver.DataTable
+	counter driver.CacheCounter
+	rows    int64
+	bytes   int64
+	counts  driver.CacheCounts
+	threads int
+	points  []result.CachePoint
+	// seed differs from run to run: what is measured is the cache, not
+	// one sequence of keys.
 	seed     uint64
 	lookupOp runner.Op
 }
 
-// cache fills a table of --max-size, then reads working sets of growing
-// size by key at random, each until the database's own hit share
-// settles, doubling, then halving the interval around the knee twice.
+// cache fills a table of --max-size, then reads working sets of
+// doubling sizes by key at random (the largest first), each until the
+// database's own hit share settles, then halves the interval around the
+// knee twice.
 func (j *job) cache(ctx context.Context) error {
 	cs := &cacheState{counter: j.db.(driver.CacheCounter), threads: j.c.Threads[0], seed: uint64(time.Now().UnixNano()), lookupOp: opOf("CACHE-READ")}
 	cs.t = j.dataTable(j.tableNames()[0])

@@ -18,6 +18,10 @@
 //     take turns going first, with medians of the ratios; client CPU per
 //     GB and peak RSS from each process's rusage.
 //   - rss: dbprobe read and bulk at 16 threads, for their peak RSS.
+//   - cache: dbprobe storage cache on PostgreSQL with --cache-max (4GB)
+//     and shared_buffers --cache-pg (1GB), timed to its estimate; then at
+//     shared_buffers 128MB and 512MB and innodb_buffer_pool_size 128M and
+//     512M with the default --max-size, each estimate beside its setting.
 //   - study: every storage experiment on PostgreSQL, MariaDB and SQLite,
 //     then the table copy again with the log's device capped (cgroup v1
 //     blkio throttling of a loop-mounted file system holding the log).

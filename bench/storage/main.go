@@ -36,6 +36,9 @@ type config struct {
 	logCap    int64
 	// studyParts are the study's parts to run (--study).
 	studyParts []string
+	// cacheMax and cachePG are the cache part's timed run: its
+	// --max-size and its PostgreSQL's shared_buffers.
+	cacheMax, cachePG string
 }
 
 // cleanups undo what the run set up (servers, loop devices, blkio
@@ -64,7 +67,9 @@ func main() {
 	flag.StringVar(&c.copySize, "copy-size", "500MB", "--size of the study's table copies")
 	flag.Int64Var(&c.logCap, "log-cap", 48_000_000, "bytes per second the log's device is capped at in the study's capped copies (the study's 48 MB/s)")
 	studyParts := flag.String("study", "postgres,mariadb,sqlite,capped", "the study's parts to run: postgres, mariadb, sqlite, capped")
-	only := flag.String("only", "disk,scan,bulk,mybulk,read,rss,study", "comma-separated parts to run: disk, scan, bulk, mybulk, read, rss, study")
+	flag.StringVar(&c.cacheMax, "cache-max", "4GB", "--max-size of the cache part's timed PostgreSQL run")
+	flag.StringVar(&c.cachePG, "cache-pg", "1GB", "shared_buffers of the cache part's timed PostgreSQL run")
+	only := flag.String("only", "disk,scan,bulk,mybulk,read,rss,study,cache", "comma-separated parts to run: disk, scan, bulk, mybulk, read, rss, study, cache")
 	flag.Parse()
 	parts := strings.Split(*only, ",")
 	want := func(p string) bool { return slices.Contains(parts, p) }
@@ -110,6 +115,9 @@ func main() {
 	}
 	if want("study") {
 		study(ctx, c)
+	}
+	if want("cache") {
+		cacheRuns(ctx, c)
 	}
 	fmt.Printf("Load average %s at the end, %s.\n", loadAverage(), time.Now().UTC().Format("15:04 UTC"))
 }
@@ -188,7 +196,8 @@ type storageSummary struct {
 		DatabaseBytes int64 `json:"database_bytes"`
 		DeviceBytes   int64 `json:"device_bytes"`
 	} `json:"proof"`
-	Verdict string `json:"verdict"`
+	Verdict string        `json:"verdict"`
+	Cache   *cacheFigures `json:"cache"`
 }
 
 // dbprobeRun is one dbprobe storage run: its process and its summary.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -28,6 +29,8 @@ type storageOptions struct {
 	restartCmd  string
 	warm        bool
 	requireCold bool
+	maxSize     string
+	settleLimit time.Duration
 }
 
 // storageCommon is what dbprobe storage --help says of every experiment;
@@ -78,9 +81,13 @@ the database's own counters and the host's disk counters:
   write    large INSERT … SELECT chunks (MB/min of table, MB/s of log)
   bulk     the bulk API (COPY, LOAD DATA, bulk copy) with N writers
   logcopy  the transaction log's rate, copying a table on the server at
-           DOP 1, 2, 4, 8: log-bound or CPU-bound` + storageCommon,
+           DOP 1, 2, 4, 8: log-bound or CPU-bound
+  cache    how much memory the database really keeps data in: working
+           sets of growing size read by key at random, the database's own
+           hit share at each, and where it falls below 95%` + storageCommon,
 		Example: `  dbprobe storage scan --db postgres://bench@127.0.0.1:5432/bench --size 4GB --restart-cmd 'pg_ctlcluster 15 main restart'
-  dbprobe storage logcopy --db postgres://bench@127.0.0.1:5432/bench --size 2GB --dop 1,2,4,8 --expect log=48MB/s`,
+  dbprobe storage logcopy --db postgres://bench@127.0.0.1:5432/bench --size 2GB --dop 1,2,4,8 --expect log=48MB/s
+  dbprobe storage cache --db postgres://bench@127.0.0.1:5432/bench --max-size 4GB --expect cache=2GB`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error { return c.Help() },
 	}
@@ -163,6 +170,37 @@ only the SELECT of a CREATE TABLE AS), or "almost no log" when the
 database skipped the log for the copy (PostgreSQL at wal_level=minimal).`,
 			`  dbprobe storage logcopy --size 500MB
   dbprobe storage logcopy --db postgres://bench@127.0.0.1:5432/bench --size 2GB --dop 1,2,4,8 --duration 2m --expect log=48MB/s`),
+		newStorageKind(storage.Cache, "Cache size the database really gives: hit share and latency against working-set size",
+			`cache fills a table of --max-size on the server and reads working sets of
+growing size S, the first S bytes of it (its share of the table's size on
+disk, index included): S doubles from about 8MB up to --max-size (read from
+the largest down, so that each starts in a cache holding no hotter pages
+than its own), then the interval around the knee is halved twice. Each working set is read once by
+key ranges (so that it starts in the caches as far as they hold it), then
+by --threads connections, one key at random per lookup, until its hit share
+settles: 3 windows in a row of 1 s (5,000 pages or more each) after the
+first, each within 1 point of their mean (or 3 standard errors, if the
+share is noisier), or --settle-limit is up (said so).
+
+For each S: the share of pages the database found in its own cache, from
+its own counters (PostgreSQL pg_statio_all_tables, the table's own; InnoDB
+Innodb_buffer_pool_read_requests and _reads, SQL Server's Buffer Manager
+page lookups and reads, the server's), the lookups' p50 and p99, and, when
+the database is on this machine, how much of what it missed the device
+read (/proc/diskstats): the rest came from the OS page cache. PostgreSQL
+reads through that page cache, so with a small shared_buffers its misses
+are mostly memory, not storage: the verdict says which layer served them.
+
+The estimate is the size where the hit share falls below 95%, as a
+bracket ("cache ≈ 384–512 MB: 99% hits at 384 MB, 71% at 512 MB"), beside
+the cache the database is configured with (shared_buffers,
+innodb_buffer_pool_size, max server memory) and this machine's memory.
+--expect cache=2GB holds a promised size against the bracket. SQLite
+(whose counters its Go drivers do not expose), Redis and --db null are
+refused (exit 2), as is a --max-size the data's file system has no room
+for.`,
+			`  dbprobe storage cache --db postgres://bench@127.0.0.1:5432/bench
+  dbprobe storage cache --db mysql://bench@127.0.0.1:3306/bench --max-size 2GB --expect cache=1GB --out cache.jsonl`),
 	)
 	return cmd
 }
@@ -186,15 +224,25 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	workload := []string{"size", "payload", "keep"}
 	shape := []string{"duration"}
 	knobs := []string{}
+	if kind == storage.Cache {
+		// Its sizes are the working sets', its time each one's settling.
+		workload, shape = []string{"max-size", "payload", "keep"}, []string{"threads", "settle-limit"}
+	}
 	sizeHelp := "bytes of the table the experiment works on (scan, read, logcopy) or of the rows it writes (write, bulk), decimal units: 500MB, 2GB, 1.5GiB"
 	if kind == storage.Scan {
 		sizeHelp = "bytes of the table scanned, decimal units: 500MB, 2GB, 1.5GiB; without it, twice the database's own cache (shared_buffers, innodb_buffer_pool_size, …), 1GB at least"
 	}
-	f.StringVar(&o.size, "size", "1GB", sizeHelp)
+	if kind != storage.Cache {
+		f.StringVar(&o.size, "size", "1GB", sizeHelp)
+		f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
+	}
 	f.IntVar(&o.payload, "payload", storage.DefaultPayload, "bytes of payload per row (1 to 8000), stored inline and uncompressed; each row also has an 8-byte id")
 	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end: the next run of the same experiment uses the one it fills again when it fits (rows and payload), and any storage run drops the rest")
-	f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
 	switch kind {
+	case storage.Cache:
+		f.StringVar(&o.maxSize, "max-size", "", "the largest working set read, decimal units: 512MB, 4GB; without it the smaller of 4GB and twice the database's cache (shared_buffers, innodb_buffer_pool_size, …), 256MB at least; the table filled is this size of rows")
+		f.StringVar(&o.threads, "threads", strconv.Itoa(storage.DefaultCacheThreads), "connections reading each working set by key at random (one value)")
+		f.DurationVar(&o.settleLimit, "settle-limit", storage.DefaultSettleLimit, "the longest one working set is read while its hit share has not settled; such a size is marked not settled")
 	case storage.Scan:
 		f.StringVar(&o.restartCmd, "restart-cmd", "", "a shell command that restarts the database, run once between the fill and the first pass to empty its own cache, e.g. 'pg_ctl restart -D /var/lib/postgresql/data -m fast'; one that fails stops the run (exit 1), saying what it printed last")
 		f.BoolVar(&o.warm, "warm", false, "do not make the table cold: read it as the fill left it, from whatever caches hold it (the verdict then says whether that was physical)")
@@ -218,21 +266,29 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 		f.StringVar(&o.dop, "dop", "1", "degrees of parallelism of the copy, run in turn: 1,2,4,8 (a database that copies serially runs once at 1)")
 		shape = append(shape, "dop")
 	}
-	f.StringVar(&o.expect, "expect", "", "promised rates to hold the measured ones against, KEY=RATE pairs with KEY scan, read, write, bulk or log (logcopy's, and the log rate of write and bulk): e.g. scan=14GB/min or log=48MB/s,write=250MB/min; it reports measured ÷ promised and exits 0")
+	expectHelp := "promised rates to hold the measured ones against, KEY=RATE pairs with KEY scan, read, write, bulk or log (logcopy's, and the log rate of write and bulk): e.g. scan=14GB/min or log=48MB/s,write=250MB/min; it reports measured ÷ promised and exits 0"
+	if kind == storage.Cache {
+		expectHelp = "the cache size promised, cache=SIZE (e.g. cache=2GB), held against the measured bracket: held when the hit share is 95% or more at a working set of that size, or the bracket holds it; it reports and exits 0"
+	}
+	f.StringVar(&o.expect, "expect", "", expectHelp)
 	f.StringVar(&o.price, "price", "", "what the database costs, AMOUNT/hour or AMOUNT/month (730 hours), for the run's cost and the cost per GB moved")
 	workload = append(workload, "expect", "price")
 	addOutputFlags(cmd, &o.sharedOptions)
 	// The shared wording speaks of YCSB's phases and status.interval;
 	// a storage run has one phase, and its statements' latencies.
-	op := map[storage.Kind]string{storage.Scan: "SCAN-CHUNK", storage.Read: "READ-RANGE", storage.Write: "WRITE-CHUNK", storage.Bulk: "BULK-BATCH", storage.LogCopy: "COPY"}[kind]
+	op := map[storage.Kind]string{storage.Scan: "SCAN-CHUNK", storage.Read: "READ-RANGE", storage.Write: "WRITE-CHUNK", storage.Bulk: "BULK-BATCH", storage.LogCopy: "COPY", storage.Cache: "CACHE-READ"}[kind]
 	f.Lookup("hlog").Usage = "also write each second's latency histograms of the experiment's statements to this file as an HdrHistogram interval log, values in microseconds, tag " + kind.String() + "/" + op
 	f.Lookup("status").Usage = "print a status line on stderr every 10 s instead of the live progress line a terminal gets"
 	// Values worth offering: sizes as storage is sold, the usual curves,
 	// and a promise per key with its unit.
-	register(cmd, "size", fixedValues([]string{"100MB", "1GB", "4GB", "10GB"}))
+	if kind == storage.Cache {
+		register(cmd, "max-size", fixedValues([]string{"512MB", "1GB", "4GB"}))
+	} else {
+		register(cmd, "size", fixedValues([]string{"100MB", "1GB", "4GB", "10GB"}))
+	}
 	register(cmd, "expect", fixedValues(map[storage.Kind][]string{
 		storage.Scan: {"scan=14GB/min"}, storage.Read: {"read=2GB/min"}, storage.Write: {"write=250MB/min", "write=250MB/min,log=48MB/s"},
-		storage.Bulk: {"bulk=50MB/s", "bulk=50MB/s,log=48MB/s"}, storage.LogCopy: {"log=48MB/s"},
+		storage.Bulk: {"bulk=50MB/s", "bulk=50MB/s,log=48MB/s"}, storage.LogCopy: {"log=48MB/s"}, storage.Cache: {"cache=1GB", "cache=2GB"},
 	}[kind]))
 	register(cmd, "price", fixedValues([]string{"AMOUNT/hour", "AMOUNT/month"}))
 	switch kind {
@@ -258,7 +314,7 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 		return err
 	}
 	c := &storage.Config{
-		Kind: kind, Duration: o.duration, Payload: o.payload, Batch: o.batch, NoCopy: o.noCopy, Keep: o.keep,
+		Kind: kind, Duration: o.duration, SettleLimit: o.settleLimit, Payload: o.payload, Batch: o.batch, NoCopy: o.noCopy, Keep: o.keep,
 		RestartCmd: o.restartCmd, NoCold: o.warm, RequireCold: o.requireCold,
 		DrainTimeout:   o.drainTimeout,
 		StatusInterval: 10 * time.Second,
@@ -277,6 +333,14 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 		if c.Size, err = storage.ParseSize("--size", o.size); err != nil {
 			return err
 		}
+	}
+	if o.maxSize != "" {
+		if c.MaxSize, err = storage.ParseSize("--max-size", o.maxSize); err != nil {
+			return err
+		}
+	}
+	if cmd.Flags().Changed("settle-limit") && o.settleLimit <= 0 {
+		return badinput.New("--settle-limit %s: give a positive duration, e.g. --settle-limit 30s (default %s)", o.settleLimit, storage.DefaultSettleLimit)
 	}
 	if o.chunk != "" {
 		if c.Chunk, err = storage.ParseSize("--chunk", o.chunk); err != nil {

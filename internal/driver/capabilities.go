@@ -519,6 +519,64 @@ type CacheSize struct {
 	How string
 }
 
+// CacheCounter reads the database's own counts of the pages its reads
+// asked of its cache and of those it had to read in: the cache
+// experiment's hit share, as a difference between two calls.
+type CacheCounter interface {
+	// CacheCounts returns the counts now, cumulative: t's own (its rows
+	// and its indexes) where the database counts per table, else the
+	// whole server's (CacheCounts.PerTable says which).
+	CacheCounts(ctx context.Context, t DataTable) (CacheCounts, error)
+}
+
+// CacheCounts are a database's cumulative counts of its cache's work.
+type CacheCounts struct {
+	// Requests is the pages asked of the cache, found there or not;
+	// Misses those not found, which the database read in.
+	Requests, Misses int64
+	// PageBytes is the size of a page, which turns Misses into bytes.
+	PageBytes int64
+	// PerTable says the counts are the table's (and its indexes');
+	// otherwise every session's on the server is in them.
+	PerTable bool
+	// How names the counters, in the database's words
+	// ("pg_statio_user_tables heap_blks_hit + idx_blks_hit, …").
+	How string
+	// OSCache says whether the database reads the pages it misses
+	// through its host's page cache, which may then serve them from
+	// memory; OSCacheHow says how that is known.
+	OSCache    OSCacheUse
+	OSCacheHow string
+}
+
+// OSCacheUse says whether a database's reads go through the host's page
+// cache.
+type OSCacheUse int
+
+// The ways a database reads its files.
+const (
+	// OSCacheUnknown: the database does not say.
+	OSCacheUnknown OSCacheUse = iota
+	// OSCacheThrough: buffered reads (PostgreSQL), which the host's page
+	// cache may answer: a miss of the database's cache is not
+	// necessarily a read of the device.
+	OSCacheThrough
+	// OSCacheBypassed: direct I/O (InnoDB's O_DIRECT, SQL Server):
+	// every miss is a read of the device.
+	OSCacheBypassed
+)
+
+// String says it in words.
+func (u OSCacheUse) String() string {
+	switch u {
+	case OSCacheThrough:
+		return "through the OS page cache"
+	case OSCacheBypassed:
+		return "bypassing the OS page cache"
+	}
+	return "not known"
+}
+
 // Capability is one thing a database can do beyond the key-value Session.
 type Capability int
 
@@ -563,6 +621,9 @@ const (
 	CapLocate
 	// CapCacheSize reads the size of the database's cache (CacheSizer).
 	CapCacheSize
+	// CapCacheCounts reads the database's cache hits and misses
+	// (CacheCounter).
+	CapCacheCounts
 	numCapabilities
 )
 
@@ -571,7 +632,7 @@ var capabilityNames = [...]string{
 	"server-side table copy", "parallel table copy", "INSERT … SELECT in chunks", "server-side table scan",
 	"bulk load", "table placement on a directory", "standard monitor counters",
 	"simple query protocol", "statement plans", "statement costs", "temporary files on a directory", "table file location",
-	"cache size",
+	"cache size", "cache hit counters",
 }
 
 // String names the capability in messages.
@@ -711,6 +772,8 @@ func Provides(db DB, c Capability) bool {
 		_, ok = db.(Locator)
 	case CapCacheSize:
 		_, ok = db.(CacheSizer)
+	case CapCacheCounts:
+		_, ok = db.(CacheCounter)
 	}
 	return ok
 }

@@ -317,3 +317,18 @@ func parseMeminfo(data []byte) (memInfo, error) {
 	}
 	return mem, nil
 }
+
+// HostMemory returns this machine's memory (MemTotal) and what can be
+// allocated without swapping (MemAvailable, page cache that can be
+// dropped included), in bytes, from /proc/meminfo.
+func HostMemory() (total, available uint64, err error) {
+	data, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	mem, err := parseMeminfo(data)
+	if err != nil {
+		return 0, 0, err
+	}
+	return mem.total, mem.available, nil
+}

@@ -68,6 +68,9 @@ type StorageSummary struct {
 	Expect []ExpectCheck `json:"expect,omitempty"`
 	// Cost is the run's price with --price.
 	Cost *RunCost `json:"cost,omitempty"`
+	// Cache is the cache experiment's figures (dbprobe storage cache):
+	// each working set's hit share and latency, and the estimate.
+	Cache *CacheFigures `json:"cache,omitempty"`
 }
 
 // StorageTable is a table a storage experiment made.
@@ -251,7 +254,10 @@ type DeviceBursts struct {
 	SaturatedShare float64 `json:"saturated_share"`
 }
 
-// ExpectCheck is one promised rate held against the measured one.
+// ExpectCheck is one promised rate held against the measured one. For
+// the cache experiment's promise (Key "cache") Promised and Measured are
+// bytes, not bytes per second: the size promised and the middle of the
+// measured bracket.
 type ExpectCheck struct {
 	// Key is the --expect key: scan, read, write, bulk, log.
 	Key      string  `json:"key"`
@@ -331,6 +337,12 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 	line := func(metric, measurement, value string) {
 		bw.WriteString("[" + field(metric) + "], " + field(measurement) + ", " + value + "\n")
 	}
+	if st.Cache != nil {
+		// Its figures are sizes and hit shares, not a rate.
+		writeCacheLines(bw, st.Cache)
+		writeExpectLines(bw, st.Expect)
+		return
+	}
 	unit, scale := rateUnit(st.Experiment)
 	fixed := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	line(name, unit, fixed(st.Rate*scale))
@@ -373,7 +385,12 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 			line(name, "DeviceBytes", strconv.FormatInt(p.DeviceBytes, 10))
 		}
 	}
-	for _, e := range st.Expect {
+	writeExpectLines(bw, st.Expect)
+}
+
+// writeExpectLines writes each promise's measured ÷ promised.
+func writeExpectLines(bw *bufio.Writer, expect []ExpectCheck) {
+	for _, e := range expect {
 		if e.NotMeasured != "" {
 			continue
 		}
@@ -381,7 +398,7 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 		if e.Point != "" {
 			label += " " + strings.ToUpper(e.Point)
 		}
-		line(label, "MeasuredOverPromised", fixed(e.Ratio))
+		bw.WriteString("[" + field(label) + "], " + field("MeasuredOverPromised") + ", " + strconv.FormatFloat(e.Ratio, 'f', 3, 64) + "\n")
 	}
 }
 
@@ -393,6 +410,17 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	}
 	t := st.Table
 	put("table: %s, %s on disk (%s), %s rows of %d-byte payload%s", t.Name, BytesText(t.Bytes), t.How, Grouped(t.Rows), t.PayloadBytes, fileText(t.File))
+	if st.Cache != nil {
+		writeCacheNotes(put, st.Cache)
+		for _, e := range st.Expect {
+			put("expect %s=%s: %s", e.Key, e.PromisedText, e.Verdict)
+		}
+		if c := st.Cost; c != nil {
+			put("cost at %s: %.4f for the run", c.Given, c.Run)
+		}
+		put("verdict: %s", st.Verdict)
+		return
+	}
 	if st.Headline != "" {
 		put("%s: %s at %s, the fastest of %d points (each one's rate is on its line below); all points together: %s over %.1f s; the bytes are %s", st.Experiment, RateText(rateKind(st.Experiment), st.Rate), st.Headline, len(st.Steps), BytesText(st.Bytes), st.Seconds, st.BytesAre)
 	} else {

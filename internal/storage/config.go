@@ -15,7 +15,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/price"
 )
 
-// Kind is one of the five storage experiments.
+// Kind is one of the storage experiments.
 type Kind int
 
 // The experiments.
@@ -31,9 +31,14 @@ const (
 	// LogCopy copies a table on the server at a degree of parallelism:
 	// the transaction log's write rate.
 	LogCopy
+	// Cache reads working sets of growing size by key at random: how
+	// much the database's own cache holds (cache.go).
+	Cache
+	// lastKind is the last experiment, for loops over them all.
+	lastKind = Cache
 )
 
-var kindNames = [...]string{"scan", "read", "write", "bulk", "logcopy"}
+var kindNames = [...]string{"scan", "read", "write", "bulk", "logcopy", "cache"}
 
 // String names the experiment as its subcommand does.
 func (k Kind) String() string {
@@ -106,6 +111,17 @@ type Config struct {
 	// without making it cold (to see the cache's rate, or to check the
 	// not-physical verdict).
 	NoCold bool
+	// MaxSize is --max-size (cache): the largest working set read; 0
+	// takes the default, the smaller of 4 GB and twice the database's
+	// cache, 256 MB at least.
+	MaxSize int64
+	// SettleLimit is --settle-limit (cache): the longest one working set
+	// is read while its hit share has not settled; 0 takes
+	// DefaultSettleLimit.
+	SettleLimit time.Duration
+	// Window is how long one reading of the hit share lasts (cache); 0
+	// takes cacheWindow. Tests shorten it.
+	Window time.Duration
 	// RequireCold is --require-cold: refuse, before anything is made, a
 	// scan that dbprobe cannot make cold (a database on another machine;
 	// one whose table files it cannot name, without root).
@@ -144,6 +160,16 @@ func (c *Config) Validate() error {
 		flag, list = "--dop", c.Dops
 	}
 	switch {
+	case c.Kind == Cache && c.Size != 0:
+		return badinput.New("dbprobe storage cache takes --max-size, not --size: the working sets double up to it")
+	case c.Kind != Cache && (c.MaxSize != 0 || c.SettleLimit != 0):
+		return badinput.New("--max-size and --settle-limit apply to dbprobe storage cache only")
+	case c.MaxSize != 0 && c.MaxSize < minCacheMax:
+		return badinput.New("--max-size %s is too small: give %s or more, so that the working sets can double a few times", SizeText(c.MaxSize), SizeText(minCacheMax))
+	case c.SettleLimit < 0:
+		return badinput.New("--settle-limit %s must not be negative", c.SettleLimit)
+	case c.Kind == Cache && len(c.Threads) > 1:
+		return badinput.New("dbprobe storage cache takes one --threads value (the readers of every working set), not a list")
 	case c.Size != 0 && c.Size < minSize:
 		return badinput.New("--size %s is too small: give 1MB or more (default 1GB), so that a rate is not a round trip's", SizeText(c.Size))
 	case c.Duration < 0:
@@ -204,6 +230,15 @@ func (c Config) withDefaults() Config {
 	}
 	if len(c.Threads) == 0 {
 		c.Threads = []int{1}
+		if c.Kind == Cache {
+			c.Threads = []int{DefaultCacheThreads}
+		}
+	}
+	if c.SettleLimit == 0 {
+		c.SettleLimit = DefaultSettleLimit
+	}
+	if c.Window == 0 {
+		c.Window = cacheWindow
 	}
 	if len(c.Dops) == 0 {
 		c.Dops = []int{1}
@@ -245,7 +280,8 @@ func parseBytes(s string) (float64, bool) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+	// A number that overflows once scaled (1e300GB) is not a size.
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || math.IsInf(v*scale, 0) {
 		return 0, false
 	}
 	return v * scale, true

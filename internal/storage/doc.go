@@ -3,7 +3,11 @@
 // its storage, streams rows into a client, writes by large INSERT …
 // SELECT chunks, loads through its bulk API and writes its transaction
 // log, each rate with the database's and the host's own counters behind
-// it, a per-second series, its spread and a verdict.
+// it, a per-second series, its spread and a verdict. Beside them, dbprobe
+// storage cache (cache.go) finds the cache the database really gives:
+// working sets of growing size read by key at random, each until the
+// database's own hit share settles, and the size where it falls below
+// 95%, with the OS page cache under it told apart from the device.
 //
 // Every experiment works on tables of its own (dbprobe_storage_<kind>,
 // recorded as dbprobe's by the driver), made and filled on the server

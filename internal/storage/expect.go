@@ -10,25 +10,30 @@ import (
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
-// Expectation is one promised rate of --expect: "scan=14GB/min".
+// Expectation is one promise of --expect: a rate ("scan=14GB/min"), or
+// the cache experiment's size ("cache=2GB").
 type Expectation struct {
-	// Key is the rate it promises: scan, read, write, bulk or log.
+	// Key is what it promises: scan, read, write, bulk or log (rates),
+	// or cache (a size).
 	Key string
-	// Rate is the promise in bytes per second; Text as given.
+	// Rate is the promise in bytes per second, or in bytes for cache;
+	// Text as given.
 	Rate float64
 	Text string
 }
 
 // expectKeys are the keys --expect takes, named after the experiments
-// (log is logcopy's rate, and the log rate of write and bulk).
-var expectKeys = []string{"scan", "read", "write", "bulk", "log"}
+// (log is logcopy's rate, and the log rate of write and bulk; cache is
+// the cache experiment's size, not a rate).
+var expectKeys = []string{"scan", "read", "write", "bulk", "log", "cache"}
 
 // rateUnits are the time units a promised rate may be per.
 var rateUnits = map[string]float64{"s": 1, "sec": 1, "second": 1, "min": 60, "minute": 60, "h": 3600, "hour": 3600}
 
 // ParseExpect reads --expect: KEY=RATE pairs separated by commas, each
-// RATE a size per time unit (14GB/min, 48MB/s, 1TB/h). A key given twice
-// or unknown, or a rate without a unit, is bad input.
+// RATE a size per time unit (14GB/min, 48MB/s, 1TB/h), except cache,
+// which promises a size (cache=2GB). A key given twice or unknown, or a
+// rate without a unit, is bad input.
 func ParseExpect(s string) ([]Expectation, error) {
 	var out []Expectation
 	seen := map[string]bool{}
@@ -37,12 +42,20 @@ func ParseExpect(s string) ([]Expectation, error) {
 		key, val, ok := strings.Cut(pair, "=")
 		key = strings.ToLower(strings.TrimSpace(key))
 		if !ok || !knownKey(key) {
-			return nil, badinput.New("--expect %q: give KEY=RATE pairs, KEY one of %s, e.g. --expect scan=14GB/min,log=48MB/s", s, strings.Join(expectKeys, ", "))
+			return nil, badinput.New("--expect %q: give KEY=RATE pairs, KEY one of %s, e.g. --expect scan=14GB/min,log=48MB/s or --expect cache=2GB", s, strings.Join(expectKeys, ", "))
 		}
 		if seen[key] {
 			return nil, badinput.New("--expect gives %s twice; give each rate once", key)
 		}
 		seen[key] = true
+		if key == "cache" {
+			b, ok := parseBytes(val)
+			if !ok || b < 1 || b > 1<<60 || strings.Contains(val, "/") {
+				return nil, badinput.New("--expect cache=%s: give the cache size promised, such as cache=2GB or cache=512MiB (decimal units: 1 GB = 10^9 bytes)", val)
+			}
+			out = append(out, Expectation{Key: key, Rate: b, Text: strings.TrimSpace(val)})
+			continue
+		}
 		rate, err := parseRate(val)
 		if err != nil {
 			return nil, badinput.New("--expect %s=%s: %v", key, val, err)

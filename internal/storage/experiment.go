@@ -73,6 +73,13 @@ type job struct {
 	// verdict, when set, makes the verdict from the monitor's intervals
 	// once the steps have their figures.
 	verdict func([]monitor.Interval)
+	// tickHook, startHook and ownStop, when set, let an experiment that
+	// ends an execution itself (cache: once its hit share settles) see
+	// its ticks and its start, and say that an interruption was its own,
+	// not the user's.
+	tickHook  func(runner.Tick)
+	startHook func()
+	ownStop   func() bool
 }
 
 // stepWindow is when a step ran, for the monitor's figures of it.
@@ -137,6 +144,11 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	if c.Kind == Scan {
 		j.sizeFromCache(ctx)
 	}
+	if c.Kind == Cache {
+		if err := j.cacheRefusals(ctx); err != nil {
+			return err
+		}
+	}
 	if err := j.dropLeftovers(ctx); err != nil {
 		return err
 	}
@@ -168,6 +180,10 @@ func (j *job) needs() []driver.Capability {
 		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapInsertSelect}
 	case Bulk:
 		return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapBulkLoad, driver.CapScan}
+	case Cache:
+		// The counters first: a database without them is refused for
+		// what the experiment is about.
+		return []driver.Capability{driver.CapCacheCounts, driver.CapFill, driver.CapSize, driver.CapSQL}
 	}
 	return []driver.Capability{driver.CapFill, driver.CapSize, driver.CapCopy}
 }
@@ -222,7 +238,7 @@ func (j *job) dataTable(name string) driver.DataTable {
 // the right rows and payload can be used again instead of refilled.
 func (j *job) filledName() string {
 	switch j.c.Kind {
-	case Scan, Read, Write, LogCopy:
+	case Scan, Read, Write, LogCopy, Cache:
 		return j.tableNames()[0]
 	}
 	return ""
@@ -244,7 +260,7 @@ func (j *job) filledSize() int64 {
 // experiment's names that dbprobe did not create is bad input, and stays;
 // one of another experiment's names is not in the way, and stays too.
 func (j *job) dropLeftovers(ctx context.Context) error {
-	for k := Scan; k <= LogCopy; k++ {
+	for k := Scan; k <= lastKind; k++ {
 		for _, name := range tableNamesOf(k) {
 			if err := j.dropLeftover(ctx, k, name); err != nil {
 				return err
@@ -530,7 +546,7 @@ func (j *job) header() result.Header {
 
 // threadsNow is the threads of the run's first step, for the header.
 func (j *job) threadsNow() int {
-	if j.c.Kind == Read || j.c.Kind == Bulk {
+	if j.c.Kind == Read || j.c.Kind == Bulk || j.c.Kind == Cache {
 		return j.c.Threads[0]
 	}
 	return 1
@@ -592,6 +608,9 @@ func (j *job) execute(ctx context.Context, plan runner.Plan, threads, batch int,
 	onTick := ropts.OnTick
 	ropts.OnTick = func(t runner.Tick) {
 		ticks = append(ticks, runner.Tick{Start: t.Start, End: t.End, Ops: t.Ops})
+		if j.tickHook != nil {
+			j.tickHook(t)
+		}
 		if onTick != nil {
 			onTick(t)
 		}
@@ -600,6 +619,9 @@ func (j *job) execute(ctx context.Context, plan runner.Plan, threads, batch int,
 	ropts.OnStart = func(start, origin time.Time) {
 		if j.origin.IsZero() {
 			j.origin = start
+		}
+		if j.startHook != nil {
+			j.startHook()
 		}
 		onStart(start, origin)
 	}
@@ -617,7 +639,9 @@ func (j *job) execute(ctx context.Context, plan runner.Plan, threads, batch int,
 	for k, v := range out.Errors {
 		j.errs[k] += v
 	}
-	j.intr = j.intr || out.Interrupted
+	// An execution the experiment ended itself (ownStop) was not
+	// interrupted.
+	j.intr = j.intr || (out.Interrupted && (j.ownStop == nil || !j.ownStop()))
 	if out.Stopped != nil && j.stopped == nil {
 		j.stopped = out.Stopped
 	}
@@ -678,6 +702,10 @@ func (j *job) finish(ctx context.Context) error {
 		j.verdict(intervals)
 	}
 	for _, e := range j.c.Expect {
+		if j.c.Kind == Cache && st.Cache != nil {
+			st.Expect = append(st.Expect, cacheExpect(e, st.Cache.Estimate))
+			continue
+		}
 		st.Expect = append(st.Expect, j.judge(e)...)
 	}
 	st.Cost = runCost(j.c.Price, time.Since(j.wallFrom).Seconds(), st.Bytes)
@@ -806,8 +834,8 @@ func (j *job) judge(e Expectation) []result.ExpectCheck {
 // experiment, a unit that otherwise differs unsaid; opOfKind names the
 // series of its statements.
 var (
-	opUnits  = map[Kind]string{Scan: "chunks scanned", Read: "rows fetched", Write: "INSERT … SELECT chunks", Bulk: "rows loaded", LogCopy: "table copies"}
-	opOfKind = map[Kind]string{Scan: "[SCAN-CHUNK]", Read: "[READ-RANGE]", Write: "[WRITE-CHUNK]", Bulk: "[BULK-BATCH]", LogCopy: "[COPY]"}
+	opUnits  = map[Kind]string{Scan: "chunks scanned", Read: "rows fetched", Write: "INSERT … SELECT chunks", Bulk: "rows loaded", LogCopy: "table copies", Cache: "lookups by key"}
+	opOfKind = map[Kind]string{Scan: "[SCAN-CHUNK]", Read: "[READ-RANGE]", Write: "[WRITE-CHUNK]", Bulk: "[BULK-BATCH]", LogCopy: "[COPY]", Cache: "[CACHE-READ]"}
 )
 
 // logUncounted says why the log's bytes were not counted.

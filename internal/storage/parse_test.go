@@ -217,7 +217,7 @@ func FuzzParseSize(f *testing.F) {
 }
 
 func FuzzParseExpect(f *testing.F) {
-	for _, s := range []string{"scan=14GB/min,log=48MB/s", "read=2GB/min", "x=1", "scan=1e400GB/s"} {
+	for _, s := range []string{"scan=14GB/min,log=48MB/s", "read=2GB/min", "x=1", "scan=1e400GB/s", "cache=2GB", "cache=1e400GB,log=1MB/s", "scan=1e300GB/s", "cache=1e300GB"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -25,6 +25,8 @@ func (j *job) runKind(ctx context.Context) error {
 		return j.write(ctx)
 	case Bulk:
 		return j.bulk(ctx)
+	case Cache:
+		return j.cache(ctx)
 	}
 	return j.logcopy(ctx)
 }

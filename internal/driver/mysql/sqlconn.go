@@ -48,6 +48,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Lacks(driver.CapTempPlace, noTempPlace)
 	c.Has(driver.CapLocate, "the .ibd file InnoDB names in information_schema (INNODB_SYS_TABLESPACES, INNODB_SYS_DATAFILES or FILES), under @@datadir when relative")
 	c.Has(driver.CapCacheSize, "innodb_buffer_pool_size")
+	c.Has(driver.CapCacheCounts, "SHOW GLOBAL STATUS Innodb_buffer_pool_read_requests and Innodb_buffer_pool_reads: the whole server's, not the table's")
 	return c
 }
 

@@ -54,6 +54,7 @@ func (db *DB) Capabilities() driver.Capabilities {
 	c.Has(driver.CapTempPlace, "SET temp_tablespaces on each connection")
 	c.Has(driver.CapLocate, "pg_relation_filepath under data_directory (a superuser or pg_read_all_settings), or under pg_tablespace_location for a table in a tablespace")
 	c.Has(driver.CapCacheSize, "shared_buffers (pg_size_bytes of current_setting)")
+	c.Has(driver.CapCacheCounts, "pg_statio_all_tables: the table's own blocks hit and read in shared_buffers, its indexes included")
 	return c
 }
 

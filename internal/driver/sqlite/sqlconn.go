@@ -44,6 +44,7 @@ func (d *db) Capabilities() driver.Capabilities {
 	c.Has(driver.CapTempPlace, "PRAGMA temp_store_directory, which is one setting for the whole dbprobe process (SQLite runs inside it), set once and never changed under a running statement")
 	c.Has(driver.CapLocate, "the database file (PRAGMA database_list): every table of a SQLite database is in it")
 	c.Has(driver.CapCacheSize, "PRAGMA cache_size of a reading connection (each has its own)")
+	c.Lacks(driver.CapCacheCounts, "SQLite counts its page cache's hits and misses per connection (sqlite3_db_status SQLITE_DBSTATUS_CACHE_HIT and _MISS), and neither Go driver dbprobe builds with (mattn/go-sqlite3, modernc.org/sqlite) lets it read them; its page cache is also each connection's own, not one cache of the database: measure a server database")
 	return c
 }
 

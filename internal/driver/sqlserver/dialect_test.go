@@ -220,6 +220,7 @@ func dataTableStatements() []statement {
 		{"filegroup identity", filegroupIdentity},
 		{"remove filegroup", removeFilegroup("dbprobe_fg_0123456789abcdef")},
 		{"cache size", cacheSizeSQL},
+		{"cache counts", cacheCountsSQL},
 		{"SQL text bound", bound.Text},
 		{"transaction begin, commit, rollback", beginTransaction + "\n" + commitTransaction + "\n" + rollbackIfOpen},
 	}

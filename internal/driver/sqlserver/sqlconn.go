@@ -43,6 +43,7 @@ func (db *DB) Capabilities() dbdriver.Capabilities {
 	c.Lacks(dbdriver.CapTempPlace, noTempPlace)
 	c.Has(dbdriver.CapLocate, "physical_name of the first file of the filegroup that holds the table (sys.indexes, sys.database_files)")
 	c.Has(dbdriver.CapCacheSize, "the smaller of max server memory and the committed target (sys.configurations, sys.dm_os_sys_info: VIEW SERVER STATE), the buffer pool's bound")
+	c.Has(dbdriver.CapCacheCounts, "the Buffer Manager's Page lookups and Page reads (sys.dm_os_performance_counters: VIEW SERVER STATE): the instance's, not the table's")
 	return c
 }
 

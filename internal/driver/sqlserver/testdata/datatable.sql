@@ -49,6 +49,11 @@ IF EXISTS (SELECT 1 FROM sys.database_files WHERE name = N'dbprobe_fg_0123456789
 -- cache size
 SELECT CAST(c.value_in_use AS bigint) * 1048576, CAST(i.committed_target_kb AS bigint) * 1024 FROM sys.configurations AS c CROSS JOIN sys.dm_os_sys_info AS i WHERE c.name = N'max server memory (MB)'
 
+-- cache counts
+SELECT RTRIM(counter_name), CAST(cntr_value AS bigint)
+FROM sys.dm_os_performance_counters
+WHERE object_name LIKE N'%:Buffer Manager%' AND counter_name IN (N'Page lookups/sec', N'Page reads/sec')
+
 -- SQL text bound
 SELECT TOP (@p1) * FROM [t:x] WHERE k = @p2 OR j = @p2 -- :no
 

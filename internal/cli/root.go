@@ -40,5 +40,6 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newRecoverCommand(), newExportCommand())
 	root.AddCommand(newDurabilityCommand(), newStressCommand(), newStorageCommand())
 	root.AddCommand(newVersionCommand())
+	root.AddCommand(newMergeCommand())
 	return root
 }

@@ -77,6 +77,10 @@ type Options struct {
 	// and the outcome's summaries (measure.Summary.Histogram), for a result
 	// that is kept: it costs the ticker about a millisecond per series.
 	Histograms bool
+	// StartAt, when set, holds the phase's start until then, its
+	// sessions open and its generators ready: the clients of a run of
+	// several start their measured phase together (--start-at).
+	StartAt time.Time
 	// OnError is what the phase does at a failure more attempts cannot
 	// fix (driver.IsFatal); the zero value stops it.
 	OnError OnError
@@ -273,6 +277,10 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 			closeSessions(workers)
 			return nil, err
 		}
+	}
+	if err := waitStart(ctx, opts.StartAt); err != nil {
+		closeSessions(workers)
+		return nil, err
 	}
 	start := time.Now()
 	if opts.OnStart != nil {
@@ -669,5 +677,22 @@ func (p *phase) noteError(op, code string, err error) {
 	p.errMu.Unlock()
 	if !seen {
 		p.opts.OnFirstError(op, code, err)
+	}
+}
+
+// waitStart returns at at (at once when it is zero or past), or with an
+// error when ctx ends first: an interrupt while the clients wait.
+func waitStart(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if at.IsZero() || d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stopped while waiting for the start at %s: %w", at.Format(time.RFC3339Nano), ctx.Err())
 	}
 }

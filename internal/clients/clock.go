@@ -27,6 +27,9 @@ type Offset struct {
 	At time.Time
 }
 
+// clockNow is the client's clock; a test replaces it.
+var clockNow = time.Now
+
 // MeasureOffset reads the server's clock ClockReadings times. ok is false
 // when the database cannot say its time (SQLite, the null driver: on this
 // machine, or no server at all).
@@ -37,9 +40,9 @@ func MeasureOffset(ctx context.Context, db driver.DB) (off Offset, ok bool, err 
 	}
 	best := Offset{RTT: -1, Query: c.ClockQuery()}
 	for range ClockReadings {
-		t0 := time.Now()
+		t0 := clockNow()
 		server, err := c.ServerTime(ctx)
-		t1 := time.Now()
+		t1 := clockNow()
 		if err != nil {
 			return Offset{}, false, fmt.Errorf("reading the server's clock (%s): %w", c.ClockQuery(), err)
 		}

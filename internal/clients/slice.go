@@ -59,10 +59,10 @@ func (s Slice) Load(spec workload.Spec) (workload.Spec, error) {
 	if !s.Several() {
 		return spec, nil
 	}
-	first, n := s.Share(spec.InsertCount)
-	if n == 0 {
+	if int64(s.Count) > spec.InsertCount {
 		return spec, badinput.New("--client-count %d is more than the %d records to load (insertcount): some clients would load nothing; use fewer clients", s.Count, spec.InsertCount)
 	}
+	first, n := s.Share(spec.InsertCount)
 	spec.InsertStart += first
 	spec.InsertCount = n
 	return spec, nil
@@ -78,11 +78,10 @@ func (s Slice) Run(spec workload.Spec) (workload.Spec, error) {
 		return spec, nil
 	}
 	if spec.OperationCount > 0 {
-		_, n := s.Share(spec.OperationCount)
-		if n == 0 {
+		if int64(s.Count) > spec.OperationCount {
 			return spec, badinput.New("--client-count %d is more than the %d operations of the run (operationcount): some clients would do nothing; use fewer clients or more operations", s.Count, spec.OperationCount)
 		}
-		spec.OperationCount = n
+		_, spec.OperationCount = s.Share(spec.OperationCount)
 	}
 	spec.InsertStride = int64(s.Count)
 	spec.InsertOffset = int64(s.Index)

@@ -36,7 +36,7 @@ func WriteMergeText(w io.Writer, m *MergeSummary) error {
 			parts = append(parts, "host "+c.Hostname)
 		}
 		if c.Clock != nil {
-			parts = append(parts, fmt.Sprintf("clock %s against the server's (round trip %s)", signedMicros(c.Clock.OffsetMicros), shortDuration(time.Duration(c.Clock.RTTMicros)*time.Microsecond)))
+			parts = append(parts, fmt.Sprintf("the server's clock %s from its own (round trip %s)", signedMicros(c.Clock.OffsetMicros), shortDuration(time.Duration(c.Clock.RTTMicros)*time.Microsecond)))
 		} else {
 			parts = append(parts, "clock not measured")
 		}

@@ -28,7 +28,9 @@ type raw struct {
 	window, all map[string]*hdr.Histogram
 }
 
-func newRaw() *raw { return &raw{window: map[string]*hdr.Histogram{}, all: map[string]*hdr.Histogram{}} }
+func newRaw() *raw {
+	return &raw{window: map[string]*hdr.Histogram{}, all: map[string]*hdr.Histogram{}}
+}
 
 func (r *raw) record(m map[string]*hdr.Histogram, name string, v int64) {
 	h := m[name]

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
-	"github.com/dbprobe/dbprobe/internal/clients"
+	"github.com/dbprobe/dbprobe/internal/fleet"
 	"github.com/dbprobe/dbprobe/internal/ycsb"
 )
 
@@ -34,7 +34,7 @@ func addClientFlags(cmd *cobra.Command, o *clientOptions) {
 // config turns the flags into the experiment's client configuration,
 // refusing a bad index or a start time that is not ahead.
 func (o *clientOptions) config(cmd *cobra.Command) (ycsb.Clients, error) {
-	c := ycsb.Clients{Slice: clients.Slice{Index: o.clientIndex, Count: o.clientCount}, MonitorClient: o.monitorClient}
+	c := ycsb.Clients{Slice: fleet.Slice{Index: o.clientIndex, Count: o.clientCount}, MonitorClient: o.monitorClient}
 	if cmd.Flags().Changed("client-index") && !cmd.Flags().Changed("client-count") {
 		return c, badinput.New("--client-index %d without --client-count: give both, the same --client-count to every client", o.clientIndex)
 	}
@@ -42,7 +42,7 @@ func (o *clientOptions) config(cmd *cobra.Command) (ycsb.Clients, error) {
 		return c, err
 	}
 	if o.startAt != "" {
-		t, err := clients.ParseStartAt(o.startAt, time.Now())
+		t, err := fleet.ParseStartAt(o.startAt, time.Now())
 		if err != nil {
 			return c, err
 		}

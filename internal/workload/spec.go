@@ -19,7 +19,7 @@ type Spec struct {
 	// InsertStride and InsertOffset give a run's inserts key numbers of
 	// their own when several clients run it: the k-th insert of this
 	// client takes recordcount + k×InsertStride + InsertOffset, so no two
-	// clients insert the same key (clients.Slice.Run). 0 or 1 is a lone
+	// clients insert the same key (fleet.Slice.Run). 0 or 1 is a lone
 	// client, whose inserts take recordcount, recordcount+1, …
 	InsertStride, InsertOffset int64
 

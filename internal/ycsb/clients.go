@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
-	"github.com/dbprobe/dbprobe/internal/clients"
+	"github.com/dbprobe/dbprobe/internal/fleet"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/result"
@@ -19,7 +19,7 @@ import (
 type Clients struct {
 	// Slice is the client's index and the run's count; the zero value is
 	// a lone client.
-	Slice clients.Slice
+	Slice fleet.Slice
 	// StartAt is when the first phase's measurement starts; zero starts
 	// it as soon as the client is ready.
 	StartAt time.Time
@@ -28,9 +28,9 @@ type Clients struct {
 }
 
 // slice is the client's slice, a lone client's when none was given.
-func (j *job) slice() clients.Slice {
+func (j *job) slice() fleet.Slice {
 	if j.c.Clients.Slice.Count == 0 {
-		return clients.One
+		return fleet.One
 	}
 	return j.c.Clients.Slice
 }
@@ -99,7 +99,7 @@ func (j *job) checkClients(ctx context.Context, ph runner.Phase) (*result.Client
 		return nil, nil, nil
 	}
 	var notes []string
-	warn, err := clients.Capacity(ctx, j.db, experiment.Where(j.db, j.target.Target), s, j.cfg.Threads, j.clientMonitors())
+	warn, err := fleet.Capacity(ctx, j.db, experiment.Where(j.db, j.target.Target), s, j.cfg.Threads, j.clientMonitors())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -121,7 +121,7 @@ func (j *job) checkClients(ctx context.Context, ph runner.Phase) (*result.Client
 		c.Operations, c.InsertStride, c.InsertOffset = spec.OperationCount, spec.InsertStride, spec.InsertOffset
 	}
 	notes = append(notes, c.Slice)
-	off, ok, err := clients.MeasureOffset(ctx, j.db)
+	off, ok, err := fleet.MeasureOffset(ctx, j.db)
 	switch {
 	case err != nil:
 		notes = append(notes, "the database server's clock could not be read: "+experiment.ShortError(experiment.Scrubbed(j.target.Target, err)))

@@ -1,4 +1,4 @@
-// Package clients lets several dbprobe processes, on one machine or many,
+// Package fleet lets several dbprobe processes, on one machine or many,
 // run one experiment together: each takes its slice of the work
 // (--client-index i --client-count n), they start their measured phase at
 // an agreed instant (--start-at), each measures its clock against the
@@ -10,4 +10,4 @@
 // a load's records are insertstart/insertcount ranges, one contiguous
 // range per client; a run's operationcount and target are shared out; and
 // a run's inserts take key numbers no other client takes.
-package clients
+package fleet

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
-	"github.com/dbprobe/dbprobe/internal/fleet"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/fleet"
 	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/workload"

@@ -272,14 +272,18 @@ type bin struct {
 	first  time.Time // earliest start and latest end of what fell in it
 	last   time.Time
 	ops    int64
-	series *seriesSums
+	ivs    []*Interval
 	// clients counts intervals per client in it.
 	clients map[int]int
 	// whole says every client measured the whole interval.
 	whole bool
 }
 
-// mergePhase merges one phase of every client.
+// mergePhase merges one phase of every client. The intervals are first
+// only sorted into bins; each bin's histograms are then decoded, merged
+// and let go in turn, so that memory holds one bin's histograms at a time
+// besides the totals (a histogram spanning an hour's latencies is 190 KB
+// decoded, whatever it holds).
 func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, error) {
 	var warnings []string
 	tick := time.Duration(0)
@@ -305,6 +309,7 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 	}
 
 	bins := map[[2]int64]*bin{}
+	owner := map[*Interval]int{}
 	key := func(t time.Time, warm bool) [2]int64 {
 		w := int64(0)
 		if warm {
@@ -312,12 +317,13 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		}
 		return [2]int64{t.Truncate(tick).UnixNano(), w}
 	}
-	for k, p := range ps {
-		for _, iv := range p.Intervals {
+	for k := range ps {
+		for i := range ps[k].Intervals {
+			iv := &ps[k].Intervals[i]
 			kk := key(iv.Start, iv.Warmup)
 			b := bins[kk]
 			if b == nil {
-				b = &bin{start: iv.Start.Truncate(tick), warmup: iv.Warmup, first: iv.Start, last: iv.End, series: newSeriesSums(), clients: map[int]int{}}
+				b = &bin{start: iv.Start.Truncate(tick), warmup: iv.Warmup, first: iv.Start, last: iv.End, clients: map[int]int{}}
 				bins[kk] = b
 			}
 			if iv.Start.Before(b.first) {
@@ -328,12 +334,8 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 			}
 			b.ops += iv.Ops
 			b.clients[k]++
-			if err := b.series.add(iv.Series); err != nil {
-				if errors.Is(err, measure.ErrNoHistogram) {
-					return Phase{}, nil, refuse("%s: an interval carries no histogram (written by an older dbprobe): it cannot be merged exactly", in[k].Name)
-				}
-				return Phase{}, nil, refuse("%s: interval ending %s: %v", in[k].Name, iv.End.Format(time.RFC3339Nano), err)
-			}
+			b.ivs = append(b.ivs, iv)
+			owner[iv] = k
 		}
 	}
 	for _, b := range bins {
@@ -355,13 +357,6 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		}
 		return order[i].warmup && !order[j].warmup
 	})
-	for _, b := range order {
-		for _, s := range b.series.byName {
-			if s.mergeErr != nil {
-				return Phase{}, nil, refuse("an interval carries no histogram for [%s] (written by an older dbprobe): it cannot be merged exactly", s.name)
-			}
-		}
-	}
 
 	h0 := ps[0].Header
 	header := h0
@@ -398,7 +393,22 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 	}
 	outside := make([]OutsideWindow, len(ps))
 	for _, b := range order {
-		series, _ := b.series.summaries(map[string]int64{})
+		sums := newSeriesSums()
+		for _, civ := range b.ivs {
+			if err := sums.add(civ.Series); err != nil {
+				name := in[owner[civ]].Name
+				if errors.Is(err, measure.ErrNoHistogram) {
+					return Phase{}, nil, refuse("%s: an interval carries no histogram (written by an older dbprobe): it cannot be merged exactly", name)
+				}
+				return Phase{}, nil, refuse("%s: interval ending %s: %v", name, civ.End.Format(time.RFC3339Nano), err)
+			}
+		}
+		for _, ss := range sums.byName {
+			if ss.mergeErr != nil {
+				return Phase{}, nil, refuse("an interval carries no histogram for [%s] (written by an older dbprobe): it cannot be merged exactly", ss.name)
+			}
+		}
+		series, _ := sums.summaries(map[string]int64{})
 		iv := Interval{Phase: h0.Phase, Start: b.first, End: b.last, Elapsed: b.last.Sub(phaseStart), Ops: b.ops, Warmup: b.warmup, Series: series}
 		if d := b.last.Sub(b.first).Seconds(); d > 0 {
 			iv.OpsPerSec = float64(b.ops) / d
@@ -407,10 +417,10 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		if b.warmup {
 			continue
 		}
-		all.addSums(b.series)
+		all.addSums(sums)
 		ms.AllOps += b.ops
 		if b.whole {
-			common.addSums(b.series)
+			common.addSums(sums)
 			sum.Ops += b.ops
 			if ms.WindowStart.IsZero() {
 				ms.WindowStart = b.first

@@ -78,11 +78,12 @@ func mergeResults(stdout, stderr io.Writer, paths []string, out, command string)
 		if samePathAs(p, out) {
 			return badinput.New("-o %s is also the input %s: write the merged result to a new file", out, p)
 		}
-		f, err := readResult(p)
+		f, err := os.Open(p)
 		if err != nil {
-			return err
+			return badinput.New("cannot read %s: %v", p, experiment.ShortError(err))
 		}
-		in[i] = result.MergeInput{Name: p, File: f}
+		defer f.Close()
+		in[i] = result.MergeInput{Name: p, Result: f}
 	}
 	phases, warnings, err := result.Merge(in, command)
 	var me *result.MergeError
@@ -116,23 +117,6 @@ func mergeResults(stdout, stderr io.Writer, paths []string, out, command string)
 	}
 	fmt.Fprintf(stderr, "dbprobe: merged %d clients' results into %s\n", len(paths), out)
 	return nil
-}
-
-// readResult reads one client's result, refusing what cannot be read.
-func readResult(path string) (*result.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
-	}
-	defer fh.Close()
-	f, err := result.Read(fh)
-	if err != nil {
-		return nil, badinput.New("%s is not a dbprobe result: %v", path, err)
-	}
-	if f.Truncated {
-		return nil, badinput.New("%s ends in a cut record (its client was killed): run dbprobe recover %s first", path, path)
-	}
-	return f, nil
 }
 
 // writePhase writes a merged phase's records: header, intervals,

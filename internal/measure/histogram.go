@@ -96,14 +96,3 @@ func (m *Merger) Describe(sum *Summary, percentiles []float64) {
 	sum.Histogram = encodeHistogram(m.h)
 }
 
-// AddMerger merges what another Merger holds, exactly: the histograms of
-// intervals already merged, added up into a longer span's.
-func (m *Merger) AddMerger(o *Merger) {
-	if o.h == nil || o.h.TotalCount() == 0 {
-		return
-	}
-	if m.h == nil {
-		m.h = newHistogram()
-	}
-	m.h.Merge(o.h) // same range on both sides: nothing is dropped
-}

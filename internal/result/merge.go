@@ -1,11 +1,14 @@
 package result
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -76,11 +79,11 @@ type OutsideWindow struct {
 	Seconds float64 `json:"seconds"`
 }
 
-// MergeInput is one client's result and the name it is known by in
-// messages (its path).
+// MergeInput is one client's result, read as it is merged, and the name
+// it is known by in messages (its path).
 type MergeInput struct {
-	Name string
-	File *File
+	Name   string
+	Result io.Reader
 }
 
 // MergeError is a refusal to merge: results that are not the clients of
@@ -120,92 +123,206 @@ const mergeTolerance = 20
 // without its summary, an interval without its histograms. Warnings are
 // what the merged result should be read with, such as clocks that
 // disagree by more than one interval.
+//
+// The results are read side by side, one interval of each at a time, and
+// each second is merged once every client has gone past it: memory holds
+// the merged series, not the clients' (64 clients' hours are half a
+// gigabyte of histograms).
 func Merge(in []MergeInput, command string) (phases []Phase, warnings []string, err error) {
 	if len(in) < 2 {
 		return nil, nil, refuse("merge needs the results of at least two clients, and got %d", len(in))
 	}
-	if err := checkClients(in); err != nil {
-		return nil, nil, err
+	streams := make([]*stream, len(in))
+	for k, c := range in {
+		streams[k] = &stream{name: c.Name, br: bufio.NewReader(c.Result)}
 	}
-	byIndex := slices.Clone(in)
-	slices.SortFunc(byIndex, func(a, b MergeInput) int {
-		return a.File.Phases[0].Header.Client.Index - b.File.Phases[0].Header.Client.Index
-	})
-	for p := range byIndex[0].File.Phases {
-		clientPhases := make([]Phase, len(byIndex))
-		for k, c := range byIndex {
-			clientPhases[k] = c.File.Phases[p]
+	for {
+		headers := make([]Header, len(streams))
+		ended := 0
+		for k, st := range streams {
+			h, ok, err := st.nextPhase()
+			if err != nil {
+				return nil, nil, err
+			}
+			if !ok {
+				ended++
+				continue
+			}
+			headers[k] = h
 		}
-		if err := checkSameExperiment(byIndex, clientPhases); err != nil {
+		switch {
+		case ended == len(streams) && len(phases) == 0:
+			return nil, nil, refuse("%s holds no phase: give the --out results of the clients", in[0].Name)
+		case ended == len(streams):
+			return phases, warnings, nil
+		case ended > 0:
+			for k, st := range streams {
+				if headers[k].Phase == "" {
+					return nil, nil, refuse("%s has %d phases and the others more: merge the results of one command (load or run) run by every client", st.name, len(phases))
+				}
+			}
+		}
+		order, err := checkClients(streams, headers)
+		if err != nil {
 			return nil, nil, err
 		}
-		merged, warn, err := mergePhase(byIndex, clientPhases, command)
+		if err := checkSameExperiment(streams, headers, order); err != nil {
+			return nil, nil, err
+		}
+		merged, warn, err := mergePhase(streams, headers, order, command)
 		if err != nil {
 			return nil, nil, err
 		}
 		phases = append(phases, merged)
 		warnings = append(warnings, warn...)
 	}
-	return phases, warnings, nil
 }
 
-// checkClients checks that the inputs are every client of one run, once
-// each, with the same phases, each phase summarized.
-func checkClients(in []MergeInput) error {
-	seen := map[int]string{}
+// stream reads one client's result a record at a time. It decodes each
+// line with the reader of whole files (File.add), on a File that it
+// empties as it goes, so the checks of records out of place are Read's.
+type stream struct {
+	name string
+	br   *bufio.Reader
+	f    File
+	line int
+	eof  bool
+	// pendingHeader is a phase's header read while looking for the end
+	// of the phase before.
+	pendingHeader bool
+}
+
+// record reads one line into s.f; false at the end of the file.
+func (s *stream) record() (bool, error) {
+	for !s.eof {
+		line, err := s.br.ReadBytes('\n')
+		if err != nil && err != io.EOF {
+			return false, refuse("cannot read %s: %v", s.name, err)
+		}
+		s.line++
+		complete := err == nil
+		s.eof = !complete
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if !complete && !json.Valid(line) && cutShort(line) {
+			return false, refuse("%s ends in a cut record (its client was killed): run dbprobe recover %s first", s.name, s.name)
+		}
+		before := len(s.f.Phases)
+		if err := s.f.add(line); err != nil {
+			return false, refuse("%s is not a dbprobe result: line %d: %v", s.name, s.line, err)
+		}
+		if len(s.f.Phases) > before && before > 0 {
+			// A new phase: keep only it.
+			s.f.Phases = s.f.Phases[len(s.f.Phases)-1:]
+			s.pendingHeader = true
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// cur is the phase being read.
+func (s *stream) cur() *Phase { return &s.f.Phases[len(s.f.Phases)-1] }
+
+// nextPhase reads up to the next phase's header; ok is false at the end
+// of the file. Whatever is left of the phase before is skipped.
+func (s *stream) nextPhase() (Header, bool, error) {
+	if s.pendingHeader {
+		s.pendingHeader = false
+		return s.cur().Header, true, nil
+	}
+	first := len(s.f.Phases) == 0
+	for {
+		ok, err := s.record()
+		if err != nil || !ok {
+			return Header{}, false, err
+		}
+		if first && len(s.f.Phases) == 1 {
+			return s.cur().Header, true, nil
+		}
+		if s.pendingHeader {
+			s.pendingHeader = false
+			return s.cur().Header, true, nil
+		}
+	}
+}
+
+// next returns the phase's next interval, keeping its monitor samples
+// when keepMonitor; nil at the end of the phase, whose summary is then
+// in cur().Summary.
+func (s *stream) next(keepMonitor bool, monitor *[]MonitorSample) (*Interval, error) {
+	for {
+		p := s.cur()
+		if keepMonitor && len(p.Monitor) > 0 {
+			*monitor = append(*monitor, p.Monitor...)
+		}
+		p.Monitor = p.Monitor[:0]
+		if len(p.Intervals) > 0 {
+			iv := p.Intervals[0]
+			p.Intervals = p.Intervals[1:]
+			if len(p.Intervals) == 0 {
+				p.Intervals = nil
+			}
+			return &iv, nil
+		}
+		if p.Summary != nil || s.pendingHeader {
+			return nil, nil
+		}
+		ok, err := s.record()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, nil
+		}
+	}
+}
+
+// checkClients checks that the phase's headers are every client of one
+// run, once each, and returns the streams' order by client index.
+func checkClients(streams []*stream, headers []Header) ([]int, error) {
+	seen := map[int]int{}
 	count := 0
-	for i, c := range in {
-		if len(c.File.Phases) == 0 {
-			return refuse("%s holds no phase: give the --out results of the clients", c.Name)
+	for k, h := range headers {
+		name := streams[k].name
+		if h.Client == nil {
+			return nil, refuse("%s was not run as one of several clients (no --client-index and --client-count in its phase %s): only the results of one run's clients merge", name, h.Phase)
 		}
-		for _, p := range c.File.Phases {
-			h := p.Header
-			if h.Client == nil {
-				return refuse("%s was not run as one of several clients (no --client-index and --client-count in its phase %s): only the results of one run's clients merge", c.Name, h.Phase)
-			}
-			if i == 0 && count == 0 {
-				count = h.Client.Count
-			}
-			if h.Client.Count != count {
-				return refuse("client counts differ: %s says --client-count %d, %s says %d; merge the results of one run", in[0].Name, count, c.Name, h.Client.Count)
-			}
-			if h.Client.Index != p0(c).Header.Client.Index {
-				return refuse("%s holds phases of different clients (%d and %d): give each client's own result", c.Name, p0(c).Header.Client.Index, h.Client.Index)
-			}
-			if p.Summary == nil {
-				return refuse("%s has no summary for its phase %s (the client was killed?): run dbprobe recover %s first", c.Name, h.Phase, c.Name)
-			}
+		if k == 0 {
+			count = h.Client.Count
 		}
-		idx := p0(c).Header.Client.Index
-		if other, dup := seen[idx]; dup {
-			return refuse("%s and %s are both client %d: give each client's result once", other, c.Name, idx)
+		if h.Client.Count != count {
+			return nil, refuse("client counts differ: %s says --client-count %d, %s says %d; merge the results of one run", streams[0].name, count, name, h.Client.Count)
 		}
-		seen[idx] = c.Name
-		if len(c.File.Phases) != len(in[0].File.Phases) {
-			return refuse("%s has %d phases and %s %d: merge the results of one command (load or run) run by every client", in[0].Name, len(in[0].File.Phases), c.Name, len(c.File.Phases))
+		if other, dup := seen[h.Client.Index]; dup {
+			return nil, refuse("%s and %s are both client %d: give each client's result once", streams[other].name, name, h.Client.Index)
 		}
+		seen[h.Client.Index] = k
 	}
 	var missing []string
+	order := make([]int, 0, count)
 	for i := range count {
-		if _, ok := seen[i]; !ok {
+		k, ok := seen[i]
+		if !ok {
 			missing = append(missing, strconv.Itoa(i))
+			continue
 		}
+		order = append(order, k)
 	}
 	if len(missing) > 0 {
-		return refuse("the run had %d clients and the result of client %s is missing: give every client's result (a killed client's after dbprobe recover)", count, strings.Join(missing, ", "))
+		return nil, refuse("the run had %d clients and the result of client %s is missing: give every client's result (a killed client's after dbprobe recover)", count, strings.Join(missing, ", "))
 	}
-	return nil
+	return order, nil
 }
-
-func p0(c MergeInput) Phase { return c.File.Phases[0] }
 
 // checkSameExperiment checks that the clients' phases ran the same
 // experiment: kind, phase, database, and every setting that is not a
 // client's own.
-func checkSameExperiment(in []MergeInput, ps []Phase) error {
-	a, an := ps[0].Header, in[0].Name
-	for k := 1; k < len(ps); k++ {
-		b, bn := ps[k].Header, in[k].Name
+func checkSameExperiment(streams []*stream, headers []Header, order []int) error {
+	a, an := headers[order[0]], streams[order[0]].name
+	for _, k := range order[1:] {
+		b, bn := headers[k], streams[k].name
 		differ := func(what, x, y string) error {
 			return refuse("%s and %s are not the same experiment: %s is %s in %s and %s in %s", an, bn, what, x, an, y, bn)
 		}
@@ -264,101 +381,170 @@ func merged(a, b map[string]string) map[string]string {
 	return m
 }
 
+// mergeTick is the runner's interval, which every client's intervals
+// end on the multiples of (runner.Origin).
+const mergeTick = time.Second
+
 // bin is one interval of the merged series: what every client measured
 // in the same wall-clock interval.
 type bin struct {
 	start  time.Time // the wall clock's interval, runner.Origin's
 	warmup bool
-	first  time.Time // earliest start and latest end of what fell in it
-	last   time.Time
-	ops    int64
-	ivs    []*Interval
-	// clients counts intervals per client in it.
-	clients map[int]int
+	// iv is the merged interval, its series' histograms encoded.
+	iv Interval
+	// clients holds, per client (by its place in order), the operations
+	// and seconds it measured in the interval; nil where it measured
+	// nothing.
+	clients []*clientPart
 	// whole says every client measured the whole interval.
 	whole bool
 }
 
-// mergePhase merges one phase of every client. The intervals are first
-// only sorted into bins; each bin's histograms are then decoded, merged
-// and let go in turn, so that memory holds one bin's histograms at a time
-// besides the totals (a histogram spanning an hour's latencies is 190 KB
-// decoded, whatever it holds).
-func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, error) {
-	var warnings []string
-	tick := time.Duration(0)
-	for _, p := range ps {
-		for _, iv := range p.Intervals {
-			tick = max(tick, iv.End.Sub(iv.Start))
+type clientPart struct {
+	ops     int64
+	seconds float64
+}
+
+// binKey orders the bins: by second, a warm-up's before the measured one
+// of the same second.
+type binKey struct {
+	start  int64
+	warmup bool
+}
+
+func keyOf(iv *Interval) binKey {
+	return binKey{iv.Start.Truncate(mergeTick).UnixNano(), !iv.Warmup}
+}
+
+func (a binKey) less(b binKey) bool {
+	if a.start != b.start {
+		return a.start < b.start
+	}
+	return !a.warmup && b.warmup // warmup is stored negated: measured last
+}
+
+// mergePhase merges one phase of every client, reading their intervals
+// side by side: the bin of the earliest second any client has not yet
+// gone past is merged from every client's interval of that second, then
+// let go but for its merged series.
+func mergePhase(streams []*stream, headers []Header, order []int, command string) (Phase, []string, error) {
+	n := len(order)
+	h0 := headers[order[0]]
+	monitorClient := -1
+	for i, k := range order {
+		if headers[k].Client.Monitors {
+			monitorClient = i
+			break
 		}
 	}
-	tick = tick.Round(100 * time.Millisecond)
-	if tick <= 0 {
-		tick = time.Second
-	}
-	tol := tick / mergeTolerance
-
+	var monitor []MonitorSample
+	pending := make([]*Interval, n)
 	type window struct {
 		start, end time.Time
 		ok         bool
+		ops        int64
 	}
-	windows := make([]window, len(ps))
-	for k, p := range ps {
-		s, e, ok := p.MeasuredWindow()
-		windows[k] = window{s, e, ok}
+	windows := make([]window, n)
+	advance := func(i int) error {
+		iv, err := streams[order[i]].next(i == monitorClient, &monitor)
+		if err != nil {
+			return err
+		}
+		pending[i] = iv
+		if iv != nil && !iv.Warmup {
+			w := &windows[i]
+			if !w.ok {
+				w.start, w.ok = iv.Start, true
+			}
+			w.end = iv.End
+			w.ops += iv.Ops
+		}
+		return nil
+	}
+	for i := range n {
+		if err := advance(i); err != nil {
+			return Phase{}, nil, err
+		}
+	}
+	var bins []*bin
+	for {
+		var cur *binKey
+		for _, iv := range pending {
+			if iv == nil {
+				continue
+			}
+			if k := keyOf(iv); cur == nil || k.less(*cur) {
+				cur = &k
+			}
+		}
+		if cur == nil {
+			break
+		}
+		b := &bin{start: time.Unix(0, cur.start).UTC(), warmup: !cur.warmup, clients: make([]*clientPart, n)}
+		sums := newSeriesSums()
+		for i := range n {
+			for pending[i] != nil && keyOf(pending[i]) == *cur {
+				iv := pending[i]
+				if err := sums.add(iv.Series); err != nil {
+					if errors.Is(err, measure.ErrNoHistogram) {
+						return Phase{}, nil, refuse("%s: an interval carries no histogram (written by an older dbprobe): it cannot be merged exactly", streams[order[i]].name)
+					}
+					return Phase{}, nil, refuse("%s: interval ending %s: %v", streams[order[i]].name, iv.End.Format(time.RFC3339Nano), err)
+				}
+				if b.iv.Start.IsZero() || iv.Start.Before(b.iv.Start) {
+					b.iv.Start = iv.Start
+				}
+				if iv.End.After(b.iv.End) {
+					b.iv.End = iv.End
+				}
+				b.iv.Ops += iv.Ops
+				if b.clients[i] == nil {
+					b.clients[i] = &clientPart{}
+				}
+				b.clients[i].ops += iv.Ops
+				b.clients[i].seconds += iv.End.Sub(iv.Start).Seconds()
+				if err := advance(i); err != nil {
+					return Phase{}, nil, err
+				}
+			}
+		}
+		for _, ss := range sums.byName {
+			if ss.mergeErr != nil {
+				return Phase{}, nil, refuse("an interval carries no histogram for [%s] (written by an older dbprobe): it cannot be merged exactly", ss.name)
+			}
+		}
+		b.iv.Phase, b.iv.Warmup = h0.Phase, b.warmup
+		b.iv.Series, _ = sums.summaries(map[string]int64{})
+		if d := b.iv.End.Sub(b.iv.Start).Seconds(); d > 0 {
+			b.iv.OpsPerSec = float64(b.iv.Ops) / d
+		}
+		bins = append(bins, b)
 	}
 
-	bins := map[[2]int64]*bin{}
-	owner := map[*Interval]int{}
-	key := func(t time.Time, warm bool) [2]int64 {
-		w := int64(0)
-		if warm {
-			w = 1
-		}
-		return [2]int64{t.Truncate(tick).UnixNano(), w}
-	}
-	for k := range ps {
-		for i := range ps[k].Intervals {
-			iv := &ps[k].Intervals[i]
-			kk := key(iv.Start, iv.Warmup)
-			b := bins[kk]
-			if b == nil {
-				b = &bin{start: iv.Start.Truncate(tick), warmup: iv.Warmup, first: iv.Start, last: iv.End, clients: map[int]int{}}
-				bins[kk] = b
-			}
-			if iv.Start.Before(b.first) {
-				b.first = iv.Start
-			}
-			if iv.End.After(b.last) {
-				b.last = iv.End
-			}
-			b.ops += iv.Ops
-			b.clients[k]++
-			b.ivs = append(b.ivs, iv)
-			owner[iv] = k
+	summaries := make([]*Summary, n)
+	for i, k := range order {
+		st := streams[k]
+		summaries[i] = st.cur().Summary
+		if summaries[i] == nil {
+			return Phase{}, nil, refuse("%s has no summary for its phase %s (the client was killed?): run dbprobe recover %s first", st.name, h0.Phase, st.name)
 		}
 	}
+
+	// The seconds every client measured whole.
+	tol := mergeTick / mergeTolerance
 	for _, b := range bins {
-		if b.warmup || len(b.clients) < len(ps) {
+		if b.warmup {
 			continue
 		}
 		b.whole = true
-		for k := range ps {
-			w := windows[k]
-			if !w.ok || w.start.After(b.start.Add(tol)) || w.end.Before(b.start.Add(tick-tol)) {
+		for i := range n {
+			w := windows[i]
+			if b.clients[i] == nil || !w.ok || w.start.After(b.start.Add(tol)) || w.end.Before(b.start.Add(mergeTick-tol)) {
 				b.whole = false
 			}
 		}
 	}
-	order := slices.Collect(maps.Values(bins))
-	sort.Slice(order, func(i, j int) bool {
-		if !order[i].start.Equal(order[j].start) {
-			return order[i].start.Before(order[j].start)
-		}
-		return order[i].warmup && !order[j].warmup
-	})
 
-	h0 := ps[0].Header
 	header := h0
 	header.Client = nil
 	header.Command = command
@@ -369,83 +555,62 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 			header.Settings = append(header.Settings, s)
 		}
 	}
-	header.Settings = append(header.Settings, Setting{Key: "clients", Value: strconv.Itoa(len(ps)), Source: "dbprobe merge"})
-	header.Notes = nil
-	for _, p := range ps {
-		if p.Header.StartedAt.Before(header.StartedAt) {
-			header.StartedAt = p.Header.StartedAt
+	header.Settings = append(header.Settings, Setting{Key: "clients", Value: strconv.Itoa(n), Source: "dbprobe merge"})
+	names := make([]string, n)
+	for i, k := range order {
+		names[i] = streams[k].name
+		if headers[k].StartedAt.Before(header.StartedAt) {
+			header.StartedAt = headers[k].StartedAt
 		}
 	}
-	names := make([]string, len(in))
-	for k, c := range in {
-		names[k] = c.Name
-	}
-	header.Notes = append(header.Notes, fmt.Sprintf("merged from the results of %d clients: %s", len(ps), strings.Join(names, ", ")))
+	header.Notes = []string{fmt.Sprintf("merged from the results of %d clients: %s", n, strings.Join(names, ", "))}
 
-	out := Phase{Header: header}
+	out := Phase{Header: header, Monitor: monitor}
 	ms := &MergeSummary{MonitorClient: -1}
-	common := newSeriesSums()
-	all := newSeriesSums()
-	sum := Summary{Phase: h0.Phase, Errors: map[string]int64{}, Merge: ms, RetryLimit: ps[0].Summary.RetryLimit, Warmup: ps[0].Summary.Warmup}
-	phaseStart := time.Time{}
-	if len(order) > 0 {
-		phaseStart = order[0].first
+	common, all := newSeriesSums(), newSeriesSums()
+	s0 := summaries[0]
+	sum := Summary{Phase: h0.Phase, Errors: map[string]int64{}, Merge: ms, RetryLimit: s0.RetryLimit, Warmup: s0.Warmup}
+	var phaseStart time.Time
+	if len(bins) > 0 {
+		phaseStart = bins[0].iv.Start
 	}
-	outside := make([]OutsideWindow, len(ps))
-	for _, b := range order {
-		sums := newSeriesSums()
-		for _, civ := range b.ivs {
-			if err := sums.add(civ.Series); err != nil {
-				name := in[owner[civ]].Name
-				if errors.Is(err, measure.ErrNoHistogram) {
-					return Phase{}, nil, refuse("%s: an interval carries no histogram (written by an older dbprobe): it cannot be merged exactly", name)
-				}
-				return Phase{}, nil, refuse("%s: interval ending %s: %v", name, civ.End.Format(time.RFC3339Nano), err)
-			}
-		}
-		for _, ss := range sums.byName {
-			if ss.mergeErr != nil {
-				return Phase{}, nil, refuse("an interval carries no histogram for [%s] (written by an older dbprobe): it cannot be merged exactly", ss.name)
-			}
-		}
-		series, _ := sums.summaries(map[string]int64{})
-		iv := Interval{Phase: h0.Phase, Start: b.first, End: b.last, Elapsed: b.last.Sub(phaseStart), Ops: b.ops, Warmup: b.warmup, Series: series}
-		if d := b.last.Sub(b.first).Seconds(); d > 0 {
-			iv.OpsPerSec = float64(b.ops) / d
-		}
-		out.Intervals = append(out.Intervals, iv)
+	outside := make([]OutsideWindow, n)
+	for _, b := range bins {
+		b.iv.Elapsed = b.iv.End.Sub(phaseStart)
+		out.Intervals = append(out.Intervals, b.iv)
 		if b.warmup {
 			continue
 		}
-		all.addSums(sums)
-		ms.AllOps += b.ops
+		// The merged histograms, decoded again: exact, and one per
+		// second rather than one per client and second.
+		if err := all.add(b.iv.Series); err != nil {
+			return Phase{}, nil, err
+		}
+		ms.AllOps += b.iv.Ops
 		if b.whole {
-			common.addSums(sums)
-			sum.Ops += b.ops
-			if ms.WindowStart.IsZero() {
-				ms.WindowStart = b.first
+			if err := common.add(b.iv.Series); err != nil {
+				return Phase{}, nil, err
 			}
-			ms.WindowEnd = b.last
+			sum.Ops += b.iv.Ops
+			if ms.WindowStart.IsZero() {
+				ms.WindowStart = b.iv.Start
+			}
+			ms.WindowEnd = b.iv.End
+			continue
+		}
+		for i, c := range b.clients {
+			if c != nil {
+				outside[i].Ops += c.ops
+				outside[i].Seconds += c.seconds
+			}
 		}
 	}
-	// What each client measured outside the window, from its own
-	// intervals.
-	for k, p := range ps {
-		outside[k].Client = p.Header.Client.Index
-		for _, iv := range p.Intervals {
-			if iv.Warmup {
-				continue
-			}
-			if b := bins[key(iv.Start, false)]; b != nil && b.whole {
-				continue
-			}
-			outside[k].Ops += iv.Ops
-			outside[k].Seconds += iv.End.Sub(iv.Start).Seconds()
-		}
+	for i := range n {
+		outside[i].Client = headers[order[i]].Client.Index
 		// A client's last interval, cut when its workers stopped, may be
 		// a millisecond long with nothing in it: not worth a line.
-		if outside[k].Ops > 0 || outside[k].Seconds >= 0.001 {
-			ms.Outside = append(ms.Outside, outside[k])
+		if outside[i].Ops > 0 || outside[i].Seconds >= 0.001 {
+			ms.Outside = append(ms.Outside, outside[i])
 		}
 	}
 	var notes []string
@@ -462,13 +627,13 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 	// The clients: their own figures, clocks, verdicts and outages.
 	var offsets []int64
 	avail := &Availability{}
-	for k, p := range ps {
-		c := p.Header.Client
-		s := p.Summary
+	for i, k := range order {
+		c := headers[k].Client
+		s := summaries[i]
 		mc := MergedClient{
-			Index: c.Index, File: in[k].Name, Hostname: p.Header.Environment.Hostname,
+			Index: c.Index, File: streams[k].name, Hostname: headers[k].Environment.Hostname,
 			Ops: s.Ops, RunTimeMS: float64(s.RunTime) / float64(time.Millisecond), Throughput: s.Throughput,
-			Start: windows[k].start, End: windows[k].end, Clock: c.Clock, Diagnosis: s.Diagnosis, Interrupted: s.Interrupted,
+			Start: windows[i].start, End: windows[i].end, Clock: c.Clock, Diagnosis: s.Diagnosis, Interrupted: s.Interrupted,
 		}
 		if s.Ending != nil {
 			mc.Ended = s.Ending.Text
@@ -487,9 +652,8 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		if c.Clock != nil {
 			offsets = append(offsets, c.Clock.OffsetMicros)
 		}
-		if c.Monitors && ms.MonitorClient < 0 {
+		if i == monitorClient {
 			ms.MonitorClient = c.Index
-			out.Monitor = p.Monitor
 			if s.Diagnosis != nil && s.Diagnosis.Limit != "client" {
 				sum.Diagnosis = s.Diagnosis
 			}
@@ -501,8 +665,8 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		if s.Diagnosis != nil && s.Diagnosis.Limit == "client" {
 			sum.Notes = append(sum.Notes, fmt.Sprintf("client %d was itself the limit: %s; the merged throughput is a floor", c.Index, s.Diagnosis.Verdict))
 		}
-		if got := sumIntervalOps(p); got != s.Ops {
-			sum.Notes = append(sum.Notes, fmt.Sprintf("client %d: its intervals add up to %d operations and its summary says %d", c.Index, got, s.Ops))
+		if windows[i].ops != s.Ops {
+			sum.Notes = append(sum.Notes, fmt.Sprintf("client %d: its intervals add up to %d operations and its summary says %d", c.Index, windows[i].ops, s.Ops))
 		}
 		ms.Clients = append(ms.Clients, mc)
 	}
@@ -510,35 +674,25 @@ func mergePhase(in []MergeInput, ps []Phase, command string) (Phase, []string, e
 		avail.Outages = unionOutages(avail.Outages)
 		sum.Availability = avail
 	}
+	var warnings []string
 	if len(offsets) >= 2 {
 		spread := slices.Max(offsets) - slices.Min(offsets)
 		ms.ClockSpreadMicros = &spread
-		if time.Duration(spread)*time.Microsecond > tick {
+		if time.Duration(spread)*time.Microsecond > mergeTick {
 			w := fmt.Sprintf("the clients' clocks disagree by %s against the database server's, more than one interval (%s): their per-second series are not aligned; synchronise the clients' clocks (NTP, chrony) and run again",
-				shortDuration(time.Duration(spread)*time.Microsecond), shortDuration(tick))
+				shortDuration(time.Duration(spread)*time.Microsecond), shortDuration(mergeTick))
 			warnings = append(warnings, w)
 			sum.Notes = append(sum.Notes, w)
 		}
 	}
-	if len(offsets) < len(ps) {
-		sum.Notes = append(sum.Notes, fmt.Sprintf("%d of the %d clients have no reading of the database server's clock (the database cannot say its time, or it could not be read): their clocks are not checked", len(ps)-len(offsets), len(ps)))
+	if len(offsets) < n {
+		sum.Notes = append(sum.Notes, fmt.Sprintf("%d of the %d clients have no reading of the database server's clock (the database cannot say its time, or it could not be read): their clocks are not checked", n-len(offsets), n))
 	}
 	if ms.MonitorClient < 0 {
 		sum.Notes = append(sum.Notes, "no client monitored the database: no diagnosis")
 	}
 	out.Summary = &sum
 	return out, warnings, nil
-}
-
-// sumIntervalOps adds up the operations of a phase's measured intervals.
-func sumIntervalOps(p Phase) int64 {
-	var n int64
-	for _, iv := range p.Intervals {
-		if !iv.Warmup {
-			n += iv.Ops
-		}
-	}
-	return n
 }
 
 // unionOutages merges outages that overlap (several clients saw the same
@@ -559,47 +713,4 @@ func unionOutages(os []Outage) []Outage {
 		out = append(out, o)
 	}
 	return out
-}
-
-// addSums adds what another seriesSums holds, histograms merged exactly.
-func (ss *seriesSums) addSums(o *seriesSums) {
-	prev := -1
-	for _, name := range o.order {
-		src := o.byName[name]
-		sum, ok := ss.byName[name]
-		if !ok {
-			sum = &seriesSum{name: name, statuses: map[string]int64{}, min: src.min}
-			ss.byName[name] = sum
-			ss.order = slices.Insert(ss.order, prev+1, name)
-		}
-		prev = slices.Index(ss.order, name)
-		sum.count += src.count
-		sum.overflow += src.overflow
-		if src.retries != nil {
-			if sum.retries == nil {
-				sum.retries = new(int64)
-			}
-			*sum.retries += *src.retries
-		}
-		for code, n := range src.retryCodes {
-			if sum.retryCodes == nil {
-				sum.retryCodes = map[string]int64{}
-			}
-			sum.retryCodes[code] += n
-		}
-		if len(sum.percentiles) == 0 {
-			sum.percentiles = src.percentiles
-		}
-		sum.hasOK = sum.hasOK || src.hasOK
-		for st, n := range src.statuses {
-			sum.statuses[st] += n
-		}
-		sum.min = min(sum.min, src.min)
-		sum.max = max(sum.max, src.max)
-		sum.weightSum += src.weightSum
-		sum.merger.AddMerger(&src.merger)
-		if src.mergeErr != nil && sum.mergeErr == nil {
-			sum.mergeErr = src.mergeErr
-		}
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,21 +109,54 @@ func clientResult(t *testing.T, index, count, seconds int, delay time.Duration, 
 	return &File{Phases: []Phase{p}}
 }
 
+// inputs writes the clients' results as a run writes them, named
+// r<index>.jsonl.
+func inputs(t *testing.T, files ...*File) []MergeInput {
+	t.Helper()
+	in := make([]MergeInput, len(files))
+	for i, f := range files {
+		var buf bytes.Buffer
+		w := NewWriter(&buf)
+		for _, p := range f.Phases {
+			if err := w.Header(p.Header); err != nil {
+				t.Fatal(err)
+			}
+			for _, iv := range p.Intervals {
+				if err := w.Interval(iv); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, m := range p.Monitor {
+				if err := w.Monitor(m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p.Summary != nil {
+				if err := w.Summary(*p.Summary); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		name := "r?.jsonl"
+		if c := f.Phases[0].Header.Client; c != nil {
+			name = "r" + strconv.Itoa(c.Index) + ".jsonl"
+		}
+		in[i] = MergeInput{Name: name, Result: &buf}
+	}
+	return in
+}
+
 // threeClients is a run of three clients, the third running two seconds
 // longer than the others (a straggler), the second's clock 30 ms off.
-func threeClients(t *testing.T) ([]MergeInput, *raw) {
+func threeClients(t *testing.T) ([]*File, *raw) {
 	r := newRaw()
-	in := []MergeInput{
-		{Name: "r2.jsonl", File: clientResult(t, 2, 3, 7, 0, 1200, r, 5)},
-		{Name: "r0.jsonl", File: clientResult(t, 0, 3, 5, 0, 1000, r, 5)},
-		{Name: "r1.jsonl", File: clientResult(t, 1, 3, 5, 0, -29000, r, 5)},
-	}
-	return in, r
+	files := []*File{clientResult(t, 2, 3, 7, 0, 1200, r, 5), clientResult(t, 0, 3, 5, 0, 1000, r, 5), clientResult(t, 1, 3, 5, 0, -29000, r, 5)}
+	return files, r
 }
 
 func TestMergeIsExact(t *testing.T) {
-	in, r := threeClients(t)
-	phases, warnings, err := Merge(in, "dbprobe merge r0.jsonl r1.jsonl r2.jsonl -o m.jsonl")
+	files, r := threeClients(t)
+	phases, warnings, err := Merge(inputs(t, files...), "dbprobe merge r0.jsonl r1.jsonl r2.jsonl -o m.jsonl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,8 +166,8 @@ func TestMergeIsExact(t *testing.T) {
 	s := phases[0].Summary
 	m := s.Merge
 	var sumOps int64
-	for _, c := range in {
-		sumOps += c.File.Phases[0].Summary.Ops
+	for _, f := range files {
+		sumOps += f.Phases[0].Summary.Ops
 	}
 	if m.AllOps != sumOps {
 		t.Fatalf("all operations %d, the clients' own add up to %d", m.AllOps, sumOps)
@@ -204,8 +238,8 @@ func TestMergeIsExact(t *testing.T) {
 }
 
 func TestMergedResultReadsBack(t *testing.T) {
-	in, _ := threeClients(t)
-	phases, _, err := Merge(in, "dbprobe merge")
+	files, _ := threeClients(t)
+	phases, _, err := Merge(inputs(t, files...), "dbprobe merge")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,8 +277,8 @@ func TestMergedResultReadsBack(t *testing.T) {
 }
 
 func TestMergeText(t *testing.T) {
-	in, _ := threeClients(t)
-	phases, _, err := Merge(in, "dbprobe merge")
+	files, _ := threeClients(t)
+	phases, _, err := Merge(inputs(t, files...), "dbprobe merge")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,10 +306,7 @@ func TestMergeText(t *testing.T) {
 
 func TestMergeWarnsOfClocksApart(t *testing.T) {
 	r := newRaw()
-	in := []MergeInput{
-		{Name: "a", File: clientResult(t, 0, 2, 3, 0, 0, r, 3)},
-		{Name: "b", File: clientResult(t, 1, 2, 3, 0, 1_500_000, r, 3)},
-	}
+	in := inputs(t, clientResult(t, 0, 2, 3, 0, 0, r, 3), clientResult(t, 1, 2, 3, 0, 1_500_000, r, 3))
 	_, warnings, err := Merge(in, "dbprobe merge")
 	if err != nil {
 		t.Fatal(err)
@@ -287,46 +318,44 @@ func TestMergeWarnsOfClocksApart(t *testing.T) {
 
 func TestMergeRefuses(t *testing.T) {
 	r := newRaw()
-	client := func(i, n int) MergeInput {
-		return MergeInput{Name: "r" + string(rune('0'+i)) + ".jsonl", File: clientResult(t, i, n, 2, 0, 0, r, 2)}
-	}
+	client := func(i, n int) *File { return clientResult(t, i, n, 2, 0, 0, r, 2) }
 	tests := []struct {
 		name string
-		in   func() []MergeInput
+		in   func() []*File
 		want string
 	}{
-		{"one result", func() []MergeInput { return []MergeInput{client(0, 2)} }, "at least two clients"},
-		{"counts differ", func() []MergeInput { return []MergeInput{client(0, 2), client(1, 3)} }, "client counts differ: r0.jsonl says --client-count 2, r1.jsonl says 3"},
-		{"twice", func() []MergeInput { a := client(1, 2); return []MergeInput{a, {Name: "copy.jsonl", File: a.File}} }, "r1.jsonl and copy.jsonl are both client 1"},
-		{"missing", func() []MergeInput { return []MergeInput{client(0, 3), client(2, 3)} }, "result of client 1 is missing"},
-		{"no client", func() []MergeInput {
+		{"one result", func() []*File { return []*File{client(0, 2)} }, "at least two clients"},
+		{"counts differ", func() []*File { return []*File{client(0, 2), client(1, 3)} }, "client counts differ: r0.jsonl says --client-count 2, r1.jsonl says 3"},
+		{"twice", func() []*File { return []*File{client(1, 2), client(1, 2)} }, "r1.jsonl and r1.jsonl are both client 1"},
+		{"missing", func() []*File { return []*File{client(0, 3), client(2, 3)} }, "result of client 1 is missing"},
+		{"no client", func() []*File {
 			a := client(1, 2)
-			a.File.Phases[0].Header.Client = nil
-			return []MergeInput{client(0, 2), a}
-		}, "r1.jsonl was not run as one of several clients"},
-		{"setting differs", func() []MergeInput {
+			a.Phases[0].Header.Client = nil
+			return []*File{client(0, 2), a}
+		}, "r?.jsonl was not run as one of several clients"},
+		{"setting differs", func() []*File {
 			a := client(1, 2)
-			for i, s := range a.File.Phases[0].Header.Settings {
+			for i, s := range a.Phases[0].Header.Settings {
 				if s.Key == "threadcount" {
-					a.File.Phases[0].Header.Settings[i].Value = "32"
+					a.Phases[0].Header.Settings[i].Value = "32"
 				}
 			}
-			return []MergeInput{client(0, 2), a}
+			return []*File{client(0, 2), a}
 		}, "r0.jsonl and r1.jsonl are not the same experiment: threadcount is 16 in r0.jsonl and 32 in r1.jsonl"},
-		{"no summary", func() []MergeInput {
+		{"no summary", func() []*File {
 			a := client(1, 2)
-			a.File.Phases[0].Summary = nil
-			return []MergeInput{client(0, 2), a}
+			a.Phases[0].Summary = nil
+			return []*File{client(0, 2), a}
 		}, "run dbprobe recover r1.jsonl first"},
-		{"no histogram", func() []MergeInput {
+		{"no histogram", func() []*File {
 			a := client(1, 2)
-			a.File.Phases[0].Intervals[0].Series[0].Histogram = ""
-			return []MergeInput{client(0, 2), a}
+			a.Phases[0].Intervals[0].Series[0].Histogram = ""
+			return []*File{client(0, 2), a}
 		}, "carries no histogram"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := Merge(tt.in(), "dbprobe merge")
+			_, _, err := Merge(inputs(t, tt.in()...), "dbprobe merge")
 			var me *MergeError
 			if !errors.As(err, &me) {
 				t.Fatalf("err %v, want a MergeError", err)
@@ -335,5 +364,37 @@ func TestMergeRefuses(t *testing.T) {
 				t.Fatalf("message %q, want one line containing %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestMergeTwoPhasesAndCutFiles(t *testing.T) {
+	r := newRaw()
+	twoPhases := func(i int) *File {
+		f := clientResult(t, i, 2, 3, 0, 0, r, 3)
+		load := clientResult(t, i, 2, 2, 0, 0, newRaw(), 2).Phases[0]
+		load.Header.Phase, load.Summary.Phase = "load", "load"
+		for k := range load.Intervals {
+			load.Intervals[k].Phase = "load"
+		}
+		f.Phases = append([]Phase{load}, f.Phases...)
+		return f
+	}
+	phases, _, err := Merge(inputs(t, twoPhases(0), twoPhases(1)), "dbprobe merge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(phases) != 2 || phases[0].Header.Phase != "load" || phases[1].Header.Phase != "run" {
+		t.Fatalf("%d phases, want load and run", len(phases))
+	}
+	in := inputs(t, twoPhases(0), twoPhases(1))
+	data := in[1].Result.(*bytes.Buffer).Bytes()
+	in[1].Result = bytes.NewReader(data[:len(data)-40]) // killed while writing its summary
+	_, _, err = Merge(in, "dbprobe merge")
+	if err == nil || !strings.Contains(err.Error(), "ends in a cut record") {
+		t.Fatalf("a cut result: %v", err)
+	}
+	in = inputs(t, twoPhases(0), clientResult(t, 1, 2, 3, 0, 0, r, 3))
+	if _, _, err = Merge(in, "dbprobe merge"); err == nil || !strings.Contains(err.Error(), "not the same experiment: the phase is load") {
+		t.Fatalf("a load against a run: %v", err)
 	}
 }

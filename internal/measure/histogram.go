@@ -95,4 +95,3 @@ func (m *Merger) Describe(sum *Summary, percentiles []float64) {
 	describe(sum, m.h, percentiles)
 	sum.Histogram = encodeHistogram(m.h)
 }
-

@@ -3,6 +3,7 @@ package ycsb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -169,4 +170,24 @@ func (j *job) awaitTable(ctx context.Context, timeout time.Duration) (driver.Tab
 		case <-time.After(tablePoll):
 		}
 	}
+}
+
+// clientMonitorNotes says why a client of several does not monitor: the
+// monitor's own note would name --no-monitor, which nobody gave.
+func (j *job) clientMonitorNotes(notes []string) []string {
+	s := j.slice()
+	if !s.Several() || s.Index == j.c.Clients.MonitorClient {
+		return notes
+	}
+	why := fmt.Sprintf("monitor: off in this client: client %d samples the database for the run (--monitor-client)", j.c.Clients.MonitorClient)
+	if j.c.Clients.MonitorClient < 0 {
+		why = "monitor: off in every client (--monitor-client -1)"
+	}
+	out := []string{why}
+	for _, n := range notes {
+		if !strings.HasPrefix(n, "monitor: off") {
+			out = append(out, n)
+		}
+	}
+	return out
 }

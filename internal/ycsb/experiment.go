@@ -236,7 +236,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	header.Client = client
 	header.Notes = append(header.Notes, clientNotes...)
 	header.Notes = append(header.Notes, tableNotes...)
-	header.Notes = append(header.Notes, monitorNotes...)
+	header.Notes = append(header.Notes, j.clientMonitorNotes(monitorNotes)...)
 	if err := j.outs.Header(header); err != nil {
 		return false, err
 	}

@@ -1,15 +1,20 @@
 package cli_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/cli"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // nullClient runs one client of a run on the null driver and returns its
@@ -113,5 +118,32 @@ func TestMergeOfNullClients(t *testing.T) {
 		if c.Ops != 1000 {
 			t.Fatalf("client %d did %d operations, want its share, 1000", i, c.Ops)
 		}
+	}
+}
+
+// TestSeveralClientsCapacityOnPostgres refuses, before anything is
+// written, a run whose clients together would open more connections than
+// the server's max_connections.
+func TestSeveralClientsCapacityOnPostgres(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var max int
+	if err := conn.QueryRow(ctx, "SELECT current_setting('max_connections')::int").Scan(&max); err != nil {
+		t.Fatal(err)
+	}
+	clients := max/2 + 1 // two threads each: one more than the server takes
+	_, _, err = run(t, "load", "--db", u, "-p", "recordcount=1000", "--threads", "2", "--client-count", fmt.Sprint(clients), "--client-index", "0")
+	want := fmt.Sprintf("the %d clients need %d connections (%d × --threads 2", clients, 2*clients+1, clients)
+	if !badinput.Is(err) || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "max_connections") {
+		t.Fatalf("err %v, want bad input containing %q", err, want)
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass('usertable') IS NOT NULL").Scan(&exists); err != nil || exists {
+		t.Fatalf("the refused load created its table (%v, %v)", exists, err)
 	}
 }

@@ -122,6 +122,10 @@ func (j *job) checkClients(ctx context.Context, ph runner.Phase) (*result.Client
 		c.Operations, c.InsertStride, c.InsertOffset = spec.OperationCount, spec.InsertStride, spec.InsertOffset
 	}
 	notes = append(notes, c.Slice)
+	if ph == runner.Run && j.loads {
+		c.StartAt = time.Time{}
+		notes = append(notes, "this client's run started when its own load ended, not with the other clients': run dbprobe load and dbprobe run as two commands, each with its --start-at, so that the clients' runs are measured together")
+	}
 	off, ok, err := fleet.MeasureOffset(ctx, j.db)
 	switch {
 	case err != nil:

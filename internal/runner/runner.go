@@ -681,18 +681,24 @@ func (p *phase) noteError(op, code string, err error) {
 }
 
 // waitStart returns at at (at once when it is zero or past), or with an
-// error when ctx ends first: an interrupt while the clients wait.
+// error when ctx ends first: an interrupt while the clients wait. As the
+// ticker does, a timer covers all but the last timerSlack and the
+// kernel's sleep the rest, so that clients on several machines start
+// within tens of microseconds of the instant, not a timer's millisecond.
 func waitStart(ctx context.Context, at time.Time) error {
 	d := time.Until(at)
 	if at.IsZero() || d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
+	t := time.NewTimer(max(d-timerSlack, 0))
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("stopped while waiting for the start at %s: %w", at.Format(time.RFC3339Nano), ctx.Err())
 	}
+	for left := time.Until(at); left > 0; left = time.Until(at) {
+		kernelSleep(left)
+	}
+	return nil
 }

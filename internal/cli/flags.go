@@ -65,6 +65,8 @@ type options struct {
 	opTimeout        time.Duration
 	onError          string
 	reconnectTimeout time.Duration
+
+	clients clientOptions
 }
 
 // addTargetFlags adds --db (with its usage, which says what happens
@@ -153,6 +155,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout")
 	addOutputFlags(cmd, &o.sharedOptions)
+	addClientFlags(cmd, &o.clients)
 	completeCommonFlags(cmd)
 }
 

@@ -43,5 +43,6 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.AddCommand(newCompareCommand())
 	root.AddCommand(newVersionCommand())
 	root.AddCommand(newSweepCommand())
+	root.AddCommand(newMergeCommand())
 	return root
 }

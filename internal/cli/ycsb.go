@@ -24,6 +24,10 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 	if err := checkMetricsFlags(cmd, &o.sharedOptions); err != nil {
 		return err
 	}
+	several, err := o.clients.config(cmd)
+	if err != nil {
+		return err
+	}
 	con, err := experiment.NewConsole(cmd.OutOrStdout(), cmd.ErrOrStderr(), o.status, o.quiet)
 	if err != nil {
 		return err
@@ -47,9 +51,10 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		CommandLine:  commandLine(cmd),
 		// --db is the header's target; -p, -P and --workload are in the
 		// properties' sources.
-		Flags:  flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload"),
-		Stdout: con.Stdout,
-		Stderr: con.Stderr,
+		Flags:   flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload"),
+		Stdout:  con.Stdout,
+		Stderr:  con.Stderr,
+		Clients: several,
 	})
 }
 

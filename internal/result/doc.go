@@ -54,6 +54,20 @@
 //     scattered_cycles, passed, verdict, caveat), without a YCSB
 //     summary's operation fields.
 //
+// A phase run as one client of several (--client-index, --client-count)
+// has "client" in its header: index, count, slice (what it did, in a
+// line), insert_start and insert_count (a load's records), operations,
+// insert_stride and insert_offset (a run's share and its inserts' key
+// numbers), target, start_at, monitors, and clock (offset_us, the
+// database server's clock less the client's, rtt_us, query, at). A result
+// written by dbprobe merge has "merge" in its summary: clients (each
+// one's file, host, ops, runtime_ms, throughput, start, end, clock,
+// diagnosis, ended, outages), window_start and window_end (the span every
+// client measured, which the summary's figures cover), outside (per client,
+// ops and seconds measured outside it), all_ops, all_series and
+// all_errors (every client's operations, window or not), clock_spread_us
+// and monitor_client.
+//
 // A reader rejects a schema version it does not know rather than misread
 // it. Durations are in keys ending in "_ms" (milliseconds, exact to the
 // nanosecond as a decimal fraction); times are RFC 3339 with nanoseconds.

@@ -63,6 +63,7 @@ func (w *Writer) Header(h Header) error {
 		Notes:         h.Notes,
 		Environment:   h.Environment,
 		Database:      h.Database,
+		Client:        h.Client,
 	}, true)
 }
 
@@ -159,6 +160,7 @@ func (w *Writer) Summary(s Summary) error {
 		Stopped:      s.Stopped,
 		Stress:       s.Stress,
 		Storage:      s.Storage,
+		Merge:        s.Merge,
 	}, true)
 }
 
@@ -238,6 +240,7 @@ type headerRecord struct {
 	Notes         []string    `json:"notes,omitempty"`
 	Environment   Environment `json:"environment"`
 	Database      Database    `json:"database"`
+	Client        *Client     `json:"client,omitempty"`
 }
 
 type intervalRecord struct {
@@ -279,6 +282,7 @@ type summaryRecord struct {
 	Stopped      *Stopped          `json:"stopped,omitempty"`
 	Stress       *StressSummary    `json:"stress,omitempty"`
 	Storage      *StorageSummary   `json:"storage,omitempty"`
+	Merge        *MergeSummary     `json:"merge,omitempty"`
 }
 
 type cycleRecord struct {

@@ -134,6 +134,7 @@ func (f *File) add(line []byte) error {
 			Notes:       rec.Notes,
 			Environment: rec.Environment,
 			Database:    rec.Database,
+			Client:      rec.Client,
 		}})
 	case typeInterval:
 		if cur == nil {
@@ -260,6 +261,7 @@ func (f *File) add(line []byte) error {
 			Stopped:      rec.Stopped,
 			Stress:       rec.Stress,
 			Storage:      rec.Storage,
+			Merge:        rec.Merge,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

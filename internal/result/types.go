@@ -97,6 +97,9 @@ type Header struct {
 	Notes       []string
 	Environment Environment
 	Database    Database
+	// Client is set when the phase was one client's part of a run of
+	// several (--client-count); nil otherwise.
+	Client *Client
 }
 
 // Interval is what one tick (normally 1 s) measured.
@@ -165,6 +168,9 @@ type Summary struct {
 	// series: its rate, the counters behind it and its verdict. Nil for
 	// every other experiment.
 	Storage *StorageSummary
+	// Merge says how the summary of a run of several clients was made
+	// from theirs (dbprobe merge); nil in a client's own result.
+	Merge *MergeSummary
 }
 
 // StressSummary is what a stress run reports beside its series.

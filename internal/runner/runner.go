@@ -77,6 +77,10 @@ type Options struct {
 	// and the outcome's summaries (measure.Summary.Histogram), for a result
 	// that is kept: it costs the ticker about a millisecond per series.
 	Histograms bool
+	// StartAt, when set, holds the phase's start until then, its
+	// sessions open and its generators ready: the clients of a run of
+	// several start their measured phase together (--start-at).
+	StartAt time.Time
 	// OnError is what the phase does at a failure more attempts cannot
 	// fix (driver.IsFatal); the zero value stops it.
 	OnError OnError
@@ -273,6 +277,10 @@ func Execute(ctx context.Context, plan Plan, opts Options) (*Outcome, error) {
 			closeSessions(workers)
 			return nil, err
 		}
+	}
+	if err := waitStart(ctx, opts.StartAt); err != nil {
+		closeSessions(workers)
+		return nil, err
 	}
 	start := time.Now()
 	if opts.OnStart != nil {
@@ -670,4 +678,27 @@ func (p *phase) noteError(op, code string, err error) {
 	if !seen {
 		p.opts.OnFirstError(op, code, err)
 	}
+}
+
+// waitStart returns at at (at once when it is zero or past), or with an
+// error when ctx ends first: an interrupt while the clients wait. As the
+// ticker does, a timer covers all but the last timerSlack and the
+// kernel's sleep the rest, so that clients on several machines start
+// within tens of microseconds of the instant, not a timer's millisecond.
+func waitStart(ctx context.Context, at time.Time) error {
+	d := time.Until(at)
+	if at.IsZero() || d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(max(d-timerSlack, 0))
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return fmt.Errorf("stopped while waiting for the start at %s: %w", at.Format(time.RFC3339Nano), ctx.Err())
+	}
+	for left := time.Until(at); left > 0; left = time.Until(at) {
+		kernelSleep(left)
+	}
+	return nil
 }

@@ -153,7 +153,7 @@ func (g *Generator) Next(op *Op) {
 	op.Kind = kind
 	op.ReadFields, op.WriteFields, op.ScanLength = nil, nil, 0
 	if kind == Insert {
-		op.KeyNum = g.shared.inserts.Next()
+		op.KeyNum = g.spec.InsertKey(g.shared.inserts.Next())
 		op.Key = g.key(op.KeyNum)
 		op.Values = g.buildValues(op.Key, g.allWrite)
 		return
@@ -178,7 +178,9 @@ func (g *Generator) Next(op *Op) {
 
 // Acknowledge tells the shared insert sequence that an insert finished
 // (whatever its outcome, as YCSB does), so reads may target it.
-func (g *Generator) Acknowledge(keyNum int64) { g.shared.inserts.Acknowledge(keyNum) }
+func (g *Generator) Acknowledge(keyNum int64) {
+	g.shared.inserts.Acknowledge(g.spec.insertSeq(keyNum))
+}
 
 // nextKeyNum draws a key number among those already inserted.
 func (g *Generator) nextKeyNum() int64 {
@@ -186,13 +188,13 @@ func (g *Generator) nextKeyNum() int64 {
 	if g.shared.expo {
 		for {
 			if k := last - g.chooser.Next(g.rng); k >= 0 {
-				return k
+				return g.spec.InsertKey(k)
 			}
 		}
 	}
 	for {
 		if k := g.chooser.Next(g.rng); k <= last {
-			return k
+			return g.spec.InsertKey(k)
 		}
 	}
 }

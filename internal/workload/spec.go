@@ -16,6 +16,12 @@ type Spec struct {
 	// loads (and its run phase requests), so several clients can share a load.
 	InsertStart int64
 	InsertCount int64
+	// InsertStride and InsertOffset give a run's inserts key numbers of
+	// their own when several clients run it: the k-th insert of this
+	// client takes recordcount + k×InsertStride + InsertOffset, so no two
+	// clients insert the same key (fleet.Slice.Run). 0 or 1 is a lone
+	// client, whose inserts take recordcount, recordcount+1, …
+	InsertStride, InsertOffset int64
 
 	FieldCount              int
 	FieldLength             int
@@ -85,6 +91,8 @@ func (s *Spec) Validate() error {
 		return tooMany("insertstart", s.InsertStart)
 	case s.InsertCount > MaxCount:
 		return tooMany("insertcount", s.InsertCount)
+	case s.InsertStride < 0 || s.InsertOffset < 0 || s.InsertOffset >= max(s.InsertStride, 1):
+		return fmt.Errorf("insert key offset %d is not below the number of clients %d", s.InsertOffset, s.InsertStride)
 	case s.FieldCount < 1 || s.FieldCount > 1000:
 		return fmt.Errorf("fieldcount=%d: it must be between 1 and 1000", s.FieldCount)
 	case s.FieldLength < 1:
@@ -185,4 +193,24 @@ func (s *Spec) UsedOperations() []Operation {
 		}
 	}
 	return ops
+}
+
+// InsertKey is the key number of the insert numbered seq in the run's
+// sequence (recordcount, recordcount+1, … as the inserts are handed out):
+// seq itself for a lone client, and this client's own key numbers when
+// several share the run (InsertStride). Numbers below recordcount, the
+// loaded records, are their own key numbers.
+func (s *Spec) InsertKey(seq int64) int64 {
+	if s.InsertStride <= 1 || seq < s.RecordCount {
+		return seq
+	}
+	return s.RecordCount + (seq-s.RecordCount)*s.InsertStride + s.InsertOffset
+}
+
+// insertSeq is InsertKey's inverse for a key number it returned.
+func (s *Spec) insertSeq(key int64) int64 {
+	if s.InsertStride <= 1 || key < s.RecordCount {
+		return key
+	}
+	return s.RecordCount + (key-s.RecordCount-s.InsertOffset)/s.InsertStride
 }

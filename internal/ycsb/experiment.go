@@ -51,6 +51,9 @@ type Config struct {
 	Flags []config.Setting
 	// Stdout takes the text results, Stderr messages and status lines.
 	Stdout, Stderr io.Writer
+	// Clients is the command's place among the clients of a run of
+	// several; the zero value is a lone client.
+	Clients Clients
 }
 
 // ErrPhaseFailed marks a phase that ran but did not do what it was asked,
@@ -75,6 +78,12 @@ type job struct {
 	// machine and says where (asked before the phases: after a fault the
 	// server may not answer), for the file system a stop names.
 	dataDir string
+	// specs are each phase's workload as this client runs it: its slice
+	// of a run of several clients, the whole workload otherwise.
+	specs map[runner.Phase]workload.Spec
+	// waited says the --start-at wait is done (it applies to the first
+	// phase only).
+	waited bool
 }
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
@@ -153,6 +162,9 @@ func (j *job) resolve() error {
 	if !c.SeedGiven {
 		j.seed = uint64(time.Now().UnixNano())
 	}
+	if err := j.resolveClients(); err != nil {
+		return err
+	}
 	s := &j.cfg.Workload
 	// The columns hold the longest value the workload writes: fieldlength,
 	// or with fieldlengthdistribution=histogram the histogram's longest.
@@ -210,6 +222,10 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		threads, experiment.MonitorConnections(j.c.Monitor, j.db)); err != nil {
 		return false, err
 	}
+	client, clientNotes, err := j.checkClients(ctx, ph)
+	if err != nil {
+		return false, err
+	}
 	tableNotes, err := j.prepareTable(ctx, ph)
 	if err != nil {
 		return false, err
@@ -217,8 +233,10 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)
 	defer mon.Stop()
 	header := j.header(ph)
+	header.Client = client
+	header.Notes = append(header.Notes, clientNotes...)
 	header.Notes = append(header.Notes, tableNotes...)
-	header.Notes = append(header.Notes, monitorNotes...)
+	header.Notes = append(header.Notes, j.clientMonitorNotes(monitorNotes)...)
 	if err := j.outs.Header(header); err != nil {
 		return false, err
 	}
@@ -227,7 +245,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	ropts := runner.Options{
 		Phase:            ph,
 		Threads:          cfg.Threads,
-		Target:           cfg.Target,
+		Target:           j.phaseTarget(),
 		MaxExecutionTime: cfg.MaxExecutionTime,
 		BatchSize:        cfg.BatchSize,
 		Percentiles:      cfg.Percentiles,
@@ -241,9 +259,12 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if ph == runner.Run {
 		ropts.Warmup = j.c.Warmup
 	}
+	if !j.waited {
+		ropts.StartAt, j.waited = j.c.Clients.StartAt, true
+	}
 	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
 
-	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
+	out, err := Execute(ctx, j.db, j.table, j.phaseSpec(ph), ropts)
 	mon.EndMonitor(out)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
@@ -320,9 +341,19 @@ func (j *job) prepareTable(ctx context.Context, ph runner.Phase) (notes []string
 		}
 		return notes, nil
 	}
-	s := &j.cfg.Workload
+	s := j.phaseSpec(ph)
 	sliced := s.InsertStart != 0 || s.InsertCount != s.RecordCount
 	switch {
+	case !st.Exists && j.slice().Index > 0:
+		// Client 0 creates the table; two clients creating it at once
+		// would fail one of them.
+		if st, err = j.awaitTable(ctx, max(j.cfg.ReconnectTimeout, time.Minute)); err != nil {
+			return nil, err
+		}
+		if err := j.checkExisting(st); err != nil {
+			return nil, err
+		}
+		notes = append(notes, fmt.Sprintf("loading into table %s, created by client 0", t.Name))
 	case !st.Exists:
 		if err := j.db.CreateTable(ctx, t); err != nil {
 			return nil, experiment.Scrubbed(j.target.Target, fmt.Errorf("creating table %s: %w", t.Name, err))
@@ -458,6 +489,9 @@ func (j *job) header(ph runner.Phase) result.Header {
 		if ph == runner.Load && cfg.BatchSize > 1 {
 			mode += "; rows are due at that rate, and a batch goes out when its last row is due"
 		}
+		if j.slice().Several() {
+			mode += fmt.Sprintf("; each of the %d clients paces at its share, %g ops/s", j.slice().Count, j.phaseTarget())
+		}
 	}
 	h.Settings = append(h.Settings,
 		result.Setting{Key: "ends", Value: j.bounds(ph), Source: "derived"},
@@ -498,7 +532,7 @@ func (j *job) header(ph runner.Phase) result.Header {
 // bounds says in advance what will end the phase: its count, its time,
 // or whichever comes first.
 func (j *job) bounds(ph runner.Phase) string {
-	s := &j.cfg.Workload
+	s := j.phaseSpec(ph)
 	var count string
 	switch {
 	case ph == runner.Load:
@@ -539,15 +573,15 @@ func (j *job) ending(ph runner.Phase, out *runner.Outcome) *result.Ending {
 	case runner.EndedByTime:
 		e.Text = fmt.Sprintf("maxexecutiontime=%s ran out after %d operations%s", j.cfg.MaxExecutionTime, out.Ops, failed)
 		if ph == runner.Load {
-			e.Text += fmt.Sprintf(", before the %d records of insertcount were all inserted", j.cfg.Workload.InsertCount)
-		} else if n := j.cfg.Workload.OperationCount; n > 0 {
+			e.Text += fmt.Sprintf(", before the %d records of insertcount were all inserted", j.phaseSpec(ph).InsertCount)
+		} else if n := j.phaseSpec(ph).OperationCount; n > 0 {
 			e.Text += fmt.Sprintf(", before the %d of operationcount", n)
 		}
 	default:
 		if ph == runner.Load {
-			e.Text = fmt.Sprintf("all %d records of insertcount done", j.cfg.Workload.InsertCount)
+			e.Text = fmt.Sprintf("all %d records of insertcount done", j.phaseSpec(ph).InsertCount)
 		} else {
-			e.Text = fmt.Sprintf("all %d operations of operationcount done", j.cfg.Workload.OperationCount)
+			e.Text = fmt.Sprintf("all %d operations of operationcount done", j.phaseSpec(ph).OperationCount)
 		}
 		if t := j.cfg.MaxExecutionTime; t > 0 {
 			e.Text += fmt.Sprintf(" before maxexecutiontime=%s", t)

@@ -156,6 +156,7 @@ func TestGolden(t *testing.T) {
 			{"connection limit", connectionLimitQuery},
 			{"user sessions", userSessionsQuery},
 			{"data file", dataFileQuery},
+			{"server clock", clockSQL},
 		},
 	}
 	for _, tt := range tableTypes {

@@ -44,6 +44,10 @@ type Config struct {
 	// DropExisting drops and recreates a table dbprobe created before;
 	// NoCopy loads with multi-row INSERTs instead of the bulk API.
 	DropExisting, NoCopy bool
+	// Shards and ShardsFile spread the table over several databases
+	// (--shard, --shards-file) instead of Target.DB; see shards.go.
+	Shards     []string
+	ShardsFile string
 	// CommandLine is the command as typed, its secrets hidden.
 	CommandLine string
 	// Flags are every flag that is not a property, with its value and
@@ -75,6 +79,8 @@ type job struct {
 	// machine and says where (asked before the phases: after a fault the
 	// server may not answer), for the file system a stop names.
 	dataDir string
+	// shards is set for a sharded job (--shard).
+	shards *shards
 }
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
@@ -93,7 +99,12 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	if err := j.resolve(); err != nil {
 		return err
 	}
-	if j.target, err = experiment.ResolveTarget(j.targetConfig(), c.Stderr); err != nil {
+	if c.sharded() {
+		err = j.resolveShards(c.Stderr)
+	} else {
+		j.target, err = experiment.ResolveTarget(j.targetConfig(), c.Stderr)
+	}
+	if err != nil {
 		return err
 	}
 	defer j.target.Cleanup(c.Stderr)
@@ -182,16 +193,20 @@ func (j *job) targetConfig() experiment.TargetConfig {
 // refused credentials.
 func (j *job) connect(ctx context.Context) error {
 	c := j.cfg
-	// Before the database is opened, which may create its file.
-	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads); err != nil {
-		return err
-	}
-	db, err := j.target.Open(ctx, driver.Options{
+	opts := driver.Options{
 		Sessions: c.Threads, BulkLoad: !j.c.NoCopy,
 		TableType: c.TableType, BucketCount: c.BucketCount,
 		Durability: c.Durability, DurabilityScope: c.DurabilityScope, OpPath: c.OpPath,
 		Existing: !j.loads,
-	})
+	}
+	if j.shards != nil {
+		return j.connectShards(ctx, opts)
+	}
+	// Before the database is opened, which may create its file.
+	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads); err != nil {
+		return err
+	}
+	db, err := j.target.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -210,15 +225,25 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		threads, experiment.MonitorConnections(j.c.Monitor, j.db)); err != nil {
 		return false, err
 	}
+	if err := j.checkShardConnections(ctx); err != nil {
+		return false, err
+	}
 	tableNotes, err := j.prepareTable(ctx, ph)
 	if err != nil {
 		return false, err
 	}
 	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)
 	defer mon.Stop()
+	shardMons, shardMonNotes := j.startShardMonitors(ctx, ph.String())
+	defer func() {
+		for _, m := range shardMons {
+			m.Stop()
+		}
+	}()
 	header := j.header(ph)
 	header.Notes = append(header.Notes, tableNotes...)
 	header.Notes = append(header.Notes, monitorNotes...)
+	header.Notes = append(header.Notes, shardMonNotes...)
 	if err := j.outs.Header(header); err != nil {
 		return false, err
 	}
@@ -245,6 +270,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 
 	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
 	mon.EndMonitor(out)
+	shardNotes := j.shardNotes(shardMons)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
 	}
@@ -253,6 +279,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout))
 	}
+	sum.Notes = append(sum.Notes, shardNotes...)
 	var stopped error
 	what := "operations"
 	if ph == runner.Load {

@@ -122,9 +122,10 @@ func (j *job) checkShardConnections(ctx context.Context) error {
 	return nil
 }
 
-// startShardMonitors starts one monitor per shard, its samples under the
-// phase name "PHASE shard N"; the phase's own monitor, on the DB over the
-// shards, samples dbprobe and the host only.
+// startShardMonitors starts one monitor per shard, which sends the
+// shard's database figures as shardN.* ("shard2.xact_commit/s"); the
+// phase's own monitor, on the DB over the shards, samples dbprobe and the
+// host once for all.
 func (j *job) startShardMonitors(ctx context.Context, phase string) ([]*experiment.Monitoring, []string) {
 	if j.shards == nil {
 		return nil, nil
@@ -132,7 +133,9 @@ func (j *job) startShardMonitors(ctx context.Context, phase string) ([]*experime
 	var mons []*experiment.Monitoring
 	var notes []string
 	for i, m := range j.shards.db.Members() {
-		mon, n := experiment.StartMonitor(ctx, j.c.Monitor, m.DB, m.Target, fmt.Sprintf("%s shard %d", phase, i+1), j.outs)
+		mc := j.c.Monitor
+		mc.Prefix = fmt.Sprintf("shard%d", i+1)
+		mon, n := experiment.StartMonitor(ctx, mc, m.DB, m.Target, phase, j.outs)
 		mons = append(mons, mon)
 		for _, note := range n {
 			notes = append(notes, fmt.Sprintf("shard %d %s", i+1, note))

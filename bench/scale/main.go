@@ -16,6 +16,12 @@
 // The null-driver runs use workload A (scrambled zipfian over 10^9
 // records) for --duration each; ops/s is YCSB's [OVERALL] Throughput and
 // peak RSS is the child's maximum resident set from wait4's rusage.
+//
+// The shard runs measure what the shard layer costs the client: workloads
+// A and E (95% scans of up to 100 records) at --shard-threads threads on
+// --db null, then on three null shards (--shard null, three times), where
+// every operation is routed and every scan asks all three and adds up
+// their answers.
 package main
 
 import (
@@ -41,7 +47,9 @@ func main() {
 	dists := flag.String("dists", "uniform,zipfian,latest,hotspot,sequential,exponential", "request distributions to start")
 	counts := flag.String("records", "1000000,1000000000,1000000000000", "record counts to start over")
 	skipStartup := flag.Bool("skip-startup", false, "only the null-driver runs")
-	skipThreads := flag.Bool("skip-threads", false, "only the start-up runs")
+	skipThreads := flag.Bool("skip-threads", false, "no null-driver thread runs")
+	skipShards := flag.Bool("skip-shards", false, "no shard-layer runs")
+	shardThreads := flag.String("shard-threads", "4", "threads of the shard-layer runs")
 	flag.Parse()
 
 	if *bin == "" {
@@ -83,6 +91,22 @@ func main() {
 				"-p", "operationcount=0", "--duration", duration.String(), "--threads", th)
 			tput := benchtext.Parse(r.out)["OVERALL"]["Throughput(ops/sec)"]
 			fmt.Printf("| %s | %s | %.0f | %.1f |\n", th, thousands(tput), float64(r.maxRSS)/1024, r.cpu.Seconds())
+		}
+		fmt.Println()
+	}
+
+	if !*skipShards {
+		fmt.Println("| workload | target | ops/s | client CPU µs/op |")
+		fmt.Println("|---|---|---|---|")
+		for _, w := range []string{"a", "e"} {
+			for _, target := range [][]string{{"--db", "null"}, {"--shard", "null", "--shard", "null", "--shard", "null"}} {
+				args := append([]string{"run", "--workload", w, "-p", "recordcount=1000000", "-p", "maxscanlength=100",
+					"-p", "operationcount=0", "--duration", duration.String(), "--threads", *shardThreads}, target...)
+				r := run(*bin, args...)
+				tput := benchtext.Parse(r.out)["OVERALL"]["Throughput(ops/sec)"]
+				ops := tput * duration.Seconds()
+				fmt.Printf("| %s | %s | %s | %.3f |\n", w, strings.Join(target, " "), thousands(tput), r.cpu.Seconds()*1e6/ops)
+			}
 		}
 	}
 }

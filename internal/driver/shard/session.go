@@ -168,24 +168,28 @@ func (b *scanBuf) visit(key []byte, values [][]byte) {
 // table. Without visit only the number is wanted, which is
 // min(count, Σ answers) without merging.
 func (s *Session) Scan(ctx context.Context, startKey []byte, count int, fields []int, visit func(key []byte, values [][]byte)) (int, error) {
-	var wg sync.WaitGroup
-	for i := range s.subs {
+	one := func(i int) {
 		b := &s.bufs[i]
 		b.n, b.err = 0, nil
-		wg.Go(func() {
-			var v func([]byte, [][]byte)
-			if visit != nil {
-				v = b.visit
-			}
-			start := time.Now()
-			n, err := s.subs[i].Scan(ctx, startKey, count, fields, v)
-			s.db.stats[i].add(callScan, 1, start, err)
-			if visit == nil {
-				b.n = n
-			}
-			b.err = s.db.wrap(i, err)
-		})
+		var v func([]byte, [][]byte)
+		if visit != nil {
+			v = b.visit
+		}
+		start := time.Now()
+		n, err := s.subs[i].Scan(ctx, startKey, count, fields, v)
+		s.db.stats[i].add(callScan, 1, start, err)
+		if visit == nil {
+			b.n = n
+		}
+		b.err = s.db.wrap(i, err)
 	}
+	// The first shard is asked on this goroutine, the others each on
+	// one of their own, so all wait on their databases at once.
+	var wg sync.WaitGroup
+	for i := 1; i < len(s.subs); i++ {
+		wg.Go(func() { one(i) })
+	}
+	one(0)
 	wg.Wait()
 	total := 0
 	var errs []error

@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/driver/shard"
+	"github.com/dbprobe/dbprobe/internal/shard"
 )
 
 // shardOptions are the flags that spread the table over several databases.

@@ -17,9 +17,9 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/driver/shard"
 	"github.com/dbprobe/dbprobe/internal/instance"
 	"github.com/dbprobe/dbprobe/internal/keygen"
+	"github.com/dbprobe/dbprobe/internal/shard"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 

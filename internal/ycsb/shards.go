@@ -9,9 +9,9 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/driver/shard"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/shard"
 )
 
 // shards is a sharded job's databases (--shard): each one's resolved

@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
-	"github.com/dbprobe/dbprobe/internal/driver/shard"
 	"github.com/dbprobe/dbprobe/internal/measure"
 	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/shard"
 	"github.com/dbprobe/dbprobe/internal/workload"
 )
 

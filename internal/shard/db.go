@@ -142,7 +142,10 @@ func (d *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, er
 			all.CreatedByDbprobe = all.CreatedByDbprobe && st.CreatedByDbprobe
 			all.Stateless = all.Stateless && st.Stateless
 			if st.Type != all.Type {
-				all.Type = st.Type // checked against tabletype per shard below
+				// One phase, one table type: figures over a mix would be
+				// labelled with one of them.
+				return driver.TableState{}, badinput.New("table %s is a %s table in shard %d but a %s table in shard %d: load every shard with the same --table-type (--drop-existing reloads a table dbprobe created)",
+					t.Name, all.Type, present[0]+1, st.Type, i+1)
 			}
 		}
 		if all.OwnershipNote == "" && st.OwnershipNote != "" {

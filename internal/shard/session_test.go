@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -254,5 +255,52 @@ func TestBatchRetrySendsOnlyWhatFailed(t *testing.T) {
 	r.Route(5)
 	if err := sess.InsertBatch(ctx, keys, vals); err == nil {
 		t.Error("a repeated, completed batch was not sent again")
+	}
+}
+
+// typedMem is a memDB whose table reports a table type.
+type typedMem struct {
+	*memDB
+	typ driver.TableType
+}
+
+func (m typedMem) Inspect(ctx context.Context, t driver.Table) (driver.TableState, error) {
+	st, err := m.memDB.Inspect(ctx, t)
+	st.Type, st.Columns = m.typ, []string{"YCSB_KEY", "FIELD0"}
+	return st, err
+}
+
+// absentMem is a memDB without the table.
+type absentMem struct{ *memDB }
+
+func (absentMem) Inspect(context.Context, driver.Table) (driver.TableState, error) {
+	return driver.TableState{}, nil
+}
+
+func TestInspectRefusesMismatchedShards(t *testing.T) {
+	ctx := context.Background()
+	member := func(db driver.DB, r Range) Member {
+		return Member{Target: driver.Target{Driver: "mem"}, DB: db, Range: r}
+	}
+	tests := []struct {
+		name string
+		dbs  []driver.DB
+		want string
+	}{
+		{"table types", []driver.DB{typedMem{newMem(), driver.TableDisk}, typedMem{newMem(), driver.TableMemory}}, "load every shard with the same --table-type"},
+		{"missing on one", []driver.DB{typedMem{newMem(), driver.TableDisk}, absentMem{newMem()}}, "exists in shard 1 () but not in shard 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			db := New([]Member{member(tc.dbs[0], Range{0, 9}), member(tc.dbs[1], Range{10, Open})})
+			_, err := db.Inspect(ctx, driver.Table{Name: "usertable"})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Inspect error %v, want %q", err, tc.want)
+			}
+		})
+	}
+	db := New([]Member{member(typedMem{newMem(), driver.TableDisk}, Range{0, 9}), member(typedMem{newMem(), driver.TableDisk}, Range{10, Open})})
+	if st, err := db.Inspect(ctx, driver.Table{Name: "usertable"}); err != nil || !st.Exists || st.Type != driver.TableDisk {
+		t.Errorf("Inspect of matching shards = %+v, %v", st, err)
 	}
 }

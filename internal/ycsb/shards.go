@@ -154,7 +154,11 @@ func (j *job) shardNotes(mons []*experiment.Monitoring) []string {
 	for _, st := range j.shards.db.TakeStats() {
 		mean := "no calls"
 		if st.Requests > 0 {
-			mean = fmt.Sprintf("%s calls, %.1f µs each on average", result.Grouped(st.Requests), float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests))
+			calls := "calls"
+			if st.Requests == 1 {
+				calls = "call"
+			}
+			mean = fmt.Sprintf("%s %s, %.1f µs each on average", result.Grouped(st.Requests), calls, float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests))
 		}
 		notes = append(notes, fmt.Sprintf("shard %d (%s, records %s): %s reads, %s updates, %s inserted rows, %s scans answered, %s errors; %s",
 			st.Shard, st.Target, st.Range, result.Grouped(st.Reads), result.Grouped(st.Updates), result.Grouped(st.Inserts),

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -37,28 +38,45 @@ func ParseSpec(s string) (Spec, error) {
 	if at < 0 {
 		return Spec{URL: s}, nil
 	}
-	lo, hi, ok := strings.Cut(s[at+1:], "-")
-	if !ok || lo == "" || !digits(lo) || (hi != "" && !digits(hi)) {
+	suffix := s[at+1:]
+	if strings.Trim(suffix, "0123456789-") != "" {
 		return Spec{URL: s}, nil // an @ of the URL's user information
+	}
+	lo, hi, ok := strings.Cut(suffix, "-")
+	if !ok || !digits(lo) || (hi != "" && !digits(hi)) {
+		// Only digits and dashes after the last @ (or nothing) is a
+		// range mistyped, not a host: a SQLite file named b.db@ would
+		// be created otherwise.
+		return Spec{}, badinput.New("--shard %s@%s: write the record range as FIRST-LAST, or FIRST- for no upper bound", shown(s[:at]), suffix)
 	}
 	url := s[:at]
 	first, err := strconv.ParseInt(lo, 10, 64)
 	if err != nil {
-		return Spec{}, badinput.New("--shard %s: record number %s is too large", driver.RedactURL(url), lo)
+		return Spec{}, badinput.New("--shard %s: record number %s is too large", shown(url), lo)
 	}
 	sp := Spec{URL: url, Bounded: true, First: first, Last: Open}
 	if hi != "" {
 		if sp.Last, err = strconv.ParseInt(hi, 10, 64); err != nil {
-			return Spec{}, badinput.New("--shard %s: record number %s is too large", driver.RedactURL(url), hi)
+			return Spec{}, badinput.New("--shard %s: record number %s is too large", shown(url), hi)
 		}
 		if sp.Last < first {
-			return Spec{}, badinput.New("--shard %s@%s-%s: the range ends before it starts; write FIRST-LAST with FIRST <= LAST", driver.RedactURL(url), lo, hi)
+			return Spec{}, badinput.New("--shard %s@%s-%s: the range ends before it starts; write FIRST-LAST with FIRST <= LAST", shown(url), lo, hi)
 		}
 	}
 	if url == "" {
-		return Spec{}, badinput.New("--shard @%s: no database URL before the record range", s[at+1:])
+		return Spec{}, badinput.New("--shard @%s: no database URL before the record range", suffix)
 	}
 	return sp, nil
+}
+
+// shown is a URL for a message: its password hidden, and quoted when it
+// holds control characters, so the message stays one line.
+func shown(url string) string {
+	r := driver.RedactURL(url)
+	if strings.ContainsFunc(r, unicode.IsControl) {
+		return strconv.Quote(r)
+	}
+	return r
 }
 
 func digits(s string) bool {

@@ -24,6 +24,11 @@ func TestParseSpec(t *testing.T) {
 		{"", Spec{}, "empty"},
 		{"@0-9", Spec{}, "no database URL"},
 		{"null@9-3", Spec{}, "ends before it starts"},
+		{"sqlite:///tmp/b.db@", Spec{}, "write the record range as FIRST-LAST"},
+		{"null@-5", Spec{}, "write the record range"},
+		{"null@1-2-3", Spec{}, "write the record range"},
+		{"null@12", Spec{}, "write the record range"},
+		{"postgres://u:pw@h/db@5", Spec{}, "postgres://u:xxxxx@h/db@5"},
 		{"null@99999999999999999999-", Spec{}, "too large"},
 	}
 	for _, tc := range tests {

@@ -178,9 +178,20 @@ func TestShardsAcrossPostgresAndMariaDB(t *testing.T) {
 	// Batches of 7 rows straddle the boundaries; dataintegrity makes the
 	// values a function of the key, so both loads write the same rows.
 	common := []string{"-p", fmt.Sprintf("recordcount=%d", records), "-p", "dataintegrity=true", "-p", "db.batchsize=7", "--threads", "3", "--seed", "1"}
-	stdout, stderr, err := run(t, append(append([]string{"load"}, common...), shardArgs...)...)
+	resultFile := filepath.Join(t.TempDir(), "load.jsonl")
+	stdout, stderr, err := run(t, append(append([]string{"load", "--out", resultFile, "--monitor-interval", "100ms"}, common...), shardArgs...)...)
 	if err != nil {
 		t.Fatalf("sharded load: %v\n%s\n%s", err, stdout, stderr)
+	}
+	// Each shard's monitor sampled its own database.
+	res, err := os.ReadFile(resultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{`"shard1.xact_commit/s"`, `"shard2.xact_commit/s"`, `"shard3.Com_insert/s"`} {
+		if !strings.Contains(string(res), m) {
+			t.Errorf("the result holds no monitor figure %s", m)
+		}
 	}
 	for i := range urls {
 		if !strings.Contains(stdout, fmt.Sprintf("shard %d (", i+1)) {

@@ -267,6 +267,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		ropts.Warmup = j.c.Warmup
 	}
 	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
+	alignShardMonitors(&ropts, shardMons)
 
 	out, err := Execute(ctx, j.db, j.table, &cfg.Workload, ropts)
 	mon.EndMonitor(out)

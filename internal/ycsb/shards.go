@@ -6,11 +6,13 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/runner"
 	"github.com/dbprobe/dbprobe/internal/shard"
 )
 
@@ -142,6 +144,23 @@ func (j *job) startShardMonitors(ctx context.Context, phase string) ([]*experime
 		}
 	}
 	return mons, notes
+}
+
+// alignShardMonitors makes the shards' monitor intervals end on the
+// runner's whole seconds too, as PhaseWiring does for the phase's own.
+func alignShardMonitors(opts *runner.Options, mons []*experiment.Monitoring) {
+	if len(mons) == 0 {
+		return
+	}
+	onStart := opts.OnStart
+	opts.OnStart = func(start, origin time.Time) {
+		if onStart != nil {
+			onStart(start, origin)
+		}
+		for _, m := range mons {
+			m.Align(origin)
+		}
+	}
 }
 
 // shardNotes are the per-shard figures of the phase just ended, for its

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/keygen"
@@ -302,5 +303,62 @@ func TestInspectRefusesMismatchedShards(t *testing.T) {
 	db := New([]Member{member(typedMem{newMem(), driver.TableDisk}, Range{0, 9}), member(typedMem{newMem(), driver.TableDisk}, Range{10, Open})})
 	if st, err := db.Inspect(ctx, driver.Table{Name: "usertable"}); err != nil || !st.Exists || st.Type != driver.TableDisk {
 		t.Errorf("Inspect of matching shards = %+v, %v", st, err)
+	}
+}
+
+// slowMem answers reads after a pause, so a shard's percentiles show it.
+type slowMem struct{ *memDB }
+
+func (m slowMem) Session(ctx context.Context, t driver.Table) (driver.Session, error) {
+	s, err := m.memDB.Session(ctx, t)
+	return slowSession{s}, err
+}
+
+type slowSession struct{ driver.Session }
+
+func (s slowSession) Read(ctx context.Context, key []byte, fields []int, values [][]byte) error {
+	time.Sleep(2 * time.Millisecond)
+	return s.Session.Read(ctx, key, fields, values)
+}
+
+func TestStatsPerShard(t *testing.T) {
+	ctx := context.Background()
+	fast, slow := newMem(), newMem()
+	db := New([]Member{
+		{Target: driver.Target{Driver: "mem"}, DB: fast, Range: Range{0, 9}},
+		{Target: driver.Target{Driver: "mem"}, DB: slowMem{slow}, Range: Range{10, Open}},
+	})
+	sess, err := db.Session(ctx, driver.Table{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sess.(Router)
+	vals := make([][]byte, 1)
+	for n := range int64(20) {
+		k, v := record(n)
+		r.Route(n)
+		if err := sess.Insert(ctx, k, v); err != nil {
+			t.Fatal(err)
+		}
+		r.Route(n)
+		if err := sess.Read(ctx, k, nil, vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Route(99) // not loaded: a failed read on the slow shard
+	if err := sess.Read(ctx, []byte("user99"), nil, vals); !errors.Is(err, driver.ErrNotFound) {
+		t.Fatalf("read of a missing record: %v", err)
+	}
+	st := db.TakeStats()
+	if st[0].Reads != 10 || st[0].Inserts != 10 || st[0].Requests != 20 || st[0].Errors != 0 {
+		t.Errorf("fast shard: %+v", st[0])
+	}
+	if st[1].Reads != 11 || st[1].Inserts != 10 || st[1].Requests != 21 || st[1].Errors != 1 {
+		t.Errorf("slow shard: %+v", st[1])
+	}
+	// Its 11 reads slept 2 ms each, half its calls and more: its p99 and
+	// max are 2 ms at least, and its calls took 22 ms in all at least.
+	if st[1].P99 < 2000 || st[1].Max < st[1].P99 || st[1].P50 > st[1].P99 || st[1].Busy < 22*time.Millisecond {
+		t.Errorf("slow shard's latencies: %+v", st[1])
 	}
 }

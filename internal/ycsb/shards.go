@@ -177,7 +177,8 @@ func (j *job) shardNotes(mons []*experiment.Monitoring) []string {
 			if st.Requests == 1 {
 				calls = "call"
 			}
-			mean = fmt.Sprintf("%s %s, %.1f µs each on average", result.Grouped(st.Requests), calls, float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests))
+			mean = fmt.Sprintf("%s %s: mean %.1f µs, p50 %s µs, p99 %s µs, max %s µs", result.Grouped(st.Requests), calls,
+				float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests), result.Grouped(st.P50), result.Grouped(st.P99), result.Grouped(st.Max))
 		}
 		notes = append(notes, fmt.Sprintf("shard %d (%s, records %s): %s reads, %s updates, %s inserted rows, %s scans answered, %s errors; %s",
 			st.Shard, st.Target, st.Range, result.Grouped(st.Reads), result.Grouped(st.Updates), result.Grouped(st.Inserts),

@@ -53,6 +53,7 @@ type options struct {
 	dropExisting bool
 	noCopy       bool
 	keepDB       bool
+	shardOptions
 
 	tableType        string
 	durability       string
@@ -154,6 +155,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	setGroup(f, groupShape, "threads", "target", "duration")
 	setGroup(f, groupKnobs, "table-type", "durability", "durability-scope", "op-path", "bucket-count")
 	setGroup(f, groupFaults, "retries", "retry-backoff", "retry-max-backoff", "op-timeout", "on-error", "reconnect-timeout")
+	addShardFlags(cmd, &o.shardOptions)
 	addOutputFlags(cmd, &o.sharedOptions)
 	addClientFlags(cmd, &o.clients)
 	completeCommonFlags(cmd)

@@ -48,10 +48,12 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		SeedGiven:    cmd.Flags().Changed("seed"),
 		DropExisting: o.dropExisting,
 		NoCopy:       o.noCopy,
+		Shards:       o.shards,
+		ShardsFile:   o.shardsFile,
 		CommandLine:  commandLine(cmd),
 		// --db is the header's target; -p, -P and --workload are in the
 		// properties' sources.
-		Flags:   flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload"),
+		Flags:   flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload", "shard", "shards-file"),
 		Stdout:  con.Stdout,
 		Stderr:  con.Stderr,
 		Clients: several,
@@ -134,6 +136,8 @@ func redactFlagValue(name, value string) string {
 		return driver.RedactURL(value)
 	case "property":
 		return config.RedactAssignment(value)
+	case "shard":
+		return redactShard(value)
 	}
 	return redactLooseURL(value)
 }

@@ -21,6 +21,11 @@ type MonitorConfig struct {
 	// Interval is --monitor-interval; WaitSamples --monitor-wait-samples.
 	Interval    time.Duration
 	WaitSamples int
+	// Prefix, when set, makes a monitor of one database among several (a
+	// shard): it keeps only the database's figures (db.*), renamed
+	// Prefix.* ("shard2.xact_commit/s"), since the phase's own monitor
+	// samples the host and dbprobe once for all of them.
+	Prefix string
 }
 
 // Validate refuses what the monitor cannot do.
@@ -58,9 +63,12 @@ func StartMonitor(ctx context.Context, c MonitorConfig, db driver.DB, target dri
 		m.off = true
 		return m, []string{"monitor: off (--no-monitor)"}
 	}
-	opts := monitor.Options{Interval: c.Interval, WaitSamples: c.WaitSamples, Host: hostIsTheDatabases(db, target),
+	opts := monitor.Options{Interval: c.Interval, WaitSamples: c.WaitSamples, Host: hostIsTheDatabases(db, target) && c.Prefix == "",
 		Describe: target.ScrubError, DescribeText: target.Scrub}
 	mon, err := monitor.Start(ctx, db, opts, func(iv monitor.Interval) {
+		if c.Prefix != "" {
+			iv.Metrics = prefixed(iv.Metrics, c.Prefix)
+		}
 		// Called from the monitor's goroutine until Stop returns, after
 		// which Diagnose reads the intervals.
 		m.intervals = append(m.intervals, iv)
@@ -76,7 +84,18 @@ func StartMonitor(ctx context.Context, c MonitorConfig, db driver.DB, target dri
 		host = ", the host"
 	}
 	what := "the database's counters and waits" + host + ", and dbprobe itself"
-	if m.placement == driver.PlacementNone {
+	if _, ok := db.(driver.Monitorable); !ok {
+		what = strings.TrimPrefix(host, ", ") + " and dbprobe itself: the database has no counters dbprobe reads"
+		if !opts.Host {
+			what = "dbprobe itself: the database has no counters dbprobe reads"
+		}
+	}
+	switch {
+	case c.Prefix != "" && m.placement == driver.PlacementNone:
+		what = "nothing: there is no database"
+	case c.Prefix != "":
+		what = "the database's counters and waits, as " + c.Prefix + ".*"
+	case m.placement == driver.PlacementNone:
 		what = "the host and dbprobe itself: there is no database"
 	}
 	notes := []string{fmt.Sprintf("monitor: every %s (%s); %s", opts.Interval, what, outs.samplesNote())}
@@ -85,6 +104,17 @@ func StartMonitor(ctx context.Context, c MonitorConfig, db driver.DB, target dri
 	}
 	m.seen = len(mon.Notes())
 	return m, notes
+}
+
+// prefixed keeps the database's figures of metrics, renamed prefix.*.
+func prefixed(metrics map[string]float64, prefix string) map[string]float64 {
+	out := make(map[string]float64, len(metrics))
+	for k, v := range metrics {
+		if rest, ok := strings.CutPrefix(k, "db."); ok {
+			out[prefix+"."+rest] = v
+		}
+	}
+	return out
 }
 
 // Align makes the monitor's intervals end on the runner's: whole seconds

@@ -105,3 +105,23 @@ func BenchmarkScrambledZipfianKey(b *testing.B) {
 		buf = AppendKey(buf[:0], c.Next(rng), true, 1)
 	}
 }
+
+// BenchmarkZetaBillion is ζ(10^9, 0.99) by the closed form, what a
+// Latest chooser over a billion keys pays once at start-up (YCSB's sum
+// of 10^9 terms took 19 s here).
+func BenchmarkZetaBillion(b *testing.B) {
+	var s float64
+	for b.Loop() {
+		s += zetaEM(1_000_000_000, ZipfianConstant)
+	}
+	sinkInt = int64(s)
+}
+
+// BenchmarkNewLatestBillion builds the first Latest chooser over 10^9
+// acknowledged keys, each time on a new basis so nothing is shared.
+func BenchmarkNewLatestBillion(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		sinkInt += NewLatest(NewAcknowledged(1_000_000_000)).Next(newRand(1))
+	}
+}

@@ -35,7 +35,7 @@ func NewLatest(basis *Acknowledged) Chooser {
 	n := max(basis.Last()+1, 0)
 	c, z, _ := basis.latest.load()
 	if c != n {
-		z = zeta(n, ZipfianConstant) // cached: workers created together share one sum
+		z = zeta(n, ZipfianConstant) // a closed form, or cached: workers created together share one sum
 	}
 	l := &latest{basis: basis, p: newZipfParams(n, ZipfianConstant, z)}
 	basis.latest.publish(n, l.p.zetan, l.p.eta)

@@ -129,8 +129,8 @@ func (p *zipfParams) powAlpha(b float64) float64 {
 // order, like YCSB's zetastatic, so extending a prefix gives bit for bit the
 // value a sum from scratch would, which is what lets the cache and Latest
 // reuse sums. Each term is exp(-θ·ln i), three times faster than math.Pow
-// and within a few ulps of it; over 10^8 terms that is seconds saved at
-// start-up and a relative difference from YCSB's ζ near 10^-15.
+// and within a few ulps of it, which matters to Latest: it adds one term
+// per acknowledged insert, in every process that runs workload D.
 func zetaRange(st, n int64, theta, initial float64) float64 {
 	sum := initial
 	for i := st; i < n; i++ {
@@ -139,9 +139,10 @@ func zetaRange(st, n int64, theta, initial float64) float64 {
 	return sum
 }
 
-// zetaCache remembers every ζ(n, θ) the process has computed. ζ over 10^8
-// items takes seconds and hundreds of workers ask for the same one when they
-// start; the first asker computes it, the others wait for its result.
+// zetaCache remembers every ζ(n, θ) up to zetaExactMax items the process
+// has summed, so hundreds of workers starting together sum once and a
+// longer sum can start from a shorter one; the first asker computes it, the
+// others wait for its result.
 var zetaCache = struct {
 	mu sync.Mutex
 	m  map[zetaKey]*zetaEntry
@@ -158,10 +159,15 @@ type zetaEntry struct {
 	sum   float64
 }
 
-// zeta returns ζ(n, θ) from the cache, computing it once per process. A new n
-// is summed on from the largest finished n' < n with the same θ, so a Latest
-// chooser created after some inserts only pays for the new items.
+// zeta returns ζ(n, θ). Above zetaExactMax items it is zetaEM's closed
+// form, in microseconds. Up to it the sum is taken term by term, as YCSB
+// does, from the cache: a new n is summed on from the largest finished
+// n' < n with the same θ, so a Latest chooser created after some inserts
+// only pays for the new items.
 func zeta(n int64, theta float64) float64 {
+	if n > zetaExactMax {
+		return zetaEM(n, theta)
+	}
 	key := zetaKey{n, theta}
 	zetaCache.mu.Lock()
 	if e, ok := zetaCache.m[key]; ok {
@@ -204,10 +210,11 @@ type Zipfian struct {
 }
 
 // NewZipfian returns a Zipfian over [lo, hi] with exponent theta (YCSB uses
-// ZipfianConstant). It needs ζ(hi-lo+1, θ), a sum with one term per item;
-// the sum is cached for the process, but the first request for a count of
-// 10^8 takes seconds. It panics unless lo <= hi and 0 < theta < 1 (Gray et
-// al.'s method needs θ < 1); configuration is validated before this point.
+// ZipfianConstant). It needs ζ(hi-lo+1, θ): summed as YCSB does up to
+// zetaExactMax items, from a closed form above, so construction takes
+// microseconds even over 10^12 items. It panics unless lo <= hi and
+// 0 < theta < 1 (Gray et al.'s method needs θ < 1); configuration is
+// validated before this point.
 func NewZipfian(lo, hi int64, theta float64) *Zipfian {
 	if hi < lo {
 		panic(fmt.Sprintf("keygen: NewZipfian(%d, %d): hi below lo", lo, hi))

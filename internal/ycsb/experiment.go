@@ -44,6 +44,10 @@ type Config struct {
 	// DropExisting drops and recreates a table dbprobe created before;
 	// NoCopy loads with multi-row INSERTs instead of the bulk API.
 	DropExisting, NoCopy bool
+	// Shards and ShardsFile spread the table over several databases
+	// (--shard, --shards-file) instead of Target.DB; see shards.go.
+	Shards     []string
+	ShardsFile string
 	// CommandLine is the command as typed, its secrets hidden.
 	CommandLine string
 	// Flags are every flag that is not a property, with its value and
@@ -84,6 +88,8 @@ type job struct {
 	// waited says the --start-at wait is done (it applies to the first
 	// phase only).
 	waited bool
+	// shards is set for a sharded job (--shard).
+	shards *shards
 }
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
@@ -102,7 +108,12 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 	if err := j.resolve(); err != nil {
 		return err
 	}
-	if j.target, err = experiment.ResolveTarget(j.targetConfig(), c.Stderr); err != nil {
+	if c.sharded() {
+		err = j.resolveShards(c.Stderr)
+	} else {
+		j.target, err = experiment.ResolveTarget(j.targetConfig(), c.Stderr)
+	}
+	if err != nil {
 		return err
 	}
 	defer j.target.Cleanup(c.Stderr)
@@ -194,16 +205,20 @@ func (j *job) targetConfig() experiment.TargetConfig {
 // refused credentials.
 func (j *job) connect(ctx context.Context) error {
 	c := j.cfg
-	// Before the database is opened, which may create its file.
-	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads); err != nil {
-		return err
-	}
-	db, err := j.target.Open(ctx, driver.Options{
+	opts := driver.Options{
 		Sessions: c.Threads, BulkLoad: !j.c.NoCopy,
 		TableType: c.TableType, BucketCount: c.BucketCount,
 		Durability: c.Durability, DurabilityScope: c.DurabilityScope, OpPath: c.OpPath,
 		Existing: !j.loads,
-	})
+	}
+	if j.shards != nil {
+		return j.connectShards(ctx, opts)
+	}
+	// Before the database is opened, which may create its file.
+	if err := experiment.CheckFiles(j.target, fmt.Sprintf("--threads %d", c.Threads), "lower --threads", c.Threads); err != nil {
+		return err
+	}
+	db, err := j.target.Open(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -226,17 +241,27 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if err := j.checkShardConnections(ctx); err != nil {
+		return false, err
+	}
 	tableNotes, err := j.prepareTable(ctx, ph)
 	if err != nil {
 		return false, err
 	}
 	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)
 	defer mon.Stop()
+	shardMons, shardMonNotes := j.startShardMonitors(ctx, ph.String())
+	defer func() {
+		for _, m := range shardMons {
+			m.Stop()
+		}
+	}()
 	header := j.header(ph)
 	header.Client = client
 	header.Notes = append(header.Notes, clientNotes...)
 	header.Notes = append(header.Notes, tableNotes...)
 	header.Notes = append(header.Notes, j.clientMonitorNotes(monitorNotes)...)
+	header.Notes = append(header.Notes, shardMonNotes...)
 	if err := j.outs.Header(header); err != nil {
 		return false, err
 	}
@@ -263,9 +288,11 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 		ropts.StartAt, j.waited = j.c.Clients.StartAt, true
 	}
 	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
+	alignShardMonitors(&ropts, shardMons)
 
 	out, err := Execute(ctx, j.db, j.table, j.phaseSpec(ph), ropts)
 	mon.EndMonitor(out)
+	shardNotes := j.shardNotes(shardMons)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
 	}
@@ -274,6 +301,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout))
 	}
+	sum.Notes = append(sum.Notes, shardNotes...)
 	var stopped error
 	what := "operations"
 	if ph == runner.Load {

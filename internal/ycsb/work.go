@@ -75,12 +75,15 @@ func newLayout() *layout {
 	return l
 }
 
-// newGenerators makes each worker's generator. For requestdistribution=latest
-// that sums ζ over every key, as YCSB does, term by term: seconds for 10^8
-// keys, hours for 10^12. A signal meanwhile must still stop the command, so
-// the sum runs apart and ctx can end the wait (the sum goes on until the
-// process exits).
+// newGenerators makes each worker's generator. ζ no longer takes long (a
+// closed form above 65,536 keys, see keygen), but thousands of workers
+// each fill a pool of random value bytes; a signal meanwhile must still
+// stop the command, so the generators are built apart and ctx can end the
+// wait (the building goes on until the process exits).
 func newGenerators(ctx context.Context, spec *workload.Spec, opts runner.Options) ([]*workload.Generator, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("stopped before preparing the key generators: %w", err)
+	}
 	built := make(chan []*workload.Generator, 1)
 	go func() {
 		shared := workload.NewShared(spec)

@@ -7,6 +7,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/measure"
 	"github.com/dbprobe/dbprobe/internal/runner"
+	"github.com/dbprobe/dbprobe/internal/shard"
 	"github.com/dbprobe/dbprobe/internal/workload"
 )
 
@@ -20,9 +21,16 @@ const (
 // runner has them open and close, and the worker's generator, which
 // Execute's Prepare sets once every session is open.
 type session struct {
-	db     driver.DB
-	table  driver.Table
-	sess   driver.Session
+	db    driver.DB
+	table driver.Table
+	sess  driver.Session
+	// router is sess as a shard.Router when the table is sharded: the
+	// record number of each keyed call must reach the shard layer, and
+	// the session's methods carry only the hashed key. Keys come from the
+	// generator here with their numbers (workload.Op.KeyNum, the load's
+	// batch start), so telling the session just before the call is the
+	// one path that needs no change to the driver interface.
+	router shard.Router
 	spec   *workload.Spec
 	layout *layout
 	gen    *workload.Generator
@@ -35,6 +43,7 @@ func (s *session) Open(ctx context.Context) error {
 		return err
 	}
 	s.sess = sess
+	s.router, _ = sess.(shard.Router)
 	return nil
 }
 
@@ -110,6 +119,9 @@ func (w *transactor) attempt(ctx context.Context, s *runner.Step, kind workload.
 // send sends one attempt of an operation to the session.
 func (w *transactor) send(ctx context.Context, kind workload.Operation, vals [][]byte) error {
 	op := &w.op
+	if w.router != nil && kind != workload.Scan {
+		w.router.Route(op.KeyNum)
+	}
 	switch kind {
 	case workload.Read:
 		return w.sess.Read(ctx, op.Key, op.ReadFields, vals)
@@ -189,6 +201,9 @@ func (w *loader) Step(ctx context.Context, s *runner.Step) {
 	start := measure.Now()
 	// A batch is repeated as a whole under the retry policy.
 	err := s.Call(ctx, ins, func(ctx context.Context) error {
+		if w.router != nil {
+			w.router.Route(first)
+		}
 		if len(keys) == 1 {
 			return w.sess.Insert(ctx, keys[0], rows[0])
 		}

@@ -53,6 +53,7 @@ type options struct {
 	dropExisting bool
 	noCopy       bool
 	keepDB       bool
+	readDB       string
 
 	tableType        string
 	durability       string
@@ -162,6 +163,7 @@ func addRunFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
 	setGroup(cmd.Flags(), groupWorkload, "operations")
 	setGroup(cmd.Flags(), groupShape, "warmup")
+	addReadDBFlag(cmd, o)
 }
 
 func addLoadFlags(cmd *cobra.Command, o *options) {

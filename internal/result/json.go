@@ -159,6 +159,7 @@ func (w *Writer) Summary(s Summary) error {
 		Stopped:      s.Stopped,
 		Stress:       s.Stress,
 		Storage:      s.Storage,
+		Replica:      s.Replica,
 	}, true)
 }
 
@@ -279,6 +280,7 @@ type summaryRecord struct {
 	Stopped      *Stopped          `json:"stopped,omitempty"`
 	Stress       *StressSummary    `json:"stress,omitempty"`
 	Storage      *StorageSummary   `json:"storage,omitempty"`
+	Replica      *ReplicaSummary   `json:"replica,omitempty"`
 }
 
 type cycleRecord struct {

@@ -260,6 +260,7 @@ func (f *File) add(line []byte) error {
 			Stopped:      rec.Stopped,
 			Stress:       rec.Stress,
 			Storage:      rec.Storage,
+			Replica:      rec.Replica,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -165,6 +165,9 @@ type Summary struct {
 	// series: its rate, the counters behind it and its verdict. Nil for
 	// every other experiment.
 	Storage *StorageSummary
+	// Replica holds what reads sent to a replica (--read-db) measured:
+	// stale reads and the replica's lag. Nil for every other run.
+	Replica *ReplicaSummary
 }
 
 // StressSummary is what a stress run reports beside its series.

@@ -1,0 +1,215 @@
+package replica
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
+)
+
+// HeartbeatPrefix starts the name of every heartbeat table; a random
+// suffix makes each run's its own, so that clients running together never
+// share one and a run never touches another's.
+const HeartbeatPrefix = "dbprobe_heartbeat_"
+
+// NewHeartbeatName returns a fresh heartbeat table name.
+func NewHeartbeatName() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("replica: a random heartbeat name: %w", err)
+	}
+	return HeartbeatPrefix + hex.EncodeToString(b[:]), nil
+}
+
+// Heartbeat writes a row on the primary every Interval and looks for it
+// on the replica every Poll, and keeps each second's lag.
+type Heartbeat struct {
+	primary, replica driver.Replicated
+	name             string
+	interval, poll   time.Duration
+	start            time.Time
+	cancel           context.CancelFunc
+	done             sync.WaitGroup
+
+	mu sync.Mutex
+	// acked[k-1] is when the primary acknowledged heartbeat k.
+	acked []time.Time
+	// seen[k-1] is when heartbeat k was first found on the replica.
+	seen []time.Time
+	// visible is the highest heartbeat the replica has shown.
+	visible int64
+	// lag is each second's longest lag.
+	lag    []time.Duration
+	errors int64
+}
+
+// Options are a heartbeat's intervals.
+type Options struct {
+	// Interval is how often the primary's row is written (1 s).
+	Interval time.Duration
+	// Poll is how often the replica is looked at; a heartbeat's lag is
+	// exact to within it.
+	Poll time.Duration
+}
+
+// DefaultOptions writes a heartbeat every second and looks every 10 ms:
+// a hundred one-row reads a second, nothing a replica notices, for lags
+// exact to 10 ms.
+var DefaultOptions = Options{Interval: time.Second, Poll: 10 * time.Millisecond}
+
+// StartHeartbeat creates the heartbeat table name on the primary and
+// starts writing and looking. Stop ends it; Drop drops the table.
+func StartHeartbeat(ctx context.Context, primary, replica driver.Replicated, name string, o Options) (*Heartbeat, error) {
+	if err := primary.CreateHeartbeat(ctx, name); err != nil {
+		return nil, fmt.Errorf("creating the heartbeat table %s: %w", name, err)
+	}
+	h := &Heartbeat{primary: primary, replica: replica, name: name, interval: o.Interval, poll: o.Poll, start: time.Now()}
+	ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	h.done.Add(2)
+	go h.write(ctx)
+	go h.look(ctx)
+	return h, nil
+}
+
+// Start is when the heartbeat began: its seconds count from it.
+func (h *Heartbeat) Start() time.Time { return h.start }
+
+// write writes heartbeat 1, 2, … every interval, each acknowledged before
+// the next.
+func (h *Heartbeat) write(ctx context.Context) {
+	defer h.done.Done()
+	tick := time.NewTicker(h.interval)
+	defer tick.Stop()
+	for seq := int64(1); ; seq++ {
+		err := h.primary.WriteHeartbeat(ctx, h.name, seq)
+		now := time.Now()
+		if ctx.Err() != nil {
+			return
+		}
+		h.mu.Lock()
+		if err != nil {
+			h.errors++
+			seq--
+		} else {
+			h.acked = append(h.acked, now)
+		}
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// look reads the replica's heartbeat every poll.
+func (h *Heartbeat) look(ctx context.Context) {
+	defer h.done.Done()
+	tick := time.NewTicker(h.poll)
+	defer tick.Stop()
+	for {
+		seq, found, err := h.replica.ReadHeartbeat(ctx, h.name)
+		now := time.Now()
+		if ctx.Err() != nil {
+			return
+		}
+		h.mu.Lock()
+		switch {
+		case err != nil:
+			h.errors++
+		case found:
+			h.observe(seq, now)
+		default:
+			h.observe(0, now)
+		}
+		h.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// observe records that the replica showed heartbeat seq at now, and the
+// lag at now: the time since the oldest acknowledged heartbeat it did not
+// show was acknowledged. h.mu is held.
+func (h *Heartbeat) observe(seq int64, now time.Time) {
+	for k := h.visible + 1; k <= seq; k++ {
+		h.seen = append(h.seen, now)
+	}
+	h.visible = max(h.visible, seq)
+	var lag time.Duration
+	if h.visible < int64(len(h.acked)) {
+		lag = max(now.Sub(h.acked[h.visible]), 0)
+	}
+	sec := int(now.Sub(h.start) / time.Second)
+	for len(h.lag) <= sec {
+		h.lag = append(h.lag, 0)
+	}
+	h.lag[sec] = max(h.lag[sec], lag)
+}
+
+// Stop ends the writes and the looks and returns what they measured, the
+// heartbeats the replica had not shown counted with the time they had
+// waited.
+func (h *Heartbeat) Stop() (result.ReplicaLag, []time.Duration) {
+	h.cancel()
+	h.done.Wait()
+	end := time.Now()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lags := make([]time.Duration, len(h.acked))
+	for i, a := range h.acked {
+		switch {
+		case i < len(h.seen):
+			// Seen before its acknowledgement reached dbprobe: no lag.
+			lags[i] = max(h.seen[i].Sub(a), 0)
+		default:
+			lags[i] = end.Sub(a)
+		}
+	}
+	l := result.ReplicaLag{
+		Table: h.name, Start: h.start,
+		IntervalMS: ms(h.interval), PollMS: ms(h.poll),
+		Written: int64(len(h.acked)), Seen: int64(min(len(h.seen), len(h.acked))),
+		Errors: h.errors,
+	}
+	if len(lags) > 0 {
+		sorted := slices.Clone(lags)
+		slices.Sort(sorted)
+		var sum time.Duration
+		for _, d := range sorted {
+			sum += d
+		}
+		l.MaxMS = ms(sorted[len(sorted)-1])
+		l.P50MS = ms(rank(sorted, 0.50))
+		l.P99MS = ms(rank(sorted, 0.99))
+		l.MeanMS = ms(sum / time.Duration(len(sorted)))
+	}
+	return l, slices.Clone(h.lag)
+}
+
+// Drop drops the heartbeat table.
+func (h *Heartbeat) Drop(ctx context.Context) error {
+	if err := h.primary.DropHeartbeat(ctx, h.name); err != nil {
+		return fmt.Errorf("dropping the heartbeat table %s: %w", h.name, err)
+	}
+	return nil
+}
+
+// rank is the value at quantile q of sorted by the nearest-rank method:
+// the smallest value with at least q of the values at or below it.
+func rank(sorted []time.Duration, q float64) time.Duration {
+	i := int(math.Ceil(float64(len(sorted))*q)) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,298 @@
+package replica
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
+)
+
+// numShards spreads the keys over this many maps, each with its own lock,
+// so that hundreds of workers rarely wait on one another.
+const numShards = 256
+
+// allFields is the mask of an update that wrote every field of a table
+// with more fields than a mask has bits: only a read of every field can
+// judge it.
+const allFields = ^uint64(0)
+
+// Tracker remembers, for every key the run updated or inserted, the
+// highest clean version the primary acknowledged, and judges reads from
+// the replica against it. It is safe for concurrent use; each worker
+// uses it through a Worker of its own.
+type Tracker struct {
+	epoch  Epoch
+	fields int
+	start  time.Time
+	next   atomic.Uint64
+	shards [numShards]shard
+
+	mu      sync.Mutex
+	workers []*Worker
+}
+
+type shard struct {
+	mu   sync.Mutex
+	keys map[int64]keyState
+	// pad keeps two shards' locks off one cache line.
+	_ [40]byte
+}
+
+// keyState is what the tracker remembers of one key.
+type keyState struct {
+	// acked is the highest clean version acknowledged, 0 for none.
+	acked uint64
+	// mask is the fields that version wrote (bit i for field i), or
+	// allFields.
+	mask uint64
+	// inflight counts the key's updates sent and not yet answered.
+	inflight uint32
+}
+
+// NewTracker returns a tracker for a table of fields fields, whose
+// seconds count from start.
+func NewTracker(e Epoch, fields int, start time.Time) *Tracker {
+	t := &Tracker{epoch: e, fields: fields, start: start}
+	for i := range t.shards {
+		t.shards[i].keys = map[int64]keyState{}
+	}
+	return t
+}
+
+// Epoch returns the tracker's epoch.
+func (t *Tracker) Epoch() Epoch { return t.epoch }
+
+func (t *Tracker) shard(key int64) *shard {
+	// Key numbers are dense; a multiplicative hash spreads neighbours.
+	return &t.shards[(uint64(key)*0x9E3779B97F4A7C15)>>56]
+}
+
+// maskOf is the mask of the listed fields, nil for all.
+func (t *Tracker) maskOf(fields []int) uint64 {
+	if fields == nil || t.fields > 64 {
+		if t.fields > 64 {
+			return allFields
+		}
+		return 1<<uint(t.fields) - 1
+	}
+	var m uint64
+	for _, f := range fields {
+		m |= 1 << uint(f)
+	}
+	return m
+}
+
+// Worker is one worker's handle on the tracker: the update it has in
+// flight, the read it is judging, its counts and the buffers its stamped
+// values are written in. It is not safe for concurrent use.
+type Worker struct {
+	t *Tracker
+
+	// the update in flight
+	key     int64
+	version uint64
+	clean   bool
+	mask    uint64
+	values  [][]byte
+
+	// the read being judged: what had been acknowledged as it began
+	want     uint64
+	wantMask uint64
+
+	reads, checked, stale, missing int64
+	// seconds counts each second's checked and stale reads.
+	seconds []secondCount
+}
+
+type secondCount struct{ checked, stale int64 }
+
+// NewWorker returns a worker's handle.
+func (t *Tracker) NewWorker() *Worker {
+	w := &Worker{t: t, values: make([][]byte, t.fields)}
+	t.mu.Lock()
+	t.workers = append(t.workers, w)
+	t.mu.Unlock()
+	return w
+}
+
+// BeginWrite takes a version for a write of fields (nil: all) of key
+// and returns values with the stamp written into each: copies in the
+// worker's buffers, values itself untouched. Every value must be at least
+// StampLen long (the caller checked the workload's lengths). EndWrite must
+// follow, once the write is answered.
+func (w *Worker) BeginWrite(key int64, fields []int, values [][]byte) [][]byte {
+	sh := w.t.shard(key)
+	sh.mu.Lock()
+	st := sh.keys[key]
+	v := w.t.next.Add(1)
+	w.clean = st.inflight == 0
+	st.inflight++
+	sh.keys[key] = st
+	sh.mu.Unlock()
+	w.key, w.version, w.mask = key, v, w.t.maskOf(fields)
+	out := w.values[:len(values)]
+	for i, val := range values {
+		out[i] = append(out[i][:0], val...)
+		Stamp(out[i], w.t.epoch, v)
+	}
+	return out
+}
+
+// EndWrite records the answer to the write BeginWrite began: acked says
+// the primary acknowledged it.
+func (w *Worker) EndWrite(acked bool) {
+	sh := w.t.shard(w.key)
+	sh.mu.Lock()
+	st := sh.keys[w.key]
+	st.inflight--
+	if acked && w.clean && w.version > st.acked {
+		st.acked, st.mask = w.version, w.mask
+	}
+	sh.keys[w.key] = st
+	sh.mu.Unlock()
+}
+
+// BeginRead notes what had been acknowledged for key as a read of it
+// from the replica begins; EndRead judges the read.
+func (w *Worker) BeginRead(key int64) {
+	sh := w.t.shard(key)
+	sh.mu.Lock()
+	st, ok := sh.keys[key]
+	sh.mu.Unlock()
+	w.want, w.wantMask = 0, 0
+	if ok {
+		w.want, w.wantMask = st.acked, st.mask
+	}
+}
+
+// EndRead judges a read that BeginRead began: fields are the fields read
+// (nil: all), values what it returned, err its error. A read that failed
+// otherwise than by finding no row is not judged.
+func (w *Worker) EndRead(fields []int, values [][]byte, err error) {
+	w.reads++
+	if w.want == 0 {
+		return
+	}
+	switch {
+	case errors.Is(err, driver.ErrNotFound):
+		w.count(true)
+		w.missing++
+		return
+	case err != nil:
+		return
+	}
+	stale, judged := w.judge(fields, values)
+	if judged {
+		w.count(stale)
+	}
+}
+
+// judge compares the fields the acknowledged version wrote with it: a
+// field at that version or above means the read is not stale; every one
+// below it (or never stamped) means it is. A field another run stamped
+// may be newer or older, so a read with one and no field of this run at
+// or above the version is not judged, nor is a read that did not read
+// every field that version wrote.
+func (w *Worker) judge(fields []int, values [][]byte) (stale, judged bool) {
+	want, mask := w.want, w.wantMask
+	var foreign bool
+	// look reports whether field value i shows the version or a later one.
+	look := func(i int) bool {
+		if i >= len(values) {
+			foreign = true
+			return false
+		}
+		kind, v := ReadStamp(values[i], w.t.epoch)
+		foreign = foreign || kind == Foreign
+		return kind == Own && v >= want
+	}
+	if fields == nil {
+		for f := range values {
+			if (mask == allFields || mask&(1<<uint(f)) != 0) && look(f) {
+				return false, true
+			}
+		}
+		return !foreign, !foreign
+	}
+	if mask == allFields {
+		return false, false
+	}
+	var seen uint64
+	for i, f := range fields {
+		if f >= 64 || mask&(1<<uint(f)) == 0 {
+			continue
+		}
+		seen |= 1 << uint(f)
+		if look(i) {
+			return false, true
+		}
+	}
+	if seen != mask || foreign {
+		return false, false
+	}
+	return true, true
+}
+
+// count counts a judged read in its second.
+func (w *Worker) count(stale bool) {
+	w.checked++
+	sec := int(time.Since(w.t.start) / time.Second)
+	if sec < 0 {
+		sec = 0
+	}
+	for len(w.seconds) <= sec {
+		w.seconds = append(w.seconds, secondCount{})
+	}
+	w.seconds[sec].checked++
+	if stale {
+		w.stale++
+		w.seconds[sec].stale++
+	}
+}
+
+// Counts are a tracker's totals.
+type Counts struct {
+	Reads, Checked, Stale, Missing int64
+	// Seconds are each second's checked and stale reads, from the start.
+	SecondChecked, SecondStale []int64
+	// Keys is how many keys are remembered, Bytes an estimate of their
+	// memory.
+	Keys, Bytes int64
+}
+
+// Counts sums the workers' counts. Call it once the workers are done.
+func (t *Tracker) Counts() Counts {
+	var c Counts
+	t.mu.Lock()
+	for _, w := range t.workers {
+		c.Reads += w.reads
+		c.Checked += w.checked
+		c.Stale += w.stale
+		c.Missing += w.missing
+		for len(c.SecondChecked) < len(w.seconds) {
+			c.SecondChecked = append(c.SecondChecked, 0)
+			c.SecondStale = append(c.SecondStale, 0)
+		}
+		for i, s := range w.seconds {
+			c.SecondChecked[i] += s.checked
+			c.SecondStale[i] += s.stale
+		}
+	}
+	t.mu.Unlock()
+	for i := range t.shards {
+		sh := &t.shards[i]
+		sh.mu.Lock()
+		c.Keys += int64(len(sh.keys))
+		sh.mu.Unlock()
+	}
+	c.Bytes = c.Keys * bytesPerKey
+	return c
+}
+
+// bytesPerKey is what one remembered key costs in a Go map of keyState:
+// the key and the value, and the map's overhead at its usual load, as
+// BenchmarkTrackerMemory measures it (about 60 bytes on Go 1.24).
+const bytesPerKey = int64(unsafe.Sizeof(int64(0))+unsafe.Sizeof(keyState{})) * 2

@@ -1,4 +1,4 @@
-# scripts/lib/pgstandby.sh — sourced after postgres.sh by
+# scripts/lib/pgstandby.sh — sourced after postgres.sh by servers.sh and
 # scripts/with-replica: start_postgres_standby makes a streaming standby of
 # the throwaway PostgreSQL that start_throwaway_postgres started
 # (pg_basebackup -R, its own free port on 127.0.0.1, hot_standby on),
@@ -56,4 +56,14 @@ start_postgres_standby() {
 	done
 	export DBPROBE_POSTGRES_REPLICA_URL="postgres://dbprobe:$password@127.0.0.1:$port/dbprobe?sslmode=disable"
 	say "PostgreSQL standby of 127.0.0.1:$primary_port listening on 127.0.0.1:$port (DBPROBE_POSTGRES_REPLICA_URL is set)"
+}
+
+# start_throwaway_pgstandby starts the standby when the throwaway
+# PostgreSQL is running; without it it says so and returns 1.
+start_throwaway_pgstandby() {
+	if [[ -z ${DBPROBE_POSTGRES_URL:-} || -z $pg_bindir ]]; then
+		say "no throwaway PostgreSQL to make a standby of"
+		return 1
+	fi
+	start_postgres_standby
 }

@@ -31,6 +31,10 @@ type Replicated interface {
 	// DropHeartbeat drops the heartbeat table when dbprobe recorded
 	// creating it, and refuses any other table.
 	DropHeartbeat(ctx context.Context, name string) error
+	// HeartbeatTables lists the tables whose names start with prefix,
+	// where CreateHeartbeat would create one: the heartbeats of the runs
+	// going now (and of runs killed before they dropped theirs).
+	HeartbeatTables(ctx context.Context, prefix string) ([]string, error)
 }
 
 // Role is what a server is in replication, read from the server itself.

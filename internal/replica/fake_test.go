@@ -3,6 +3,7 @@ package replica
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -83,6 +84,18 @@ func (d *fakeDB) DropHeartbeat(_ context.Context, name string) error {
 	d.s.dropped = append(d.s.dropped, name)
 	delete(d.s.tables, name)
 	return nil
+}
+
+func (d *fakeDB) HeartbeatTables(_ context.Context, prefix string) ([]string, error) {
+	d.s.mu.Lock()
+	defer d.s.mu.Unlock()
+	var out []string
+	for name := range d.s.tables {
+		if strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // plainDB is a DB without the capability.

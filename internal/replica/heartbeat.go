@@ -2,11 +2,10 @@ package replica
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,18 +13,29 @@ import (
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
-// HeartbeatPrefix starts the name of every heartbeat table; a random
-// suffix makes each run's its own, so that clients running together never
-// share one and a run never touches another's.
+// HeartbeatPrefix starts the name of every heartbeat table; the run's
+// epoch ends it, so that clients running together never share one, a run
+// never touches another's, and a later run can tell from the tables on
+// the primary which runs are going (Tracker.Settle).
 const HeartbeatPrefix = "dbprobe_heartbeat_"
 
-// NewHeartbeatName returns a fresh heartbeat table name.
-func NewHeartbeatName() (string, error) {
-	var b [4]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("replica: a random heartbeat name: %w", err)
+// HeartbeatName is the heartbeat table of the run of epoch e.
+func HeartbeatName(e Epoch) string { return HeartbeatPrefix + e.String() }
+
+// LiveEpochs reads the epochs of the heartbeat tables on the primary: the
+// runs going now, and those killed before they could drop theirs.
+func LiveEpochs(ctx context.Context, primary driver.Replicated) ([]Epoch, error) {
+	names, err := primary.HeartbeatTables(ctx, HeartbeatPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("listing the heartbeat tables: %w", err)
 	}
-	return HeartbeatPrefix + hex.EncodeToString(b[:]), nil
+	var live []Epoch
+	for _, n := range names {
+		if e, ok := ParseEpoch(strings.TrimPrefix(n, HeartbeatPrefix)); ok {
+			live = append(live, e)
+		}
+	}
+	return live, nil
 }
 
 // Heartbeat writes a row on the primary every Interval and looks for it

@@ -36,10 +36,11 @@ func waitWritten(t *testing.T, h *Heartbeat, n int) {
 func TestHeartbeatHealthyAndPaused(t *testing.T) {
 	for _, paused := range []bool{false, true} {
 		s, p, r := pair()
-		name, err := NewHeartbeatName()
+		e, err := NewEpoch(time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
+		name := HeartbeatName(e)
 		if !strings.HasPrefix(name, HeartbeatPrefix) || driver.CheckIdentifier("table", name) != nil {
 			t.Fatalf("heartbeat name %q is not a plain identifier with the prefix", name)
 		}
@@ -49,6 +50,9 @@ func TestHeartbeatHealthyAndPaused(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitWritten(t, h, 5)
+		if live, err := LiveEpochs(context.Background(), p); err != nil || len(live) != 1 || live[0] != e {
+			t.Fatalf("LiveEpochs: %v, %v; want [%s]", live, err, e)
+		}
 		lag, seconds := h.Stop()
 		if err := h.Drop(context.Background()); err != nil {
 			t.Fatal(err)

@@ -3,16 +3,20 @@ package replica
 import (
 	"crypto/rand"
 	"fmt"
+	"time"
 )
 
-// StampLen is the width of a version stamp: '@', a five-letter epoch that
-// tells this run's stamps from another's, and the version in ten base-36
-// digits. The
-// rest of the field keeps its random bytes, so values keep YCSB's length.
-const StampLen = 1 + epochLen + versionDigits
+// StampLen is the width of a version stamp: '@', the run's epoch, and
+// the version in ten base-36 digits. The rest of the field keeps its
+// random bytes, so values keep YCSB's length.
+const StampLen = 1 + EpochLen + versionDigits
 
 const (
-	epochLen      = 5
+	// EpochLen is an epoch's width: six base-36 digits of the run's start
+	// (seconds from epochBase) and four random ones, which tell apart
+	// runs started in the same second.
+	EpochLen      = epochTime + 4
+	epochTime     = 6
 	versionDigits = 10
 	stampMark     = '@'
 	// maxVersion is the highest version ten base-36 digits hold: 36^10-1,
@@ -20,23 +24,72 @@ const (
 	maxVersion = 3_656_158_440_062_975
 )
 
+// epochBase is the zero of epochs' start times; six base-36 digits of
+// seconds from it last until 2093.
+var epochBase = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
 const digits = "0123456789abcdefghijklmnopqrstuvwxyz"
 
-// Epoch tells one run's stamps from every other's: five lower-case
-// letters.
-type Epoch [epochLen]byte
+// Epoch tells one run's stamps from every other's, and says when the run
+// started: ten base-36 digits. It also names the run's heartbeat table,
+// so that a later run can tell whether this one was still going when it
+// started (see Tracker).
+type Epoch [EpochLen]byte
 
-// NewEpoch returns a random epoch.
-func NewEpoch() (Epoch, error) {
+// NewEpoch returns the epoch of a run that starts at start.
+func NewEpoch(start time.Time) (Epoch, error) {
 	var e Epoch
-	var b [epochLen]byte
+	var b [EpochLen - epochTime]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return e, fmt.Errorf("replica: a random epoch: %w", err)
 	}
+	s := uint64(max(start.Sub(epochBase)/time.Second, 0))
+	for i := epochTime - 1; i >= 0; i-- {
+		e[i] = digits[s%36]
+		s /= 36
+	}
 	for i, c := range b {
-		e[i] = 'a' + c%26
+		e[epochTime+i] = digits[c%36]
 	}
 	return e, nil
+}
+
+// Start is when the run of the epoch started, to the second.
+func (e Epoch) Start() time.Time {
+	var s int64
+	for _, c := range e[:epochTime] {
+		s = s*36 + int64(digit(c))
+	}
+	return epochBase.Add(time.Duration(s) * time.Second)
+}
+
+// String is the epoch's ten digits.
+func (e Epoch) String() string { return string(e[:]) }
+
+// ParseEpoch reads an epoch from its ten digits.
+func ParseEpoch(s string) (Epoch, bool) {
+	var e Epoch
+	if len(s) != EpochLen {
+		return e, false
+	}
+	for i := 0; i < EpochLen; i++ {
+		if digit(s[i]) < 0 {
+			return e, false
+		}
+		e[i] = s[i]
+	}
+	return e, true
+}
+
+// digit is the value of a base-36 digit, -1 for another byte.
+func digit(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c && c <= 'z':
+		return int(c-'a') + 10
+	}
+	return -1
 }
 
 // Stamp writes the stamp of version v into dst[:StampLen]; dst must be at
@@ -44,7 +97,7 @@ func NewEpoch() (Epoch, error) {
 func Stamp(dst []byte, e Epoch, v uint64) {
 	dst[0] = stampMark
 	copy(dst[1:], e[:])
-	for i := StampLen - 1; i > epochLen; i-- {
+	for i := StampLen - 1; i > EpochLen; i-- {
 		dst[i] = digits[v%36]
 		v /= 36
 	}
@@ -59,36 +112,36 @@ const (
 	Unstamped StampKind = iota
 	// Own is a value this run stamped.
 	Own
-	// Foreign is a value another run (another client) stamped: its
-	// version means nothing here.
+	// Foreign is a value another run stamped: its version means nothing
+	// here, and its epoch says which run.
 	Foreign
 )
 
-// ReadStamp reads the stamp at the start of a value.
-func ReadStamp(value []byte, e Epoch) (StampKind, uint64) {
+// ReadStamp reads the stamp at the start of a value: its kind, its
+// version, and for a foreign one its epoch.
+func ReadStamp(value []byte, e Epoch) (StampKind, uint64, Epoch) {
+	var other Epoch
 	if len(value) < StampLen || value[0] != stampMark {
-		return Unstamped, 0
+		return Unstamped, 0, other
 	}
 	var v uint64
-	for _, c := range value[1+epochLen : StampLen] {
-		var d byte
-		switch {
-		case '0' <= c && c <= '9':
-			d = c - '0'
-		case 'a' <= c && c <= 'z':
-			d = c - 'a' + 10
-		default:
-			return Unstamped, 0
+	for _, c := range value[1+EpochLen : StampLen] {
+		d := digit(c)
+		if d < 0 {
+			return Unstamped, 0, other
 		}
 		v = v*36 + uint64(d)
 	}
-	for i, c := range value[1 : 1+epochLen] {
-		if c < 'a' || c > 'z' {
-			return Unstamped, 0
+	own := true
+	for i, c := range value[1 : 1+EpochLen] {
+		if digit(c) < 0 {
+			return Unstamped, 0, other
 		}
-		if c != e[i] {
-			return Foreign, v
-		}
+		other[i] = c
+		own = own && c == e[i]
 	}
-	return Own, v
+	if own {
+		return Own, v, Epoch{}
+	}
+	return Foreign, v, other
 }

@@ -3,19 +3,22 @@ package replica
 import (
 	"bytes"
 	"testing"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
 func TestStampRoundTrip(t *testing.T) {
-	e := Epoch{'a', 'b', 'c', 'd', 'e'}
-	other := Epoch{'a', 'b', 'c', 'd', 'f'}
+	e, _ := ParseEpoch("abcde00001")
+	other, _ := ParseEpoch("abcde00002")
 	for _, v := range []uint64{0, 1, 35, 36, 1_000_000, maxVersion} {
 		val := bytes.Repeat([]byte{'x'}, 40)
 		Stamp(val, e, v)
-		if kind, got := ReadStamp(val, e); kind != Own || got != v {
+		if kind, got, _ := ReadStamp(val, e); kind != Own || got != v {
 			t.Errorf("version %d: read back %v %d", v, kind, got)
 		}
-		if kind, got := ReadStamp(val, other); kind != Foreign || got != v {
-			t.Errorf("version %d under another epoch: %v %d, want Foreign", v, kind, got)
+		if kind, got, ep := ReadStamp(val, other); kind != Foreign || got != v || ep != e {
+			t.Errorf("version %d under another epoch: %v %d %s, want Foreign of %s", v, kind, got, ep, e)
 		}
 		if !bytes.Equal(val[StampLen:], bytes.Repeat([]byte{'x'}, 40-StampLen)) {
 			t.Errorf("version %d: the stamp wrote past its %d bytes: %q", v, StampLen, val)
@@ -24,29 +27,37 @@ func TestStampRoundTrip(t *testing.T) {
 }
 
 func TestReadStampUnstamped(t *testing.T) {
-	e := Epoch{'a', 'b', 'c', 'd', 'e'}
+	e, _ := ParseEpoch("abcde00001")
 	for _, val := range []string{
-		"", "@abcde", // too short
-		"xabcde0000000001 rest",  // no mark
-		"@abcde000000000! rest",  // a digit that is not one
-		"@ABCDE0000000001 rest",  // an epoch that is not lower-case
-		"@abcde000000000A rest",  // an upper-case digit
-		"user1234:field0:-12345", // a dataintegrity value
+		"", "@abcde00001", // too short
+		"xabcde000010000000001 rest",     // no mark
+		"@abcde00001000000000! rest",     // a digit that is not one
+		"@ABCDE000010000000001 rest",     // an epoch that is not lower-case
+		"@abcde00001000000000A rest",     // an upper-case digit
+		"user1234:field0:-12345678 rest", // a dataintegrity value
 	} {
-		if kind, v := ReadStamp([]byte(val), e); kind != Unstamped || v != 0 {
+		if kind, v, _ := ReadStamp([]byte(val), e); kind != Unstamped || v != 0 {
 			t.Errorf("%q: %v %d, want Unstamped 0", val, kind, v)
 		}
 	}
 }
 
-func TestNewEpochIsLetters(t *testing.T) {
-	e, err := NewEpoch()
+func TestEpochStart(t *testing.T) {
+	start := time.Date(2026, 11, 27, 19, 4, 5, 600, time.UTC)
+	e, err := NewEpoch(start)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range e {
-		if c < 'a' || c > 'z' {
-			t.Fatalf("epoch %q has a byte outside a-z", e[:])
+	if got := e.Start(); !got.Equal(start.Truncate(time.Second)) {
+		t.Errorf("epoch %s starts %v, want %v", e, got, start.Truncate(time.Second))
+	}
+	back, ok := ParseEpoch(e.String())
+	if !ok || back != e || driver.CheckIdentifier("table", HeartbeatName(e)) != nil {
+		t.Errorf("epoch %s: parsed back %s %v; heartbeat %s", e, back, ok, HeartbeatName(e))
+	}
+	for _, bad := range []string{"", "abc", "ABCDEFGHIJ", "abcdefghi!", "abcdefghijk"} {
+		if _, ok := ParseEpoch(bad); ok {
+			t.Errorf("ParseEpoch(%q) accepted it", bad)
 		}
 	}
 }
@@ -54,19 +65,19 @@ func TestNewEpochIsLetters(t *testing.T) {
 // FuzzReadStamp checks that any value reads without panic, and that a
 // value read as stamped writes back to the same stamp.
 func FuzzReadStamp(f *testing.F) {
-	e := Epoch{'q', 'w', 'e', 'r', 't'}
-	f.Add([]byte("@qwert00000000zz and the rest"))
-	f.Add([]byte("@zzzzz0000000001"))
+	e, _ := ParseEpoch("qwert00000")
+	f.Add([]byte("@qwert0000000000000zz and the rest"))
+	f.Add([]byte("@zzzzzzzzzz0000000001"))
 	f.Add([]byte("plain random value"))
 	f.Fuzz(func(t *testing.T, val []byte) {
-		kind, v := ReadStamp(val, e)
+		kind, v, other := ReadStamp(val, e)
 		if kind == Unstamped {
 			return
 		}
 		again := make([]byte, StampLen)
 		ep := e
 		if kind == Foreign {
-			copy(ep[:], val[1:1+epochLen])
+			ep = other
 		}
 		Stamp(again, ep, v)
 		if !bytes.Equal(again, val[:StampLen]) {

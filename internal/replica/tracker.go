@@ -29,8 +29,37 @@ type Tracker struct {
 	next   atomic.Uint64
 	shards [numShards]shard
 
+	// live are the other runs whose heartbeat tables were there when
+	// this one began (Settle); read-only once the workers start.
+	live map[Epoch]bool
+
 	mu      sync.Mutex
 	workers []*Worker
+}
+
+// settledMargin is how much earlier than this run another run must have
+// started for its stamps to count as older than this run's writes (with
+// its heartbeat table gone when this one began): more than the clocks
+// of two client machines are ever apart.
+const settledMargin = time.Minute
+
+// Settle tells the tracker which runs were going when this one began:
+// live holds the epochs of the heartbeat tables on the primary then. A
+// value stamped by any other run that started more than settledMargin
+// before this one was written by a run that had ended, so it is older
+// than every write of this one and is judged as an unstamped value is.
+// Call it before the workers start.
+func (t *Tracker) Settle(live []Epoch) {
+	t.live = map[Epoch]bool{}
+	for _, e := range live {
+		t.live[e] = true
+	}
+}
+
+// settled reports whether another run's stamps are older than every
+// write of this one (Settle).
+func (t *Tracker) settled(e Epoch) bool {
+	return t.live != nil && !t.live[e] && e.Start().Before(t.epoch.Start().Add(-settledMargin))
 }
 
 type shard struct {
@@ -191,7 +220,8 @@ func (w *Worker) EndRead(fields []int, values [][]byte, err error) {
 
 // judge compares the fields the acknowledged version wrote with it: a
 // field at that version or above means the read is not stale; every one
-// below it (or never stamped) means it is. A field another run stamped
+// below it (or never stamped, or stamped by a run settled before this
+// one) means it is. A field another run that may still be going stamped
 // may be newer or older, so a read with one and no field of this run at
 // or above the version is not judged, nor is a read that did not read
 // every field that version wrote.
@@ -204,8 +234,8 @@ func (w *Worker) judge(fields []int, values [][]byte) (stale, judged bool) {
 			foreign = true
 			return false
 		}
-		kind, v := ReadStamp(values[i], w.t.epoch)
-		foreign = foreign || kind == Foreign
+		kind, v, other := ReadStamp(values[i], w.t.epoch)
+		foreign = foreign || kind == Foreign && !w.t.settled(other)
 		return kind == Own && v >= want
 	}
 	if fields == nil {

@@ -10,14 +10,14 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
-var testEpoch = Epoch{'t', 'e', 's', 't', 'x'}
+var testEpoch, _ = ParseEpoch("testx00001")
 
-// row is a replica's row of fields fields of 20 bytes, as loaded
+// row is a replica's row of fields fields of 30 bytes, as loaded
 // (unstamped).
 func row(fields int) [][]byte {
 	r := make([][]byte, fields)
 	for i := range r {
-		r[i] = bytes.Repeat([]byte{'.'}, 20)
+		r[i] = bytes.Repeat([]byte{'.'}, 30)
 	}
 	return r
 }
@@ -41,7 +41,7 @@ func update(w *Worker, key int64, fields []int, r [][]byte, acked bool) {
 		vals = make([][]byte, len(r))
 	}
 	for i := range vals {
-		vals[i] = bytes.Repeat([]byte{'v'}, 20)
+		vals[i] = bytes.Repeat([]byte{'v'}, 30)
 	}
 	stamped := w.BeginWrite(key, fields, vals)
 	if r != nil {
@@ -110,8 +110,8 @@ func TestTrackerOverlappingUpdatesDoNotJudge(t *testing.T) {
 	tr := NewTracker(testEpoch, 2, time.Now())
 	a, b := tr.NewWorker(), tr.NewWorker()
 	replica := row(2)
-	va := a.BeginWrite(5, []int{0}, [][]byte{bytes.Repeat([]byte{'a'}, 20)})
-	vb := b.BeginWrite(5, []int{0}, [][]byte{bytes.Repeat([]byte{'b'}, 20)})
+	va := a.BeginWrite(5, []int{0}, [][]byte{bytes.Repeat([]byte{'a'}, 30)})
+	vb := b.BeginWrite(5, []int{0}, [][]byte{bytes.Repeat([]byte{'b'}, 30)})
 	// The server applied b, then a: a's value is the last.
 	apply(replica, []int{0}, vb)
 	apply(replica, []int{0}, va)
@@ -136,10 +136,40 @@ func TestTrackerForeignStampNotJudged(t *testing.T) {
 	w := tr.NewWorker()
 	update(w, 9, []int{1}, nil, true)
 	replica := row(2)
-	Stamp(replica[1], Epoch{'o', 't', 'h', 'e', 'r'}, 99)
+	other, _ := ParseEpoch("other00001")
+	Stamp(replica[1], other, 99)
 	read(w, 9, nil, replica, nil)
 	if c := tr.Counts(); c.Checked != 0 || c.Stale != 0 {
 		t.Fatalf("foreign stamp: checked %d stale %d, want 0 and 0", c.Checked, c.Stale)
+	}
+}
+
+// Another run's stamps count as older once Settle says that run had
+// ended before this one began: it started earlier and its heartbeat
+// table was gone. One still going, or started within the margin, is not
+// judged.
+func TestTrackerSettledRuns(t *testing.T) {
+	now := time.Date(2026, 11, 27, 19, 0, 0, 0, time.UTC)
+	mine, _ := NewEpoch(now)
+	ended, _ := NewEpoch(now.Add(-time.Hour))
+	going, _ := NewEpoch(now.Add(-time.Hour))
+	recent, _ := NewEpoch(now.Add(-10 * time.Second))
+	for _, c := range []struct {
+		name  string
+		other Epoch
+		stale bool
+	}{{"ended an hour before", ended, true}, {"still going", going, false}, {"started 10 s before", recent, false}} {
+		tr := NewTracker(mine, 2, now)
+		tr.Settle([]Epoch{going})
+		w := tr.NewWorker()
+		update(w, 1, []int{0}, nil, true)
+		replica := row(2)
+		Stamp(replica[0], c.other, 12345)
+		read(w, 1, nil, replica, nil)
+		cnt := tr.Counts()
+		if c.stale && (cnt.Stale != 1 || cnt.Checked != 1) || !c.stale && (cnt.Stale != 0 || cnt.Checked != 0) {
+			t.Errorf("%s: checked %d stale %d, want stale %v", c.name, cnt.Checked, cnt.Stale, c.stale)
+		}
 	}
 }
 

@@ -120,7 +120,6 @@ type replicaRun struct {
 	target *experiment.Target
 	db     driver.DB
 	pair   replica.Pair
-	epoch  replica.Epoch
 	hb     *replica.Heartbeat
 	reads  *Reads
 }
@@ -177,10 +176,6 @@ func (j *job) connectReplica(ctx context.Context) error {
 		db.Close()
 		return experiment.Scrubbed(target.Target, err)
 	}
-	if j.rep.epoch, err = replica.NewEpoch(); err != nil {
-		db.Close()
-		return err
-	}
 	j.rep.target, j.rep.db, j.rep.pair = target, db, pair
 	return nil
 }
@@ -204,10 +199,17 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 	if err := experiment.CheckConnections(ctx, r.db, r.target.Target, fmt.Sprintf("--threads %d (on the replica)", threads), "lower --threads", threads, 1); err != nil {
 		return nil, err
 	}
-	name, err := replica.NewHeartbeatName()
+	epoch, err := replica.NewEpoch(time.Now())
 	if err != nil {
 		return nil, err
 	}
+	// The runs going as this one begins, whose stamps may be newer than
+	// this run's writes; every other run's are older (Tracker.Settle).
+	live, err := replica.LiveEpochs(ctx, r.pair.Primary)
+	if err != nil {
+		return nil, experiment.Scrubbed(j.target.Target, err)
+	}
+	name := replica.HeartbeatName(epoch)
 	hb, err := replica.StartHeartbeat(ctx, r.pair.Primary, r.pair.Replica, name, replica.DefaultOptions)
 	if err != nil {
 		return nil, experiment.Scrubbed(j.target.Target, err)
@@ -222,7 +224,9 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 			fmt.Fprintf(j.c.Stderr, "dbprobe: %v; drop it yourself\n", experiment.Scrubbed(j.target.Target, err))
 		}
 	})
-	r.reads = &Reads{DB: r.db, Tracker: replica.NewTracker(r.epoch, j.cfg.Workload.FieldCount, hb.Start())}
+	tracker := replica.NewTracker(epoch, j.cfg.Workload.FieldCount, hb.Start())
+	tracker.Settle(live)
+	r.reads = &Reads{DB: r.db, Tracker: tracker}
 	return []string{
 		fmt.Sprintf("reads and scans go to the replica %s; updates, inserts and read-modify-writes to --db", r.target.Redacted()),
 		fmt.Sprintf("updates and inserts write a %d-byte version stamp at the start of each field they set; a read of the replica older than an acknowledged update counts as stale", replica.StampLen),

@@ -47,6 +47,25 @@ func heartbeatReadSQL(table string) string {
 	return "SELECT seq FROM " + table + " WHERE id = 1"
 }
 
+// heartbeatListSQL lists the tables of the current schema whose names
+// start with $1.
+const heartbeatListSQL = `SELECT relname::text FROM pg_class
+ WHERE relnamespace = to_regnamespace(current_schema()) AND relkind = 'r' AND left(relname, length($1)) = $1
+ ORDER BY relname`
+
+// HeartbeatTables lists the heartbeat tables in the current schema.
+func (db *DB) HeartbeatTables(ctx context.Context, prefix string) ([]string, error) {
+	rows, err := db.pool.Query(ctx, heartbeatListSQL, foldName(prefix))
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing the heartbeat tables: %w", classify(err))
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("postgres: listing the heartbeat tables: %w", classify(err))
+	}
+	return names, nil
+}
+
 // heartbeatTable is the heartbeat table's schema-qualified, quoted name,
 // checked to be a plain identifier.
 func (db *DB) heartbeatTable(name string) (string, error) {

@@ -15,7 +15,7 @@ import (
 func TestReplicaSQL(t *testing.T) {
 	table := qualify("public", "dbprobe_heartbeat_0a1b2c3d")
 	var b strings.Builder
-	for _, s := range []string{roleSQL, heartbeatCreateSQL(table), heartbeatInsertSQL(table), heartbeatWriteSQL(table), heartbeatReadSQL(table)} {
+	for _, s := range []string{roleSQL, heartbeatCreateSQL(table), heartbeatInsertSQL(table), heartbeatWriteSQL(table), heartbeatReadSQL(table), heartbeatListSQL} {
 		b.WriteString(s)
 		b.WriteString(";\n")
 	}
@@ -60,6 +60,9 @@ func TestReplicaRoleAndHeartbeat(t *testing.T) {
 	}
 	if n := count(t, admin, "SELECT count(*) FROM dbprobe_tables WHERE table_name = $1", name); n != 1 {
 		t.Fatalf("the heartbeat table is recorded %d times in dbprobe_tables, want 1", n)
+	}
+	if names, err := p.HeartbeatTables(ctx, "dbprobe_heartbeat_"); err != nil || len(names) != 1 || names[0] != name {
+		t.Fatalf("HeartbeatTables: %v, %v; want [%s]", names, err, name)
 	}
 	if err := p.WriteHeartbeat(ctx, name, 42); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
-var fastOptions = Options{Interval: 20 * time.Millisecond, Poll: 2 * time.Millisecond}
+var fastOptions = Options{Interval: 20 * time.Millisecond, Poll: 2 * time.Millisecond, FinePoll: time.Millisecond, FineFor: 5 * time.Millisecond}
 
 func pair() (*fakeServer, *fakeDB, *fakeDB) {
 	s := newFakeServer()

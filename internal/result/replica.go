@@ -36,16 +36,19 @@ type ReplicaSummary struct {
 }
 
 // ReplicaLag is the replica's lag as a heartbeat measured it: a row the
-// primary rewrote every Interval, looked for on the replica every Poll. A
+// primary rewrote every Interval, looked for on the replica every Poll,
+// and every FinePoll for FineFor after a write was acknowledged. A
 // heartbeat's lag is the time from the primary acknowledging its write to
-// the first look that found it on the replica (0 when the first look
-// after the acknowledgement did), so it is exact to within Poll.
+// the first look that found it on the replica, so it is exact to within
+// FinePoll while it is under FineFor, and to within Poll above.
 type ReplicaLag struct {
 	// Table is the heartbeat table dbprobe created, and dropped after.
 	Table      string    `json:"table"`
 	Start      time.Time `json:"start"`
 	IntervalMS float64   `json:"interval_ms"`
 	PollMS     float64   `json:"poll_ms"`
+	FinePollMS float64   `json:"fine_poll_ms"`
+	FineForMS  float64   `json:"fine_for_ms"`
 	// Written heartbeats were acknowledged by the primary; Seen of them
 	// were found on the replica before the end; the rest count with the
 	// time they had waited at the end, a lower bound of their lag.
@@ -98,16 +101,17 @@ func writeReplicaNotes(bw *bufio.Writer, r *ReplicaSummary) {
 	if r.ReadsChecked > 0 {
 		share = fmt.Sprintf(" (%.2f%% of checked reads)", 100*float64(r.StaleReads)/float64(r.ReadsChecked))
 	}
-	fmt.Fprintf(bw, "# replica: reads and scans went to %s; %d of %d reads were of a key this run had updated, %d of them stale%s\n",
+	fmt.Fprintf(bw, "# replica: reads and scans went to %s; %d of %d reads were of a key whose update or insert by this run the primary had acknowledged before the read, %d of them stale%s\n",
 		oneLine(r.Target), r.ReadsChecked, r.Reads, r.StaleReads, share)
 	l := &r.Lag
-	fmt.Fprintf(bw, "# replica lag: heartbeat %s written every %s and looked for every %s: %d written, %d seen; max %s ms, p99 %s ms\n",
-		oneLine(l.Table), shortDuration(msDuration(l.IntervalMS)), shortDuration(msDuration(l.PollMS)), l.Written, l.Seen, msText(l.MaxMS), msText(l.P99MS))
+	fmt.Fprintf(bw, "# replica lag: heartbeat %s written every %s and looked for every %s (every %s for the first %s): %d written, %d seen; max %s ms, p99 %s ms\n",
+		oneLine(l.Table), shortDuration(msDuration(l.IntervalMS)), shortDuration(msDuration(l.PollMS)),
+		shortDuration(msDuration(l.FinePollMS)), shortDuration(msDuration(l.FineForMS)), l.Written, l.Seen, msText(l.MaxMS), msText(l.P99MS))
 	if l.Written > l.Seen {
 		fmt.Fprintf(bw, "# replica lag: %d heartbeats were not on the replica by the end; their lag counts as the time they had waited, a lower bound\n", l.Written-l.Seen)
 	}
 	if l.Errors > 0 {
-		fmt.Fprintf(bw, "# replica lag: %d heartbeat writes or reads failed\n", l.Errors)
+		fmt.Fprintf(bw, "# replica lag: heartbeat writes or reads that failed: %d\n", l.Errors)
 	}
 	fmt.Fprintf(bw, "# replica: %d keys' versions remembered, about %s of memory\n", r.KeysTracked, byteText(r.TrackedBytes))
 }

@@ -230,8 +230,8 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 	return []string{
 		fmt.Sprintf("reads and scans go to the replica %s; updates, inserts and read-modify-writes to --db", r.target.Redacted()),
 		fmt.Sprintf("updates and inserts write a %d-byte version stamp at the start of each field they set; a read of the replica older than an acknowledged update counts as stale", replica.StampLen),
-		fmt.Sprintf("replica lag: heartbeat table %s on --db, written every %s and looked for on the replica every %s; dropped at the end",
-			name, replica.DefaultOptions.Interval, replica.DefaultOptions.Poll),
+		fmt.Sprintf("replica lag: heartbeat table %s on --db, written every %s and looked for on the replica every %s (every %s for %s after each write); dropped at the end",
+			name, replica.DefaultOptions.Interval, replica.DefaultOptions.Poll, replica.DefaultOptions.FinePoll, replica.DefaultOptions.FineFor),
 		"the monitor samples --db only",
 	}, nil
 }

@@ -2,12 +2,14 @@ package cli_test
 
 import (
 	"context"
+	"database/sql"
 	"net/url"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	_ "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -197,4 +199,65 @@ func TestReadDBRefusals(t *testing.T) {
 	if _, _, err := run(t, "run", "--db", primary, "--read-db", replica, "-p", "fieldlength=8", "-q"); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "at least 21 bytes") {
 		t.Fatalf("--read-db with 8-byte fields: %v", err)
 	}
+}
+
+// On a MariaDB replica (scripts/with-mariadb-replica): a run with the
+// replica applying, and one with its SQL thread stopped, and the
+// refusals.
+func TestReadDBMariaDB(t *testing.T) {
+	if os.Getenv(testdb.MySQLReplicaURLEnv) == "" {
+		t.Skip(testdb.MySQLReplicaURLEnv + " is not set: run this test with scripts/with-mariadb-replica")
+	}
+	primary := testdb.FreshMySQLDatabase(t)
+	replica := testdb.MySQLReplicaOf(t, primary)
+	admin, err := sql.Open("mysql", mysqlDSN(t, replica))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("START SLAVE SQL_THREAD")
+		admin.Close()
+	})
+	work := []string{"-p", "recordcount=2000", "--threads", "4"}
+	for _, table := range []string{"applying", "stopped"} {
+		if _, stderr, err := run(t, append([]string{"load", "--db", primary, "-q", "-p", "table=" + table}, work...)...); err != nil {
+			t.Fatalf("load: %v\n%s", err, stderr)
+		}
+	}
+	runArgs := append(work, "-p", "operationcount=0", "--duration", "4s")
+	applying := replicaRun(t, primary, replica, append(runArgs, "-p", "table=applying")...)
+	if _, err := admin.Exec("STOP SLAVE SQL_THREAD"); err != nil {
+		t.Fatal(err)
+	}
+	stopped := replicaRun(t, primary, replica, append(runArgs, "-p", "table=stopped")...)
+	if _, err := admin.Exec("START SLAVE SQL_THREAD"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("applying: %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms",
+		applying.StaleReads, applying.ReadsChecked, applying.Lag.Seen, applying.Lag.Written, applying.Lag.MaxMS)
+	t.Logf("stopped:  %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms",
+		stopped.StaleReads, stopped.ReadsChecked, stopped.Lag.Seen, stopped.Lag.Written, stopped.Lag.MaxMS)
+	if stopped.ReadsChecked == 0 || stopped.StaleReads != stopped.ReadsChecked || stopped.Lag.Seen != 0 || applying.Lag.Written == 0 {
+		t.Errorf("stopped: %+v; applying: %+v", stopped, applying)
+	}
+	for _, c := range []struct{ db, readDB, want string }{
+		{primary, primary, "is the primary itself"},
+		{replica, primary, "is itself a replica (replicating from"},
+	} {
+		_, _, err := run(t, "run", "--db", c.db, "--read-db", c.readDB, "-p", "table=applying", "-q")
+		if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want bad input with %q", err, c.want)
+		}
+	}
+}
+
+// mysqlDSN turns a mysql:// URL into go-sql-driver's DSN.
+func mysqlDSN(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	return u.User.Username() + ":" + pw + "@tcp(" + u.Host + ")" + u.Path
 }

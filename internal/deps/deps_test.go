@@ -24,7 +24,9 @@ var forbidden = map[string][]string{
 	// and knows nothing of the command line.
 	"github.com/dbprobe/dbprobe/internal/experiment": {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/workload", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
 	"github.com/dbprobe/dbprobe/internal/monitor":    {"github.com/dbprobe/dbprobe/internal/driver/", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/report", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/config", "github.com/dbprobe/dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
-	"github.com/dbprobe/dbprobe/internal/driver":     {"github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/measure", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/workload"},
+	// Reads from a replica name no database: the SQL is the drivers'.
+	"github.com/dbprobe/dbprobe/internal/replica": {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
+	"github.com/dbprobe/dbprobe/internal/driver":  {"github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/measure", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/workload"},
 }
 
 // allowed are dependencies a forbidden prefix would otherwise catch.

@@ -58,6 +58,11 @@ type Heartbeat struct {
 	// lag is each second's longest lag.
 	lag    []time.Duration
 	errors int64
+
+	// waited is how long StartHeartbeat waited for the replica to catch
+	// up, and applied whether it did.
+	waited  time.Duration
+	applied bool
 }
 
 // Options are a heartbeat's intervals.
@@ -68,6 +73,11 @@ type Options struct {
 	// exact to within it. For FineFor after a heartbeat is acknowledged,
 	// until the replica shows it, it is looked at every FinePoll.
 	Poll, FinePoll, FineFor time.Duration
+	// CatchUp, when above 0, makes StartHeartbeat wait, up to that long,
+	// for the replica to show the new heartbeat table before it starts:
+	// the table is created after everything written before, so a replica
+	// that shows it has applied a load just done.
+	CatchUp time.Duration
 }
 
 // DefaultOptions writes a heartbeat every second and looks for it every
@@ -82,13 +92,45 @@ func StartHeartbeat(ctx context.Context, primary, replica driver.Replicated, nam
 	if err := primary.CreateHeartbeat(ctx, name); err != nil {
 		return nil, fmt.Errorf("creating the heartbeat table %s: %w", name, err)
 	}
-	h := &Heartbeat{primary: primary, replica: replica, name: name, o: o, start: time.Now()}
+	h := &Heartbeat{primary: primary, replica: replica, name: name, o: o}
+	if o.CatchUp > 0 {
+		if err := h.catchUp(ctx); err != nil {
+			return h, err
+		}
+	}
+	h.start = time.Now()
 	ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	h.done.Add(2)
 	go h.write(ctx)
 	go h.look(ctx)
 	return h, nil
 }
+
+// catchUp waits for the replica to show the heartbeat table, up to
+// o.CatchUp; ctx ending ends the wait with its error.
+func (h *Heartbeat) catchUp(ctx context.Context) error {
+	began := time.Now()
+	for {
+		_, found, err := h.replica.ReadHeartbeat(ctx, h.name)
+		if err == nil && found {
+			h.waited, h.applied = time.Since(began), true
+			return nil
+		}
+		if time.Since(began) >= h.o.CatchUp {
+			h.waited = time.Since(began)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("stopped while waiting for the replica to apply the load: %w", ctx.Err())
+		case <-time.After(h.o.Poll):
+		}
+	}
+}
+
+// CaughtUp says how long StartHeartbeat waited for the replica
+// (Options.CatchUp) and whether the replica showed the table by then.
+func (h *Heartbeat) CaughtUp() (waited time.Duration, applied bool) { return h.waited, h.applied }
 
 // Start is when the heartbeat began: its seconds count from it.
 func (h *Heartbeat) Start() time.Time { return h.start }
@@ -181,6 +223,9 @@ func (h *Heartbeat) observe(seq int64, now time.Time) {
 // heartbeats the replica had not shown counted with the time they had
 // waited.
 func (h *Heartbeat) Stop() (result.ReplicaLag, []time.Duration) {
+	if h.cancel == nil {
+		return result.ReplicaLag{Table: h.name}, nil
+	}
 	h.cancel()
 	h.done.Wait()
 	end := time.Now()

@@ -90,3 +90,39 @@ func TestRank(t *testing.T) {
 		}
 	}
 }
+
+// With CatchUp, the heartbeat waits for the replica to show its table;
+// a replica that never does is waited for up to the limit.
+func TestHeartbeatCatchUp(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		s, p, r := pair()
+		s.paused = paused
+		o := fastOptions
+		o.CatchUp = 50 * time.Millisecond
+		e, _ := NewEpoch(time.Now())
+		h, err := StartHeartbeat(context.Background(), p, r, HeartbeatName(e), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited, applied := h.CaughtUp()
+		h.Stop()
+		if applied == paused || paused && waited < o.CatchUp {
+			t.Errorf("paused=%v: waited %v, applied %v", paused, waited, applied)
+		}
+	}
+	// Stopped while waiting: the error says so, and the table can go.
+	s, p, r := pair()
+	s.paused = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := fastOptions
+	o.CatchUp = time.Hour
+	h, err := StartHeartbeat(ctx, p, r, "dbprobe_heartbeat_x", o)
+	if err == nil || h == nil {
+		t.Fatalf("StartHeartbeat with a cancelled wait: %v, %v", h, err)
+	}
+	if err := h.Drop(context.Background()); err != nil || len(s.dropped) != 1 {
+		t.Fatalf("Drop after a cancelled wait: %v, dropped %v", err, s.dropped)
+	}
+	h.Stop()
+}

@@ -210,8 +210,22 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 		return nil, experiment.Scrubbed(j.target.Target, err)
 	}
 	name := replica.HeartbeatName(epoch)
-	hb, err := replica.StartHeartbeat(ctx, r.pair.Primary, r.pair.Replica, name, replica.DefaultOptions)
+	o := replica.DefaultOptions
+	if j.loads {
+		// The load just done may not be on the replica yet: its reads
+		// would find no rows, which no version judges.
+		o.CatchUp = catchUpLimit
+	}
+	hb, err := replica.StartHeartbeat(ctx, r.pair.Primary, r.pair.Replica, name, o)
 	if err != nil {
+		if hb != nil {
+			// Created, then stopped while waiting: the table goes now.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if derr := hb.Drop(dctx); derr != nil {
+				fmt.Fprintf(j.c.Stderr, "dbprobe: %v; drop it yourself\n", experiment.Scrubbed(j.target.Target, derr))
+			}
+		}
 		return nil, experiment.Scrubbed(j.target.Target, err)
 	}
 	r.hb = hb
@@ -227,14 +241,24 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 	tracker := replica.NewTracker(epoch, j.cfg.Workload.FieldCount, hb.Start())
 	tracker.Settle(live)
 	r.reads = &Reads{DB: r.db, Tracker: tracker}
-	return []string{
+	var notes []string
+	if waited, applied := hb.CaughtUp(); j.loads && applied {
+		notes = append(notes, fmt.Sprintf("the replica applied the load %s after it ended; the run started then", experiment.SecondsText(waited)))
+	} else if j.loads {
+		notes = append(notes, fmt.Sprintf("the replica had not applied the load %s after it ended; the run started anyway, and its reads of rows not there yet fail NOT_FOUND", experiment.SecondsText(waited)))
+	}
+	return append(notes,
 		fmt.Sprintf("reads and scans go to the replica %s; updates, inserts and read-modify-writes to --db", r.target.Redacted()),
 		fmt.Sprintf("updates and inserts write a %d-byte version stamp at the start of each field they set; a read of the replica older than an acknowledged update counts as stale", replica.StampLen),
 		fmt.Sprintf("replica lag: heartbeat table %s on --db, written every %s and looked for on the replica every %s (every %s for %s after each write); dropped at the end",
 			name, replica.DefaultOptions.Interval, replica.DefaultOptions.Poll, replica.DefaultOptions.FinePoll, replica.DefaultOptions.FineFor),
 		"the monitor samples --db only",
-	}, nil
+	), nil
 }
+
+// catchUpLimit bounds the wait, after a load in the same command, for the
+// replica to apply it before the run starts.
+const catchUpLimit = 5 * time.Minute
 
 // endReplica stops the heartbeat, drops its table and returns what the
 // phase measured; nil without a replica.

@@ -18,6 +18,7 @@
 // replaced: stale. Updates that overlapped on a key are never used to
 // judge, so they can hide a stale read but never invent one.
 //
-// Memory: the tracker keeps only keys updated or inserted during the run,
-// in sharded maps; KeysTracked and TrackedBytes report what that took.
+// Memory: the tracker keeps only keys whose write of the run was
+// acknowledged, in sharded maps, 38 bytes each (bytesPerKey);
+// KeysTracked and TrackedBytes report what that took.
 package replica

@@ -25,9 +25,12 @@ const allFields = ^uint64(0)
 type Tracker struct {
 	epoch  Epoch
 	fields int
-	start  time.Time
-	next   atomic.Uint64
-	shards [numShards]shard
+	// partial says reads may read some fields only, so each key's mask
+	// is kept.
+	partial bool
+	start   time.Time
+	next    atomic.Uint64
+	shards  [numShards]shard
 
 	// live are the other runs whose heartbeat tables were there when
 	// this one began (Settle); read-only once the workers start.
@@ -62,30 +65,36 @@ func (t *Tracker) settled(e Epoch) bool {
 	return t.live != nil && !t.live[e] && e.Start().Before(t.epoch.Start().Add(-settledMargin))
 }
 
+// shard holds what the tracker remembers of some keys, in maps of their
+// own so that a key costs only what it needs: a version, a mask only when
+// reads may read some fields, and an in-flight count only while a write
+// of it is in flight.
 type shard struct {
-	mu   sync.Mutex
-	keys map[int64]keyState
+	mu sync.Mutex
+	// acked is each key's highest clean version acknowledged.
+	acked map[int64]uint64
+	// masks are the fields that version wrote (bit i for field i), or
+	// allFields; nil unless the tracker is partial.
+	masks map[int64]uint64
+	// inflight counts the key's writes sent and not yet answered, for
+	// the keys with any.
+	inflight map[int64]uint32
 	// pad keeps two shards' locks off one cache line.
-	_ [40]byte
-}
-
-// keyState is what the tracker remembers of one key.
-type keyState struct {
-	// acked is the highest clean version acknowledged, 0 for none.
-	acked uint64
-	// mask is the fields that version wrote (bit i for field i), or
-	// allFields.
-	mask uint64
-	// inflight counts the key's updates sent and not yet answered.
-	inflight uint32
+	_ [32]byte
 }
 
 // NewTracker returns a tracker for a table of fields fields, whose
-// seconds count from start.
-func NewTracker(e Epoch, fields int, start time.Time) *Tracker {
-	t := &Tracker{epoch: e, fields: fields, start: start}
+// seconds count from start; partial says reads may read some fields only
+// (readallfields=false), which makes the tracker keep the fields each
+// version wrote.
+func NewTracker(e Epoch, fields int, partial bool, start time.Time) *Tracker {
+	t := &Tracker{epoch: e, fields: fields, partial: partial, start: start}
 	for i := range t.shards {
-		t.shards[i].keys = map[int64]keyState{}
+		sh := &t.shards[i]
+		sh.acked, sh.inflight = map[int64]uint64{}, map[int64]uint32{}
+		if partial {
+			sh.masks = map[int64]uint64{}
+		}
 	}
 	return t
 }
@@ -154,11 +163,10 @@ func (t *Tracker) NewWorker() *Worker {
 func (w *Worker) BeginWrite(key int64, fields []int, values [][]byte) [][]byte {
 	sh := w.t.shard(key)
 	sh.mu.Lock()
-	st := sh.keys[key]
 	v := w.t.next.Add(1)
-	w.clean = st.inflight == 0
-	st.inflight++
-	sh.keys[key] = st
+	n := sh.inflight[key]
+	w.clean = n == 0
+	sh.inflight[key] = n + 1
 	sh.mu.Unlock()
 	w.key, w.version, w.mask = key, v, w.t.maskOf(fields)
 	out := w.values[:len(values)]
@@ -174,12 +182,17 @@ func (w *Worker) BeginWrite(key int64, fields []int, values [][]byte) [][]byte {
 func (w *Worker) EndWrite(acked bool) {
 	sh := w.t.shard(w.key)
 	sh.mu.Lock()
-	st := sh.keys[w.key]
-	st.inflight--
-	if acked && w.clean && w.version > st.acked {
-		st.acked, st.mask = w.version, w.mask
+	if n := sh.inflight[w.key] - 1; n == 0 {
+		delete(sh.inflight, w.key)
+	} else {
+		sh.inflight[w.key] = n
 	}
-	sh.keys[w.key] = st
+	if acked && w.clean && w.version > sh.acked[w.key] {
+		sh.acked[w.key] = w.version
+		if sh.masks != nil {
+			sh.masks[w.key] = w.mask
+		}
+	}
 	sh.mu.Unlock()
 }
 
@@ -188,12 +201,12 @@ func (w *Worker) EndWrite(acked bool) {
 func (w *Worker) BeginRead(key int64) {
 	sh := w.t.shard(key)
 	sh.mu.Lock()
-	st, ok := sh.keys[key]
-	sh.mu.Unlock()
-	w.want, w.wantMask = 0, 0
-	if ok {
-		w.want, w.wantMask = st.acked, st.mask
+	// Without masks every read reads every field, and judges them all.
+	w.want, w.wantMask = sh.acked[key], allFields
+	if sh.masks != nil {
+		w.wantMask = sh.masks[key]
 	}
+	sh.mu.Unlock()
 }
 
 // EndRead judges a read that BeginRead began: fields are the fields read
@@ -314,15 +327,22 @@ func (t *Tracker) Counts() Counts {
 	for i := range t.shards {
 		sh := &t.shards[i]
 		sh.mu.Lock()
-		c.Keys += int64(len(sh.keys))
+		c.Keys += int64(len(sh.acked))
 		sh.mu.Unlock()
 	}
 	c.Bytes = c.Keys * bytesPerKey
+	if t.partial {
+		c.Bytes = c.Keys * partialBytesPerKey
+	}
 	return c
 }
 
-// bytesPerKey is what one remembered key costs in a Go map of keyState,
-// the map's own overhead at its usual load included: 84 bytes as
-// BenchmarkTrackerMemory measured it (Go 1.26, a million keys), so ten
-// million keys updated in a run take about 800 MB.
-const bytesPerKey = 84
+// bytesPerKey is what one remembered key costs in the maps, their own
+// overhead at their usual load included, as BenchmarkTrackerMemory
+// measured it (Go 1.26, a million keys): 38 bytes with reads of every
+// field (every core workload), so ten million keys written in one run
+// take about 380 MB; 76 with the masks partial reads need.
+const (
+	bytesPerKey        = 38
+	partialBytesPerKey = 76
+)

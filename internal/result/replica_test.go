@@ -12,7 +12,7 @@ func replicaSummary() Summary {
 		Phase: "run", RunTime: 10 * time.Second, Ops: 1000, Throughput: 100,
 		Replica: &ReplicaSummary{
 			Target: "postgres://u:xxxxx@127.0.0.1:5433/bench", Reads: 500, ReadsChecked: 200, StaleReads: 50, StaleMissing: 3,
-			KeysTracked: 1234, TrackedBytes: 1234 * 84,
+			KeysTracked: 1234, TrackedBytes: 1234 * 38,
 			Lag: ReplicaLag{
 				Table: "dbprobe_heartbeat_0zsiqvh728", Start: time.Date(2026, 11, 27, 19, 0, 0, 0, time.UTC),
 				IntervalMS: 1000, PollMS: 10, FinePollMS: 1, FineForMS: 20,

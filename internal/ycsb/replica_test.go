@@ -29,7 +29,7 @@ func TestReadsGoToTheReplica(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tracker := replica.NewTracker(epoch, spec.FieldCount, time.Now())
+	tracker := replica.NewTracker(epoch, spec.FieldCount, !spec.ReadAllFields, time.Now())
 	reads := &Reads{DB: frozen, Tracker: tracker}
 	out, err := ExecuteReads(ctx, primary, reads, testTable, spec, runner.Options{Phase: runner.Run, Threads: 4, Seed: 2})
 	if err != nil {

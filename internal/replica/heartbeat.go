@@ -47,6 +47,9 @@ type Heartbeat struct {
 	start            time.Time
 	cancel           context.CancelFunc
 	done             sync.WaitGroup
+	// acks wakes the looks when a heartbeat is acknowledged, so that the
+	// first look for it comes at once rather than after a poll's wait.
+	acks chan struct{}
 
 	mu sync.Mutex
 	// acked[k-1] is when the primary acknowledged heartbeat k.
@@ -92,7 +95,7 @@ func StartHeartbeat(ctx context.Context, primary, replica driver.Replicated, nam
 	if err := primary.CreateHeartbeat(ctx, name); err != nil {
 		return nil, fmt.Errorf("creating the heartbeat table %s: %w", name, err)
 	}
-	h := &Heartbeat{primary: primary, replica: replica, name: name, o: o}
+	h := &Heartbeat{primary: primary, replica: replica, name: name, o: o, acks: make(chan struct{}, 1)}
 	if o.CatchUp > 0 {
 		if err := h.catchUp(ctx); err != nil {
 			return h, err
@@ -155,6 +158,12 @@ func (h *Heartbeat) write(ctx context.Context) {
 			h.acked = append(h.acked, now)
 		}
 		h.mu.Unlock()
+		if err == nil {
+			select {
+			case h.acks <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -163,8 +172,9 @@ func (h *Heartbeat) write(ctx context.Context) {
 	}
 }
 
-// look reads the replica's heartbeat every poll, or every fine poll
-// just after a heartbeat the replica does not show yet was acknowledged.
+// look reads the replica's heartbeat every poll, at once when a
+// heartbeat is acknowledged, and every fine poll after that until the
+// replica shows it (for FineFor).
 func (h *Heartbeat) look(ctx context.Context) {
 	defer h.done.Done()
 	timer := time.NewTimer(0)
@@ -190,12 +200,15 @@ func (h *Heartbeat) look(ctx context.Context) {
 			wait = h.o.FinePoll
 		}
 		h.mu.Unlock()
-		// The wait runs from the look's start, as a ticker's would.
-		timer.Reset(max(wait-time.Since(now), 0))
+		timer.Reset(wait)
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
+		case <-h.acks:
+			// Go 1.23 on, a stopped timer delivers nothing stale after
+			// Reset; before, a stale tick would only bring a look early.
+			timer.Stop()
 		}
 	}
 }

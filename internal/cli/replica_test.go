@@ -52,8 +52,7 @@ func replicaRun(t *testing.T, primary, replica string, args ...string) *result.R
 // healthy one sees the heartbeats, and far fewer stale reads (an
 // asynchronous standby may show some).
 func TestReadDBPostgresHealthyAndPaused(t *testing.T) {
-	primary := testdb.FreshPostgresDatabase(t)
-	replica := testdb.PostgresReplicaOf(t, primary)
+	primary, replica := testdb.PostgresReplicaPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	admin, err := pgx.Connect(ctx, replica)
@@ -153,8 +152,7 @@ func waitReplayed(ctx context.Context, t *testing.T, primary string, standby *pg
 // --read-db that is the primary itself, or not a replica: one line of bad
 // input, and nothing written to either database.
 func TestReadDBRefusals(t *testing.T) {
-	primary := testdb.FreshPostgresDatabase(t)
-	replica := testdb.PostgresReplicaOf(t, primary)
+	primary, replica := testdb.PostgresReplicaPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	tables := func() int {

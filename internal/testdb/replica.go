@@ -2,6 +2,8 @@ package testdb
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"net/url"
 	"os"
 	"strings"
@@ -11,38 +13,57 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// PostgresReplicaURLEnv names the variable scripts/test and
-// scripts/with-replica set to the URL of a streaming standby of the
-// throwaway PostgreSQL.
-const PostgresReplicaURLEnv = "DBPROBE_POSTGRES_REPLICA_URL"
+// PostgresReplicaURLEnv and PostgresReplicaPrimaryURLEnv name the
+// variables scripts/test and scripts/with-replica set to the URLs of a
+// throwaway PostgreSQL pair: a standby, and the primary it streams from,
+// which is not the server of PostgresURLEnv (see scripts/lib/pgstandby.sh).
+const (
+	PostgresReplicaURLEnv        = "DBPROBE_POSTGRES_REPLICA_URL"
+	PostgresReplicaPrimaryURLEnv = "DBPROBE_POSTGRES_REPLICA_PRIMARY_URL"
+)
 
-// PostgresReplicaOf returns the URL of database primaryURL names (one of
-// FreshPostgresDatabase's) on the standby, once the standby has replayed
-// its creation. Without a standby the test is skipped, or fails under
-// CI=true.
-func PostgresReplicaOf(t testing.TB, primaryURL string) string {
+// PostgresReplicaPair creates an empty database on the pair's primary,
+// dropped when the test ends, and returns its URL there and on the
+// standby, once the standby has replayed its creation. Without the pair
+// the test is skipped, or fails under CI=true.
+func PostgresReplicaPair(t testing.TB) (primaryURL, replicaURL string) {
 	t.Helper()
-	base := strings.TrimSpace(os.Getenv(PostgresReplicaURLEnv))
-	if base == "" {
-		Unavailable(t, PostgresReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-replica, which start a throwaway PostgreSQL and a standby of it")
+	base := strings.TrimSpace(os.Getenv(PostgresReplicaPrimaryURLEnv))
+	rbase := strings.TrimSpace(os.Getenv(PostgresReplicaURLEnv))
+	if base == "" || rbase == "" {
+		Unavailable(t, PostgresReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-replica, which start a throwaway PostgreSQL primary and a standby of it")
 	}
-	ru, err := url.Parse(base)
+	pu, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s is not a URL: %v", PostgresReplicaPrimaryURLEnv, redactedError(err))
+	}
+	ru, err := url.Parse(rbase)
 	if err != nil {
 		t.Fatalf("%s is not a URL: %v", PostgresReplicaURLEnv, redactedError(err))
 	}
-	pu, err := url.Parse(primaryURL)
-	if err != nil {
-		t.Fatalf("not a URL: %v", redactedError(err))
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		t.Fatal(err)
 	}
-	ru.Path = pu.Path
-	u := ru.String()
+	name := "dbprobe_test_" + hex.EncodeToString(rnd[:])
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect to the replica pair's primary: %v", redactedError(err))
+	}
+	defer admin.Close(ctx)
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	t.Cleanup(func() { dropDatabase(t, base, name) })
+	pu.Path, ru.Path = "/"+name, "/"+name
+	replicaURL = ru.String()
 	for {
-		c, err := pgx.Connect(ctx, u)
+		c, err := pgx.Connect(ctx, replicaURL)
 		if err == nil {
 			c.Close(ctx)
-			return u
+			return pu.String(), replicaURL
 		}
 		select {
 		case <-ctx.Done():

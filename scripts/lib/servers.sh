@@ -1,7 +1,8 @@
 # scripts/lib/servers.sh — sourced by scripts/test and scripts/with-databases:
 # starts every throwaway database server whose binaries are installed
-# (PostgreSQL and a streaming standby of it, MariaDB, Redis), each on
-# 127.0.0.1 with its own data directory, and stops them all when the calling script exits. A server that
+# (PostgreSQL; a second PostgreSQL with a streaming standby of it, for the
+# replica tests; MariaDB; Redis), each on 127.0.0.1 with its own data
+# directory, and stops them all when the calling script exits. A server that
 # is missing or does not start is reported; its integration tests then skip,
 # or fail under CI=true.
 

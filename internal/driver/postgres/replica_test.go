@@ -28,8 +28,7 @@ var _ driver.Replicated = (*DB)(nil)
 // scripts/test): the roles, and a heartbeat written on one and read on
 // the other, created and dropped as dbprobe's.
 func TestReplicaRoleAndHeartbeat(t *testing.T) {
-	primaryURL := testdb.FreshPostgresDatabase(t)
-	replicaURL := testdb.PostgresReplicaOf(t, primaryURL)
+	primaryURL, replicaURL := testdb.PostgresReplicaPair(t)
 	p, admin := capDBAt(t, primaryURL)
 	r, _ := capDBAt(t, replicaURL)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -54,6 +54,7 @@ type options struct {
 	noCopy       bool
 	keepDB       bool
 	shardOptions
+	readDB string
 
 	tableType        string
 	durability       string
@@ -167,6 +168,7 @@ func addRunFlags(cmd *cobra.Command, o *options) {
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
 	setGroup(cmd.Flags(), groupWorkload, "operations")
 	setGroup(cmd.Flags(), groupShape, "warmup")
+	addReadDBFlag(cmd, o)
 }
 
 func addLoadFlags(cmd *cobra.Command, o *options) {

@@ -53,10 +53,11 @@ func execute(cmd *cobra.Command, o *options, phases []runner.Phase) error {
 		CommandLine:  commandLine(cmd),
 		// --db is the header's target; -p, -P and --workload are in the
 		// properties' sources.
-		Flags:   flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload", "shard", "shards-file"),
+		Flags:   flagSettings(cmd.Flags(), propertyFlags, "db", "property", "properties", "workload", "shard", "shards-file", "read-db"),
 		Stdout:  con.Stdout,
 		Stderr:  con.Stderr,
 		Clients: several,
+		ReadDB:  o.readDB,
 	})
 }
 
@@ -132,7 +133,7 @@ func redactCommand(args []string, flags *pflag.FlagSet) string {
 // redactFlagValue hides the secret in the value of the flag named name.
 func redactFlagValue(name, value string) string {
 	switch name {
-	case "db":
+	case "db", "read-db":
 		return driver.RedactURL(value)
 	case "property":
 		return config.RedactAssignment(value)

@@ -26,6 +26,8 @@ var forbidden = map[string][]string{
 	// The shard layer spreads a table over databases it never names.
 	"github.com/dbprobe/dbprobe/internal/shard":   {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/experiment", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
 	"github.com/dbprobe/dbprobe/internal/monitor": {"github.com/dbprobe/dbprobe/internal/driver/", "github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/report", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/config", "github.com/dbprobe/dbprobe/internal/workload", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/"},
+	// Reads from a replica name no database: the SQL is the drivers'.
+	"github.com/dbprobe/dbprobe/internal/replica": {"github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/ycsb", "github.com/dbprobe/dbprobe/internal/driver/", "github.com/jackc/", "github.com/mattn/", "modernc.org/", "github.com/go-sql-driver/", "github.com/microsoft/", "github.com/redis/", "github.com/spf13/"},
 	"github.com/dbprobe/dbprobe/internal/driver":  {"github.com/dbprobe/dbprobe/internal/runner", "github.com/dbprobe/dbprobe/internal/measure", "github.com/dbprobe/dbprobe/internal/result", "github.com/dbprobe/dbprobe/internal/cli", "github.com/dbprobe/dbprobe/internal/workload"},
 }
 

@@ -14,6 +14,11 @@
 // refuse with one line; the conformance suite (drivertest) holds each
 // driver's description against its interfaces.
 //
+// Replicated (replica.go), found the same way, says what role a server
+// plays in replication and keeps a heartbeat table for --read-db; it is
+// not among the described capabilities, as a DB has it or not by its
+// driver alone.
+//
 // A Monitor's samples carry each database's counters under its own names
 // and the standard ones every experiment reads (CounterLogBytes and the
 // others, counters.go).

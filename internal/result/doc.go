@@ -42,7 +42,11 @@
 //     (the name, the code's meaning in the database's words, is added
 //     when the driver knows it, after the code, so that a key matched by
 //     its code's prefix still matches; results written before have the
-//     code alone).
+//     code alone). A run with reads sent to a replica (--read-db) adds
+//     "replica" to its summary (ReplicaSummary: reads, reads_checked,
+//     stale_reads, stale_missing, keys_tracked, tracked_bytes, "lag" with
+//     the heartbeat's figures in milliseconds, and "seconds", each
+//     second's lag_ms, checked and stale).
 //   - "durability" (dbprobe durability): the header's settings are the
 //     check's (database, durability, cycles, writers, crash-after, seed)
 //     and its database is the one the check started; a "cycle" record per

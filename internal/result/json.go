@@ -161,6 +161,7 @@ func (w *Writer) Summary(s Summary) error {
 		Stress:       s.Stress,
 		Storage:      s.Storage,
 		Merge:        s.Merge,
+		Replica:      s.Replica,
 	}, true)
 }
 
@@ -283,6 +284,7 @@ type summaryRecord struct {
 	Stress       *StressSummary    `json:"stress,omitempty"`
 	Storage      *StorageSummary   `json:"storage,omitempty"`
 	Merge        *MergeSummary     `json:"merge,omitempty"`
+	Replica      *ReplicaSummary   `json:"replica,omitempty"`
 }
 
 type cycleRecord struct {

@@ -262,6 +262,7 @@ func (f *File) add(line []byte) error {
 			Stress:       rec.Stress,
 			Storage:      rec.Storage,
 			Merge:        rec.Merge,
+			Replica:      rec.Replica,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -105,6 +105,9 @@ func WriteText(w io.Writer, s Summary) error {
 	if s.Storage != nil {
 		writeStorageLines(bw, s.Storage)
 	}
+	if s.Replica != nil {
+		writeReplicaLines(bw, s.Replica)
+	}
 
 	for _, ser := range s.Series {
 		if ser.Overflow > 0 {
@@ -144,6 +147,9 @@ func WriteText(w io.Writer, s Summary) error {
 	}
 	if s.Storage != nil {
 		writeStorageNotes(bw, s.Storage)
+	}
+	if s.Replica != nil {
+		writeReplicaNotes(bw, s.Replica)
 	}
 	for _, n := range s.Notes {
 		bw.WriteString("# note: " + oneLine(n) + "\n")

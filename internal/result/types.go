@@ -171,6 +171,9 @@ type Summary struct {
 	// Merge says how the summary of a run of several clients was made
 	// from theirs (dbprobe merge); nil in a client's own result.
 	Merge *MergeSummary
+	// Replica holds what reads sent to a replica (--read-db) measured:
+	// stale reads and the replica's lag. Nil for every other run.
+	Replica *ReplicaSummary
 }
 
 // StressSummary is what a stress run reports beside its series.

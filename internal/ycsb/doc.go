@@ -14,4 +14,8 @@
 // failure more attempts cannot fix, a server that did not come back) ends
 // the command with one line saying why, what was done and what to do
 // (stop.go).
+//
+// With a replica (--read-db, replica.go) a run's reads and scans go to
+// it, on a second session per worker; writes stamp versions and reads are
+// judged by package replica, whose heartbeat measures the lag.
 package ycsb

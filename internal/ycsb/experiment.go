@@ -58,6 +58,9 @@ type Config struct {
 	// Clients is the command's place among the clients of a run of
 	// several; the zero value is a lone client.
 	Clients Clients
+	// ReadDB is --read-db: a replica of the target that the run's reads
+	// and scans go to (replica.go); "" for none.
+	ReadDB string
 }
 
 // ErrPhaseFailed marks a phase that ran but did not do what it was asked,
@@ -90,6 +93,8 @@ type job struct {
 	waited bool
 	// shards is set for a sharded job (--shard).
 	shards *shards
+	// rep is the replica reads go to (--read-db), when there is one.
+	rep replicaRun
 }
 
 // Run runs the phases in order. A first Ctrl-C or SIGTERM drains the
@@ -122,6 +127,10 @@ func run(c *Config, stops *experiment.Interrupts) (err error) {
 		return err
 	}
 	defer j.db.Close()
+	if err := j.connectReplica(ctx); err != nil {
+		return err
+	}
+	defer j.closeReplica()
 	experiment.RestoreAtAbandon(j.db, stops, c.Stderr)
 	j.dataDir = experiment.DataDirectory(ctx, j.db, j.target.Target)
 	if j.outs, err = experiment.OpenOutputs(ctx, c.Outputs, c.Stdout, c.Stderr, map[string]string{"driver": j.db.Info().Driver}, stops); err != nil {
@@ -248,6 +257,16 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	if ph == runner.Run {
+		replicaNotes, err := j.startReplica(ctx)
+		if err != nil {
+			return false, err
+		}
+		tableNotes = append(tableNotes, replicaNotes...)
+		// A phase that fails before its end still stops the heartbeat
+		// and drops its table; endReplica does nothing the second time.
+		defer j.endReplica(ctx)
+	}
 	mon, monitorNotes := experiment.StartMonitor(ctx, j.c.Monitor, j.db, j.target.Target, ph.String(), j.outs)
 	defer mon.Stop()
 	shardMons, shardMonNotes := j.startShardMonitors(ctx, ph.String())
@@ -290,13 +309,18 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
 	alignShardMonitors(&ropts, shardMons)
 
-	out, err := Execute(ctx, j.db, j.table, j.phaseSpec(ph), ropts)
+	out, err := ExecuteReads(ctx, j.db, j.rep.reads, j.table, j.phaseSpec(ph), ropts)
 	mon.EndMonitor(out)
 	shardNotes := j.shardNotes(shardMons)
+	replicaSum, rerr := j.endReplica(ctx)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
 	}
+	if rerr != nil {
+		return false, rerr
+	}
 	sum := experiment.Summary(ph.String(), out, cfg.Retries, mon)
+	sum.Replica = replicaSum
 	sum.Ending = j.ending(ph, out)
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout))
@@ -547,6 +571,9 @@ func (j *job) header(ph runner.Phase) result.Header {
 			continue
 		}
 		h.Settings = append(h.Settings, result.Setting{Key: s.Key, Value: s.Value, Source: s.Source})
+	}
+	if s, ok := j.replicaSetting(ph); ok {
+		h.Settings = append(h.Settings, s)
 	}
 	if ph == runner.Run && j.c.Warmup > 0 {
 		h.Notes = append(h.Notes, fmt.Sprintf("warm-up: the first %s of the run are excluded from the statistics", j.c.Warmup))

@@ -12,6 +12,12 @@ import (
 // Execute runs one phase of spec (opts.Phase: the load or the run) on db's
 // table, with the runner's options, and returns what it measured.
 func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *workload.Spec, opts runner.Options) (*runner.Outcome, error) {
+	return ExecuteReads(ctx, db, nil, table, spec, opts)
+}
+
+// ExecuteReads is Execute with a run's reads and scans sent to a replica
+// (nil: none).
+func ExecuteReads(ctx context.Context, db driver.DB, reads *Reads, table driver.Table, spec *workload.Spec, opts runner.Options) (*runner.Outcome, error) {
 	l := newLayout()
 	workers := make([]*session, opts.Threads)
 	plan := runner.Plan{Series: l.series, Cleanup: l.cleanup}
@@ -26,6 +32,7 @@ func Execute(ctx context.Context, db driver.DB, table driver.Table, spec *worklo
 		plan.Split, plan.Count = runner.PerWorker, spec.OperationCount
 		plan.Worker = func(i int) runner.Worker {
 			w := newTransactor(db, table, spec, l)
+			w.reads = newReadSession(reads)
 			workers[i] = &w.session
 			return w
 		}

@@ -34,12 +34,20 @@ type session struct {
 	spec   *workload.Spec
 	layout *layout
 	gen    *workload.Generator
+	// reads holds the replica session reads and scans go to (--read-db);
+	// nil without one.
+	reads *readSession
 }
 
-// Open opens the worker's driver session.
+// Open opens the worker's driver session, and its replica session when
+// reads go to a replica.
 func (s *session) Open(ctx context.Context) error {
 	sess, err := s.db.Session(ctx, s.table)
 	if err != nil {
+		return err
+	}
+	if err := s.reads.open(ctx, s.table); err != nil {
+		sess.Close()
 		return err
 	}
 	s.sess = sess
@@ -47,11 +55,15 @@ func (s *session) Open(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the worker's driver session.
+// Close closes the worker's driver sessions.
 func (s *session) Close() error {
 	sess := s.sess
 	s.sess = nil
-	return sess.Close()
+	err := sess.Close()
+	if rerr := s.reads.close(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // transactor is a run-phase worker: each step is one operation of the
@@ -79,26 +91,35 @@ func (w *transactor) Step(ctx context.Context, s *runner.Step) {
 	switch op.Kind {
 	case workload.Read:
 		vals := w.readValues(op.ReadFields)
+		w.reads.beginRead(op)
 		err := w.attempt(ctx, s, workload.Read, vals)
 		s.Finish(&ops[workload.Read], err, start, measure.Now(), intended)
+		w.reads.endRead(op, vals, err)
 		if err == nil && w.spec.DataIntegrity {
 			w.verify(s, op.Key, op.ReadFields, vals)
 		}
 	case workload.Update, workload.Scan:
+		w.reads.beginWrite(op)
 		err := w.attempt(ctx, s, op.Kind, nil)
 		s.Finish(&ops[op.Kind], err, start, measure.Now(), intended)
+		w.reads.endWrite(op, err)
 	case workload.Insert:
+		w.reads.beginWrite(op)
 		err := w.attempt(ctx, s, workload.Insert, nil)
 		s.Finish(&ops[workload.Insert], err, start, measure.Now(), intended)
+		w.reads.endWrite(op, err)
 		w.gen.Acknowledge(op.KeyNum)
 	case workload.ReadModifyWrite:
-		// The read and the write are two transactions, each retried on its own.
+		// The read and the write are two transactions, each retried on
+		// its own; with a replica both go to the primary (send).
 		vals := w.readValues(op.ReadFields)
 		readErr := w.attempt(ctx, s, workload.Read, vals)
 		mid := measure.Now()
 		s.Finish(&ops[workload.Read], readErr, start, mid, 0)
+		w.reads.beginWrite(op)
 		err := w.attempt(ctx, s, workload.Update, nil)
 		end := measure.Now()
+		w.reads.endWrite(op, err)
 		s.Finish(&ops[workload.Update], err, mid, end, 0)
 		if err == nil {
 			err = readErr
@@ -124,13 +145,13 @@ func (w *transactor) send(ctx context.Context, kind workload.Operation, vals [][
 	}
 	switch kind {
 	case workload.Read:
-		return w.sess.Read(ctx, op.Key, op.ReadFields, vals)
+		return w.reader().Read(ctx, op.Key, op.ReadFields, vals)
 	case workload.Update:
 		return w.sess.Update(ctx, op.Key, op.WriteFields, op.Values)
 	case workload.Insert:
 		return w.sess.Insert(ctx, op.Key, op.Values)
 	case workload.Scan:
-		_, err := w.sess.Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
+		_, err := w.reader().Scan(ctx, op.Key, op.ScanLength, op.ReadFields, nil)
 		return err
 	}
 	return fmt.Errorf("ycsb: operation %v has no single attempt", kind)

@@ -1,6 +1,7 @@
 # scripts/lib/servers.sh — sourced by scripts/test and scripts/with-databases:
 # starts every throwaway database server whose binaries are installed
-# (PostgreSQL, MariaDB, Redis), each on 127.0.0.1 with its own data
+# (PostgreSQL; a second PostgreSQL with a streaming standby of it, for the
+# replica tests; MariaDB; Redis), each on 127.0.0.1 with its own data
 # directory, and stops them all when the calling script exits. A server that
 # is missing or does not start is reported; its integration tests then skip,
 # or fail under CI=true.
@@ -8,7 +9,7 @@
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=common.sh
 source "$here/common.sh"
-for lib in postgres mariadb redis; do
+for lib in postgres pgstandby mariadb redis; do
 	if [[ -f $here/$lib.sh ]]; then
 		# shellcheck disable=SC1090
 		source "$here/$lib.sh"
@@ -18,7 +19,7 @@ done
 # start_servers starts each server; it returns 1 when any could not start.
 start_servers() {
 	local ok=0 name
-	for name in postgres mariadb redis; do
+	for name in postgres pgstandby mariadb redis; do
 		if declare -F "start_throwaway_$name" >/dev/null; then
 			if ! "start_throwaway_$name"; then
 				say "$name: its integration tests will skip (or fail under CI=true)"

@@ -1,0 +1,261 @@
+package cli_test
+
+import (
+	"context"
+	"database/sql"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testdb"
+)
+
+// replicaRun runs the YCSB run phase with --read-db and returns its
+// replica summary from the JSON result.
+func replicaRun(t *testing.T, primary, replica string, args ...string) *result.ReplicaSummary {
+	t.Helper()
+	out := t.TempDir() + "/run.json"
+	all := append([]string{"run", "--db", primary, "--read-db", replica, "--out", out, "-q"}, args...)
+	stdout, stderr, err := run(t, all...)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	res, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Phases[len(res.Phases)-1].Summary
+	if s == nil || s.Replica == nil {
+		t.Fatalf("no replica summary in the result; stdout:\n%s", stdout)
+	}
+	text := parseYCSB(t, stdout)
+	if got := text[0]["REPLICA"]["StaleReads"]; int64(got) != s.Replica.StaleReads {
+		t.Fatalf("text says %v stale reads, JSON %d", got, s.Replica.StaleReads)
+	}
+	return s.Replica
+}
+
+// On a streaming standby: a healthy run and one with replay paused. The
+// paused one finds most checked reads stale and sees no heartbeat; the
+// healthy one sees the heartbeats, and far fewer stale reads (an
+// asynchronous standby may show some).
+func TestReadDBPostgresHealthyAndPaused(t *testing.T) {
+	primary, replica := testdb.PostgresReplicaPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, replica)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "SELECT pg_wal_replay_resume()")
+		admin.Close(context.Background())
+	})
+
+	// A table for each run: a run judges the values another run stamped
+	// less than a minute before it began as possibly newer than its own,
+	// so the second run on one table would judge fewer reads.
+	work := []string{"-p", "recordcount=2000", "--threads", "4"}
+	for _, table := range []string{"healthy", "paused"} {
+		if _, stderr, err := run(t, append([]string{"load", "--db", primary, "-q", "-p", "table=" + table}, work...)...); err != nil {
+			t.Fatalf("load: %v\n%s", err, stderr)
+		}
+	}
+	waitReplayed(ctx, t, primary, admin)
+	runArgs := append(work, "-p", "operationcount=0", "--duration", "4s")
+
+	healthy := replicaRun(t, primary, replica, append(runArgs, "-p", "table=healthy")...)
+	waitReplayed(ctx, t, primary, admin)
+	if _, err := admin.Exec(ctx, "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+	paused := replicaRun(t, primary, replica, append(runArgs, "-p", "table=paused")...)
+	if _, err := admin.Exec(ctx, "SELECT pg_wal_replay_resume()"); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Logf("healthy: %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms, p99 %.1f ms",
+		healthy.StaleReads, healthy.ReadsChecked, healthy.Lag.Seen, healthy.Lag.Written, healthy.Lag.MaxMS, healthy.Lag.P99MS)
+	t.Logf("paused:  %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms, p99 %.1f ms",
+		paused.StaleReads, paused.ReadsChecked, paused.Lag.Seen, paused.Lag.Written, paused.Lag.MaxMS, paused.Lag.P99MS)
+	for _, s := range []*result.ReplicaSummary{healthy, paused} {
+		if s.ReadsChecked == 0 || s.Lag.Written == 0 || len(s.Seconds) == 0 || s.KeysTracked == 0 {
+			t.Fatalf("nothing measured: %+v", s)
+		}
+	}
+	if healthy.Lag.Seen == 0 {
+		t.Errorf("the healthy standby showed none of %d heartbeats", healthy.Lag.Written)
+	}
+	if paused.Lag.Seen != 0 {
+		t.Errorf("the paused standby showed %d heartbeats", paused.Lag.Seen)
+	}
+	// Paused, every checked read is of a key updated during the run, which
+	// the standby has not replayed: all stale.
+	if paused.StaleReads != paused.ReadsChecked {
+		t.Errorf("paused: %d of %d checked reads stale, want all", paused.StaleReads, paused.ReadsChecked)
+	}
+	if paused.StaleReads < 10*max(healthy.StaleReads, 1) {
+		t.Errorf("paused: %d stale reads, not far more than the healthy run's %d", paused.StaleReads, healthy.StaleReads)
+	}
+	// The heartbeat tables are gone; the YCSB table stays.
+	var left int
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname LIKE 'dbprobe_heartbeat_%'").Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	waitReplayed(ctx, t, primary, admin)
+	if err := admin.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname LIKE 'dbprobe_heartbeat_%'").Scan(&left); err != nil || left != 0 {
+		t.Errorf("%d heartbeat tables left (%v)", left, err)
+	}
+}
+
+// waitReplayed waits until the standby has replayed everything the
+// primary has written so far.
+func waitReplayed(ctx context.Context, t *testing.T, primary string, standby *pgx.Conn) {
+	t.Helper()
+	p, err := pgx.Connect(ctx, primary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	var lsn string
+	if err := p.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var done bool
+		if err := standby.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", lsn).Scan(&done); err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the standby did not replay up to %s", lsn)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// --read-db that is the primary itself, or not a replica: one line of bad
+// input, and nothing written to either database.
+func TestReadDBRefusals(t *testing.T) {
+	primary, replica := testdb.PostgresReplicaPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tables := func() int {
+		c, err := pgx.Connect(ctx, primary)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(ctx)
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relnamespace = 'public'::regnamespace").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := tables()
+	for _, c := range []struct {
+		name, db, readDB, want string
+	}{
+		{"the primary itself", primary, primary, "is the primary itself"},
+		{"a replica as --db", replica, replica, "is the primary itself"},
+		{"the standby as --db and the primary as --read-db", replica, primary, "is itself a replica (pg_is_in_recovery() is true)"},
+		{"another kind of database", primary, "sqlite:///" + t.TempDir() + "/x.db", "is a sqlite database"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := run(t, "ycsb", "--db", c.db, "--read-db", c.readDB, "-p", "recordcount=10", "-q")
+			if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("got %v, want one line of bad input with %q", err, c.want)
+			}
+			if u, perr := url.Parse(c.db); perr == nil {
+				if pw, ok := u.User.Password(); ok && strings.Contains(err.Error(), pw) {
+					t.Fatalf("the message shows the password: %v", err)
+				}
+			}
+		})
+	}
+	if after := tables(); after != before {
+		t.Fatalf("the refused runs left %d relations in the primary's schema, %d before", after, before)
+	}
+	if _, _, err := run(t, "run", "--db", primary, "--read-db", replica, "-p", "dataintegrity=true", "-q"); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "dataintegrity") {
+		t.Fatalf("--read-db with dataintegrity: %v", err)
+	}
+	if _, _, err := run(t, "run", "--db", primary, "--read-db", replica, "-p", "fieldlength=8", "-q"); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "at least 21 bytes") {
+		t.Fatalf("--read-db with 8-byte fields: %v", err)
+	}
+}
+
+// On a MariaDB replica (scripts/with-mariadb-replica): a run with the
+// replica applying, and one with its SQL thread stopped, and the
+// refusals.
+func TestReadDBMariaDB(t *testing.T) {
+	if os.Getenv(testdb.MySQLReplicaURLEnv) == "" {
+		t.Skip(testdb.MySQLReplicaURLEnv + " is not set: run this test with scripts/with-mariadb-replica")
+	}
+	primary := testdb.FreshMySQLDatabase(t)
+	replica := testdb.MySQLReplicaOf(t, primary)
+	admin, err := sql.Open("mysql", mysqlDSN(t, replica))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec("START SLAVE SQL_THREAD")
+		admin.Close()
+	})
+	work := []string{"-p", "recordcount=2000", "--threads", "4"}
+	for _, table := range []string{"applying", "stopped"} {
+		if _, stderr, err := run(t, append([]string{"load", "--db", primary, "-q", "-p", "table=" + table}, work...)...); err != nil {
+			t.Fatalf("load: %v\n%s", err, stderr)
+		}
+	}
+	runArgs := append(work, "-p", "operationcount=0", "--duration", "4s")
+	applying := replicaRun(t, primary, replica, append(runArgs, "-p", "table=applying")...)
+	if _, err := admin.Exec("STOP SLAVE SQL_THREAD"); err != nil {
+		t.Fatal(err)
+	}
+	stopped := replicaRun(t, primary, replica, append(runArgs, "-p", "table=stopped")...)
+	if _, err := admin.Exec("START SLAVE SQL_THREAD"); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("applying: %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms",
+		applying.StaleReads, applying.ReadsChecked, applying.Lag.Seen, applying.Lag.Written, applying.Lag.MaxMS)
+	t.Logf("stopped:  %d of %d checked reads stale; heartbeats %d/%d seen, max lag %.1f ms",
+		stopped.StaleReads, stopped.ReadsChecked, stopped.Lag.Seen, stopped.Lag.Written, stopped.Lag.MaxMS)
+	if stopped.ReadsChecked == 0 || stopped.StaleReads != stopped.ReadsChecked || stopped.Lag.Seen != 0 || applying.Lag.Written == 0 {
+		t.Errorf("stopped: %+v; applying: %+v", stopped, applying)
+	}
+	for _, c := range []struct{ db, readDB, want string }{
+		{primary, primary, "is the primary itself"},
+		{replica, primary, "is itself a replica (replicating from"},
+	} {
+		_, _, err := run(t, "run", "--db", c.db, "--read-db", c.readDB, "-p", "table=applying", "-q")
+		if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want bad input with %q", err, c.want)
+		}
+	}
+}
+
+// mysqlDSN turns a mysql:// URL into go-sql-driver's DSN.
+func mysqlDSN(t *testing.T, raw string) string {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, _ := u.User.Password()
+	return u.User.Username() + ":" + pw + "@tcp(" + u.Host + ")" + u.Path
+}

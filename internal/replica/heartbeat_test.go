@@ -1,0 +1,128 @@
+package replica
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dbprobe/dbprobe/internal/driver"
+)
+
+var fastOptions = Options{Interval: 20 * time.Millisecond, Poll: 2 * time.Millisecond, FinePoll: time.Millisecond, FineFor: 5 * time.Millisecond}
+
+func pair() (*fakeServer, *fakeDB, *fakeDB) {
+	s := newFakeServer()
+	info := driver.Info{Driver: "fake", Product: "Fake"}
+	p := &fakeDB{s: s, info: info, role: driver.Role{Instance: "p", Identity: "sys1"}}
+	r := &fakeDB{s: s, info: info, role: driver.Role{Instance: "r", Identity: "sys1", Replica: true, Upstream: "sys1"}}
+	return s, p, r
+}
+
+// waitWritten waits until the heartbeat has written n heartbeats.
+func waitWritten(t *testing.T, h *Heartbeat, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		h.mu.Lock()
+		got := len(h.acked)
+		h.mu.Unlock()
+		if got >= n {
+			return
+		}
+	}
+	t.Fatalf("fewer than %d heartbeats written in 30 s", n)
+}
+
+func TestHeartbeatHealthyAndPaused(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		s, p, r := pair()
+		e, err := NewEpoch(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := HeartbeatName(e)
+		if !strings.HasPrefix(name, HeartbeatPrefix) || driver.CheckIdentifier("table", name) != nil {
+			t.Fatalf("heartbeat name %q is not a plain identifier with the prefix", name)
+		}
+		s.paused = paused
+		h, err := StartHeartbeat(context.Background(), p, r, name, fastOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitWritten(t, h, 5)
+		if live, err := LiveEpochs(context.Background(), p); err != nil || len(live) != 1 || live[0] != e {
+			t.Fatalf("LiveEpochs: %v, %v; want [%s]", live, err, e)
+		}
+		lag, seconds := h.Stop()
+		if err := h.Drop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.created) != 1 || len(s.dropped) != 1 || s.created[0] != name || s.dropped[0] != name {
+			t.Errorf("paused=%v: created %v, dropped %v; want %s once each", paused, s.created, s.dropped, name)
+		}
+		if lag.Written < 5 || lag.Table != name || len(seconds) == 0 {
+			t.Errorf("paused=%v: %+v with %d seconds", paused, lag, len(seconds))
+		}
+		if paused && lag.Seen != 0 {
+			t.Errorf("paused replica: %d heartbeats seen, want 0", lag.Seen)
+		}
+		// The fake replica replays each write as it is made, so every
+		// heartbeat is found at the first look after it.
+		if !paused && lag.Seen < lag.Written-1 {
+			t.Errorf("healthy replica: %d of %d heartbeats seen", lag.Seen, lag.Written)
+		}
+		// A paused replica's heartbeats wait from their write to the end:
+		// the first of them waited longest, the others less.
+		if paused && !(lag.MaxMS > lag.P50MS && lag.P50MS > 0) {
+			t.Errorf("paused replica: max %v ms, p50 %v ms; want max above the median above 0", lag.MaxMS, lag.P50MS)
+		}
+	}
+}
+
+func TestRank(t *testing.T) {
+	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, c := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5}, {0.99, 10}, {0.1, 1}, {0.11, 2}, {1, 10}} {
+		if got := rank(d, c.q); got != c.want {
+			t.Errorf("rank(q=%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+}
+
+// With CatchUp, the heartbeat waits for the replica to show its table;
+// a replica that never does is waited for up to the limit.
+func TestHeartbeatCatchUp(t *testing.T) {
+	for _, paused := range []bool{false, true} {
+		s, p, r := pair()
+		s.paused = paused
+		o := fastOptions
+		o.CatchUp = 50 * time.Millisecond
+		e, _ := NewEpoch(time.Now())
+		h, err := StartHeartbeat(context.Background(), p, r, HeartbeatName(e), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited, applied := h.CaughtUp()
+		h.Stop()
+		if applied == paused || paused && waited < o.CatchUp {
+			t.Errorf("paused=%v: waited %v, applied %v", paused, waited, applied)
+		}
+	}
+	// Stopped while waiting: the error says so, and the table can go.
+	s, p, r := pair()
+	s.paused = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	o := fastOptions
+	o.CatchUp = time.Hour
+	h, err := StartHeartbeat(ctx, p, r, "dbprobe_heartbeat_x", o)
+	if err == nil || h == nil {
+		t.Fatalf("StartHeartbeat with a cancelled wait: %v, %v", h, err)
+	}
+	if err := h.Drop(context.Background()); err != nil || len(s.dropped) != 1 {
+		t.Fatalf("Drop after a cancelled wait: %v, dropped %v", err, s.dropped)
+	}
+	h.Stop()
+}

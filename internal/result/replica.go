@@ -1,0 +1,138 @@
+package result
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+)
+
+// ReplicaSummary is what a run with reads sent to a replica (--read-db)
+// measured beside the runner's series: stale reads, counted exactly where
+// they can be proven, and the replica's lag by a heartbeat.
+type ReplicaSummary struct {
+	// Target is the replica's URL with its password hidden.
+	Target string `json:"target"`
+	// Reads are the reads sent to the replica; ReadsChecked those of a key
+	// with an update (or insert) of this run acknowledged before the read
+	// began, the only reads whose freshness can be judged.
+	Reads        int64 `json:"reads"`
+	ReadsChecked int64 `json:"reads_checked"`
+	// StaleReads are checked reads that returned a version older than one
+	// already acknowledged; StaleMissing are those of them that found no
+	// row at all (an acknowledged insert not yet there).
+	StaleReads   int64 `json:"stale_reads"`
+	StaleMissing int64 `json:"stale_missing"`
+	// KeysTracked is how many keys the run remembered a version of, and
+	// TrackedBytes an estimate of the memory that took.
+	KeysTracked  int64 `json:"keys_tracked"`
+	TrackedBytes int64 `json:"tracked_bytes"`
+	// Lag is the heartbeat's measure of the replica's lag.
+	Lag ReplicaLag `json:"lag"`
+	// Seconds are the run's seconds from Lag.Start: each one's lag and
+	// stale reads.
+	Seconds []ReplicaSecond `json:"seconds"`
+}
+
+// ReplicaLag is the replica's lag as a heartbeat measured it: a row the
+// primary rewrote every Interval, looked for on the replica every Poll,
+// and every FinePoll for FineFor after a write was acknowledged. A
+// heartbeat's lag is the time from the primary acknowledging its write to
+// the first look that found it on the replica, so it is exact to within
+// FinePoll while it is under FineFor, and to within Poll above.
+type ReplicaLag struct {
+	// Table is the heartbeat table dbprobe created, and dropped after.
+	Table      string    `json:"table"`
+	Start      time.Time `json:"start"`
+	IntervalMS float64   `json:"interval_ms"`
+	PollMS     float64   `json:"poll_ms"`
+	FinePollMS float64   `json:"fine_poll_ms"`
+	FineForMS  float64   `json:"fine_for_ms"`
+	// Written heartbeats were acknowledged by the primary; Seen of them
+	// were found on the replica before the end; the rest count with the
+	// time they had waited at the end, a lower bound of their lag.
+	Written int64 `json:"written"`
+	Seen    int64 `json:"seen"`
+	// The heartbeats' lags: the longest, the median, the 99th
+	// percentile and the mean.
+	MaxMS  float64 `json:"max_ms"`
+	P50MS  float64 `json:"p50_ms"`
+	P99MS  float64 `json:"p99_ms"`
+	MeanMS float64 `json:"mean_ms"`
+	// Errors counts heartbeat writes and reads that failed.
+	Errors int64 `json:"errors,omitempty"`
+}
+
+// ReplicaSecond is one second of a run with a replica.
+type ReplicaSecond struct {
+	// Second counts from ReplicaLag.Start, from 0.
+	Second int `json:"second"`
+	// LagMS is the longest lag seen in the second: at each look, the time
+	// since the oldest acknowledged heartbeat the replica did not show
+	// yet was acknowledged (0 when it showed them all).
+	LagMS float64 `json:"lag_ms"`
+	// Checked and Stale are the second's checked and stale reads.
+	Checked int64 `json:"checked"`
+	Stale   int64 `json:"stale"`
+}
+
+// writeReplicaLines writes what the replica measured in YCSB's shape.
+func writeReplicaLines(bw *bufio.Writer, r *ReplicaSummary) {
+	line := func(measurement, value string) {
+		bw.WriteString("[REPLICA], " + measurement + ", " + value + "\n")
+	}
+	line("Reads", strconv.FormatInt(r.Reads, 10))
+	line("ReadsChecked", strconv.FormatInt(r.ReadsChecked, 10))
+	line("StaleReads", strconv.FormatInt(r.StaleReads, 10))
+	line("StaleMissing", strconv.FormatInt(r.StaleMissing, 10))
+	l := &r.Lag
+	line("Heartbeats", strconv.FormatInt(l.Written, 10))
+	line("HeartbeatsSeen", strconv.FormatInt(l.Seen, 10))
+	line("MaxLag(ms)", msText(l.MaxMS))
+	line("50thPercentileLag(ms)", msText(l.P50MS))
+	line("99thPercentileLag(ms)", msText(l.P99MS))
+	line("AverageLag(ms)", msText(l.MeanMS))
+}
+
+// writeReplicaNotes says what the replica's figures mean.
+func writeReplicaNotes(bw *bufio.Writer, r *ReplicaSummary) {
+	share := ""
+	if r.ReadsChecked > 0 {
+		share = fmt.Sprintf(" (%.2f%% of checked reads)", 100*float64(r.StaleReads)/float64(r.ReadsChecked))
+	}
+	fmt.Fprintf(bw, "# replica: reads and scans went to %s; %d of %d reads were of a key whose update or insert by this run the primary had acknowledged before the read, %d of them stale%s\n",
+		oneLine(r.Target), r.ReadsChecked, r.Reads, r.StaleReads, share)
+	l := &r.Lag
+	fmt.Fprintf(bw, "# replica lag: heartbeat %s written every %s and looked for every %s (every %s for the first %s): %d written, %d seen; max %s ms, p99 %s ms\n",
+		oneLine(l.Table), shortDuration(msDuration(l.IntervalMS)), shortDuration(msDuration(l.PollMS)),
+		shortDuration(msDuration(l.FinePollMS)), shortDuration(msDuration(l.FineForMS)), l.Written, l.Seen, msText(l.MaxMS), msText(l.P99MS))
+	if l.Written > l.Seen {
+		fmt.Fprintf(bw, "# replica lag: %d heartbeats were not on the replica by the end; their lag counts as the time they had waited, a lower bound\n", l.Written-l.Seen)
+	}
+	if l.Errors > 0 {
+		fmt.Fprintf(bw, "# replica lag: heartbeat writes or reads that failed: %d\n", l.Errors)
+	}
+	fmt.Fprintf(bw, "# replica: %d keys' versions remembered, about %s of memory\n", r.KeysTracked, byteText(r.TrackedBytes))
+}
+
+// msText writes milliseconds with at most three decimals.
+func msText(ms float64) string {
+	return strconv.FormatFloat(math.Round(ms*1000)/1000, 'f', -1, 64)
+}
+
+// msDuration is ms milliseconds as a duration.
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// byteText writes a byte count in binary units.
+func byteText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -23,6 +23,31 @@ func WriteRecap(w io.Writer, s *Summary) error {
 	}
 	rk := rateKind(s.Experiment)
 	fmt.Fprintf(&b, "# recap: dbprobe %s, the median of each variant's runs (%d asked per variant)\n", s.Experiment, s.Reps)
+	writeTable(&b, RecapTable(s))
+	for _, c := range s.Curves {
+		fmt.Fprintf(&b, "# curve of %s over %s%s: %s\n", rowLabel(s, c.Metric), c.Key, fixedText(c.Fixed), curveText(c, rk))
+	}
+	for _, c := range s.Conclusions {
+		fmt.Fprintf(&b, "# %s\n", c)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "# note: %s\n", n)
+	}
+	if o := s.Overhead; o != nil {
+		fmt.Fprintf(&b, "# between runs the sweep itself took %.2f s (median of %d; at most %.2f s): from a run's last operation to the next's first, --cooldown and --between left out\n", o.MedianMS/1000, o.Gaps, o.MaxMS/1000)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// RecapTable is the recap's table as WriteRecap prints it, a header row
+// (variant ids) then one row per varied key, metric, runs, spread and
+// cost; the first cell of each row names it. It is nil without variants.
+func RecapTable(s *Summary) [][]string {
+	if len(s.Variants) == 0 {
+		return nil
+	}
+	rk := rateKind(s.Experiment)
 	table := [][]string{}
 	head := []string{"variant"}
 	for _, v := range s.Variants {
@@ -65,21 +90,7 @@ func WriteRecap(w io.Writer, s *Summary) error {
 	table = append(table, runs)
 	table = append(table, spreadRow(s))
 	table = append(table, costRows(s)...)
-	writeTable(&b, table)
-	for _, c := range s.Curves {
-		fmt.Fprintf(&b, "# curve of %s over %s%s: %s\n", rowLabel(s, c.Metric), c.Key, fixedText(c.Fixed), curveText(c, rk))
-	}
-	for _, c := range s.Conclusions {
-		fmt.Fprintf(&b, "# %s\n", c)
-	}
-	for _, n := range s.Notes {
-		fmt.Fprintf(&b, "# note: %s\n", n)
-	}
-	if o := s.Overhead; o != nil {
-		fmt.Fprintf(&b, "# between runs the sweep itself took %.2f s (median of %d; at most %.2f s): from a run's last operation to the next's first, --cooldown and --between left out\n", o.MedianMS/1000, o.Gaps, o.MaxMS/1000)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return table
 }
 
 // rateKind is the storage experiment of "storage scan" as

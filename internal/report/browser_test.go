@@ -61,7 +61,7 @@ func TestReportInChromium(t *testing.T) {
 		{Name: "full.jsonl", File: synthetic(t, synth.Options{Duration: 3 * time.Minute, Warmup: 20 * time.Second, Outage: 8 * time.Second, Seed: 1})},
 		{Name: "delayed.jsonl", File: synthetic(t, synth.Options{Duration: 3 * time.Minute, Durability: "delayed", OpsPerSec: 35000, Seed: 2})},
 		{Name: "stress.jsonl", File: synthetic(t, synth.Options{Kind: result.ExperimentStress, Duration: time.Minute, Seed: 3})},
-		{Name: "bulk.jsonl", File: synthetic(t, synth.Options{Kind: result.ExperimentStorage, Duration: time.Minute, Seed: 4})},
+		{Name: "bulk.jsonl", File: withCache(synthetic(t, synth.Options{Kind: result.ExperimentStorage, Duration: time.Minute, Seed: 4}))},
 		{Name: "killed.jsonl", File: synthetic(t, synth.Options{Duration: 30 * time.Second, Cut: true, Seed: 5})},
 	}
 	r := report.Build(inputs)

@@ -17,6 +17,9 @@ func storageBlocks(ru *run) []Block {
 	if len(st.PerSecond) > 0 {
 		out = append(out, storageRateChart("Rate per second", []*result.StorageSummary{st}, []string{""}))
 	}
+	if st.Cache != nil {
+		out = append(out, cacheBlocks(st.Cache)...)
+	}
 	if c := st.Consistency; c != nil {
 		out = append(out, Paragraph{Text: "Over " + strconv.Itoa(c.Points) + " seconds: median " + result.RateText(rateKind(st.Experiment), c.Median) +
 			", min " + result.RateText(rateKind(st.Experiment), c.Min) + ", max " + result.RateText(rateKind(st.Experiment), c.Max) +
@@ -199,5 +202,39 @@ func durabilityBlocks(ru *run) []Block {
 	if s := ru.summary; s != nil && s.Durability != nil && s.Durability.Caveat != "" {
 		out = append(out, Paragraph{Text: "Caveat: " + s.Durability.Caveat})
 	}
+	return out
+}
+
+// cacheBlocks draws the cache experiment (dbprobe storage cache): the hit
+// share and the lookups' latency over the working set's size, both on a
+// log x, and the estimate as a verdict.
+func cacheBlocks(c *result.CacheFigures) []Block {
+	if len(c.Points) == 0 {
+		return nil
+	}
+	var xs []float64
+	hit := Series{Label: "hit share (%)", Points: true}
+	thr := Series{Label: "threshold", Dashed: true}
+	p50 := Series{Label: "p50", Points: true}
+	p99 := Series{Label: "p99", Points: true}
+	for _, p := range c.Points {
+		xs = append(xs, float64(p.Bytes)/1e6)
+		if p.HitShare >= 0 {
+			hit.Y = append(hit.Y, val(100*p.HitShare))
+		} else {
+			hit.Y = append(hit.Y, nil)
+		}
+		thr.Y = append(thr.Y, val(100*c.Threshold))
+		p50.Y = append(p50.Y, val(float64(p.P50Micros)/1000))
+		p99.Y = append(p99.Y, val(float64(p.P99Micros)/1000))
+	}
+	var out []Block
+	if c.Estimate.Text != "" {
+		out = append(out, Verdict{Label: "cache", Text: c.Estimate.Text})
+	}
+	out = append(out,
+		Chart{Title: "Working-set size → hit share", XLabel: "working set (MB)", YLabel: "hit share (%)", X: XNumber, LogX: true, Xs: xs, Series: []Series{hit, thr}, Points: true},
+		Chart{Title: "Working-set size → lookup latency", XLabel: "working set (MB)", YLabel: "latency (ms)", X: XNumber, LogX: true, LogY: true, Xs: xs, Series: []Series{p50, p99}, Points: true},
+	)
 	return out
 }

@@ -91,6 +91,7 @@ func TestGoldenReports(t *testing.T) {
 		}},
 		{"cut.html", []report.Input{{Name: "killed.jsonl", File: short(synth.Options{Cut: true, Seed: 6})}}},
 		{"durability.html", []report.Input{{Name: "durability.jsonl", File: durabilityResult(t)}}},
+		{"cache.html", []report.Input{{Name: "cache.jsonl", File: withCache(short(synth.Options{Kind: result.ExperimentStorage, Seed: 7}))}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			golden(t, c.name, page(t, report.Build(c.inputs)))
@@ -216,4 +217,21 @@ func TestImports(t *testing.T) {
 			}
 		}
 	}
+}
+
+// withCache gives a storage result's last phase the figures of dbprobe
+// storage cache: five working sets, the hit share falling past 256 MB.
+func withCache(f *result.File) *result.File {
+	st := f.Phases[len(f.Phases)-1].Summary.Storage
+	c := &result.CacheFigures{Threshold: 0.95, Configured: 256 << 20, ConfiguredHow: "shared_buffers", HostMemory: -1,
+		Counters: "pg_statio_user_tables", PerTable: true, OSCache: "through the OS page cache", Settle: "two windows within 1%"}
+	for i, share := range []float64{0.999, 0.998, 0.99, 0.71, 0.42} {
+		size := int64(64<<20) << i
+		c.Points = append(c.Points, result.CachePoint{Bytes: size, Rows: size / 200, Order: i + 1, Stage: "doubling",
+			HitShare: share, Settled: true, Seconds: 10, P50Micros: int64(40 + 300*(1-share)), P99Micros: int64(120 + 2000*(1-share)),
+			DeviceReadBytes: -1, OSShare: -1})
+	}
+	c.Estimate = result.CacheEstimate{Low: 256 << 20, High: 512 << 20, LowShare: 0.99, HighShare: 0.71, Text: "cache ≈ 256–512 MB: 99% hits at 256 MB, 71% at 512 MB"}
+	st.Cache = c
+	return f
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/report"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/sweep"
 )
 
 func newReportCommand() *cobra.Command {
@@ -95,10 +96,18 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		}
 	}
 	var inputs []report.Input
+	var sweeps []report.Section
 	for _, path := range paths {
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
+		}
+		if sum, serr := sweep.ReadSummary(bytes.NewReader(data)); serr == nil {
+			sweeps = append(sweeps, sweepSection(path, sum))
+			sweeps = append(sweeps, sweepCompareSections(path, sum)...)
+			continue
+		} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
+			return badinput.New("%s: %s", path, serr)
 		}
 		file, err := result.Read(bytes.NewReader(data))
 		if err != nil {
@@ -115,6 +124,13 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		inputs = append(inputs, report.Input{Name: path, File: file})
 	}
 	r := report.Build(inputs)
+	if len(inputs) == 0 {
+		r = &report.Report{Title: "dbprobe report: " + filepath.Base(paths[0])}
+		if len(paths) > 1 {
+			r.Title = fmt.Sprintf("dbprobe report: %d sweeps", len(paths))
+		}
+	}
+	r.Sections = append(sweeps, r.Sections...)
 	var buf bytes.Buffer
 	if err := r.WriteHTML(&buf); err != nil {
 		return err

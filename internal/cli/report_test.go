@@ -178,3 +178,48 @@ func TestReportOfARunCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestReportOfASweep draws a real sweep's summary (dbprobe sweep --vary
+// threads=1,2 --reps 4 -- ycsb --duration 2s on SQLite, its runs' results
+// beside it): the recap table, the throughput curve, the conclusions, and
+// the two variants compared as dbprobe compare does.
+func TestReportOfASweep(t *testing.T) {
+	dir := t.TempDir()
+	files, err := filepath.Glob(filepath.Join("testdata", "sweep", "*"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no sweep fixture: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum := filepath.Join(dir, "sw.json")
+	out := filepath.Join(dir, "report.html")
+	_, stderr, err := run(t, "report", sum, "-o", out)
+	if err != nil {
+		t.Fatalf("report: %v\n%s", err, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := html.UnescapeString(string(data))
+	for _, want := range []string{
+		"Sweep " + sum + ": dbprobe ycsb",
+		"Recap: the median of each variant",
+		"ops/s over threads",
+		"throughput still grows at threads=2",
+		"Comparison of " + sum + "'s two variants",
+		"threads=1 (A) against threads=2 (B)",
+		"no difference shown",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

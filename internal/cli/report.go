@@ -23,7 +23,7 @@ func newReportCommand() *cobra.Command {
 	var out string
 	cmd := &cobra.Command{
 		Use:   "report RESULT... -o report.html",
-		Short: "Draw one or more JSON results (--out) as one self-contained HTML page",
+		Short: "Draw JSON results and sweep summaries as one self-contained HTML page",
 		Long: `report draws the JSON results of runs (the --out of dbprobe load, run,
 ycsb, stress, storage, durability) as one HTML page you can open in any
 browser, mail or archive: every script, style and figure is inside it, and
@@ -51,6 +51,12 @@ For each phase of each result it shows
     for a stress run each statement's rows, costs and plans; for a
     durability check its cycles.
 
+Given a sweep summary (the --out of dbprobe sweep), the page shows its
+recap table (one column per variant), each curve as a chart with the
+scalability fit dashed, and its conclusions as verdicts; a sweep of two
+variants with four or more good runs each is also compared as dbprobe
+compare does, from the runs' results beside the summary.
+
 Given several results, the page starts with overlays: the phases they
 share drawn on the same charts, one line per result, each line named by
 the settings that differ between them (threads=8, durability=delayed),
@@ -70,7 +76,11 @@ whole page is written beside it.`,
   # two runs on the same charts, each line named by what differs
   dbprobe run --threads 8 --out t8.jsonl ...
   dbprobe run --threads 32 --out t32.jsonl ...
-  dbprobe report t8.jsonl t32.jsonl -o threads.html`,
+  dbprobe report t8.jsonl t32.jsonl -o threads.html
+
+  # a sweep's recap, curves and conclusions
+  dbprobe sweep --vary threads=1,2,4,8 --reps 4 --out sweep.json -- ycsb --duration 30s
+  dbprobe report sweep.json -o sweep.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, out)
 		},

@@ -161,11 +161,13 @@ func cpuPercents(prev, cur cpuTimes, metrics map[string]float64) {
 	if total == 0 {
 		return
 	}
-	metrics["host.cpu.user%"] = 100 * user / total
-	metrics["host.cpu.system%"] = 100 * system / total
-	metrics["host.cpu.iowait%"] = 100 * iowait / total
-	metrics["host.cpu.steal%"] = 100 * steal / total
-	metrics["host.cpu.idle%"] = 100 * idle / total
+	// The share before the percent: v/total is at most 1 when v is at
+	// most total, while 100*v can round up and overshoot 100 by an ulp.
+	metrics["host.cpu.user%"] = 100 * (user / total)
+	metrics["host.cpu.system%"] = 100 * (system / total)
+	metrics["host.cpu.iowait%"] = 100 * (iowait / total)
+	metrics["host.cpu.steal%"] = 100 * (steal / total)
+	metrics["host.cpu.idle%"] = 100 * (idle / total)
 }
 
 // diskStats is one line of /proc/diskstats: cumulative counts since boot.

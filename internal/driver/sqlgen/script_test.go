@@ -193,7 +193,9 @@ func FuzzScript(f *testing.F) {
 			}
 			at, line := 0, 1
 			for _, s := range got {
-				if s.Text == "" || strings.TrimSpace(s.Text) != s.Text {
+				// The lexers of all four databases take only ASCII blanks as
+				// white space; U+0085 is an identifier character to them.
+				if s.Text == "" || strings.Trim(s.Text, " \t\n\r\v\f") != s.Text {
 					t.Fatalf("%s: statement %q is not trimmed", d.Name, s.Text)
 				}
 				i := strings.Index(text[at:], s.Text)

@@ -397,3 +397,22 @@ func TestCrashedRunsDoNotStopTheSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageVerdictIsTheRunsDiagnosis checks that a storage run, which
+// judges its own limit and has no monitor diagnosis, gives the sweep its
+// verdict, while a monitor diagnosis, where there is one, still wins.
+func TestStorageVerdictIsTheRunsDiagnosis(t *testing.T) {
+	verdict := "log-bound: 22.4 MB/s at DOP 2: the copy waited on the log"
+	ph := result.Phase{Summary: &result.Summary{Storage: &result.StorageSummary{Rate: 25e6, Bytes: 473e6, Verdict: verdict}}}
+	m := measurePhase(ph)
+	if m.Limit != "log-bound" || m.Verdict != verdict {
+		t.Errorf("storage run: limit %q, verdict %q; want log-bound and the storage verdict", m.Limit, m.Verdict)
+	}
+	if m.Metrics[MetricRate] != 25e6 {
+		t.Errorf("rate %v, want 25e6", m.Metrics[MetricRate])
+	}
+	ph.Summary.Diagnosis = &result.Diagnosis{Limit: "server CPU", Verdict: "CPU — the host is 0% idle"}
+	if m := measurePhase(ph); m.Limit != "server CPU" {
+		t.Errorf("with a monitor diagnosis: limit %q, want the monitor's", m.Limit)
+	}
+}

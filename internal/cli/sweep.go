@@ -213,6 +213,13 @@ func runSweep(cmd *cobra.Command, o *sweepOptions, args []string) error {
 		return badinput.New("--keep-db applies to a sweep of ycsb without --db; drop it")
 	}
 
+	// run alone refuses to start without a database; in a sweep, its load
+	// would fill a new SQLite file that no run then finds.
+	if e.path[0] == "run" && !base.Flags().Changed("db") && !base.Flags().Changed("shard") &&
+		!base.Flags().Changed("shards-file") && os.Getenv("DBPROBE_DB") == "" {
+		return badinput.New("dbprobe sweep -- run needs --db: the database to load once per table shape and run on; or sweep ycsb, which makes a SQLite database for the sweep")
+	}
+
 	// The database of a ycsb sweep without one: one SQLite file for the
 	// whole sweep, where each ycsb run alone would make and remove its own.
 	var tempDB string

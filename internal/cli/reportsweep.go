@@ -67,7 +67,7 @@ func curveChart(s *sweep.Summary, c sweep.Curve) report.Chart {
 	ch := report.Chart{
 		Title:  label + " over " + c.Key + fixedLabel(c.Fixed),
 		XLabel: c.Key, YLabel: label,
-		X: report.XNumber, Xs: c.X, Points: true,
+		X: report.XNumber, Xs: c.X,
 	}
 	med := report.Series{Label: "median", Points: true}
 	for _, y := range c.Y {

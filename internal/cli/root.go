@@ -33,7 +33,7 @@ types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// The command's whole path: "dbprobe storage read --help", not
 		// "dbprobe read --help", which is another command.
-		return badinput.New("%v; see %s --help", err, c.CommandPath())
+		return badinput.New("%v; see %s --help", describeFlagError(err), c.CommandPath())
 	})
 	root.SetUsageFunc(usage)
 	root.AddCommand(newLoadCommand(), newRunCommand(), newYCSBCommand())

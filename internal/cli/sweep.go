@@ -430,7 +430,7 @@ func planSweep(e *sweepExperiment, vary []sweep.Vary, o *sweepOptions, tempDB st
 		}
 		c, opts := e.fresh()
 		if err := c.ParseFlags(args); err != nil {
-			return nil, nil, badinput.New("--vary %s: dbprobe %s: %v", v.Name(), strings.Join(e.path, " "), err)
+			return nil, nil, badinput.New("--vary %s: dbprobe %s: %v", v.Name(), strings.Join(e.path, " "), describeFlagError(err))
 		}
 		shapeKey := ""
 		values := map[string]string{}

@@ -40,7 +40,7 @@ func TestSweepBadInput(t *testing.T) {
 		{"no value list", append([]string{"--vary", "threads"}, run1...), "give KEY=V1,V2"},
 		{"value twice", append([]string{"--vary", "threads=1,1"}, run1...), "gives 1 twice"},
 		{"key twice", append([]string{"--vary", "threads=1,2", "--vary", "threads=4"}, run1...), "given twice"},
-		{"bad value", append([]string{"--vary", "threads=one,two"}, run1...), "invalid argument"},
+		{"bad value", append([]string{"--vary", "threads=one,two"}, run1...), `--threads "one": not a whole number`},
 		{"bad property value", append([]string{"--vary", "requestdistribution=zipfian,bogus"}, run1...), "bogus"},
 		{"malformed price", append([]string{"--vary", "threads=1,2", "--price", "threads=1:2/day"}, run1...), "--price"},
 		{"price without rate", append([]string{"--vary", "threads=1,2", "--price", "threads=1"}, run1...), "--price"},

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -244,7 +246,7 @@ func runSweep(cmd *cobra.Command, o *sweepOptions, args []string) error {
 	}
 	out := o.out
 	if out == "" {
-		out = "sweep-" + time.Now().UTC().Format("20060102-150405") + ".json"
+		out = defaultSweepOut(time.Now())
 	}
 	if _, err := os.Stat(out); err == nil {
 		return badinput.New("--out %s exists: give another name; a sweep never overwrites a summary", out)
@@ -618,6 +620,21 @@ func redactVaryArgs(args []string) []string {
 		case strings.HasPrefix(out[i], "--vary="):
 			out[i] = "--vary=" + hide(strings.TrimPrefix(out[i], "--vary="))
 		}
+	}
+	return out
+}
+
+// defaultSweepOut names a summary by the second the sweep started, with
+// a suffix when a sweep started in the same second already took it, so
+// two sweeps started together do not refuse each other.
+func defaultSweepOut(now time.Time) string {
+	stem := "sweep-" + now.UTC().Format("20060102-150405")
+	out := stem + ".json"
+	for i := 2; i < 100; i++ {
+		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		out = fmt.Sprintf("%s-%d.json", stem, i)
 	}
 	return out
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,9 +32,17 @@ type ReplicaSummary struct {
 	TrackedBytes int64 `json:"tracked_bytes"`
 	// Lag is the heartbeat's measure of the replica's lag.
 	Lag ReplicaLag `json:"lag"`
-	// Seconds are the run's seconds from Lag.Start: each one's lag and
+	// Seconds are the run's seconds from SecondsFrom: each one's lag and
 	// stale reads.
 	Seconds []ReplicaSecond `json:"seconds"`
+	// SecondsFrom is the whole second of the wall clock that Lag.Start
+	// falls in: the seconds are the wall clock's, as the runner's
+	// intervals are, so that they line up with those and with other
+	// clients'; the first one is only partly measured.
+	SecondsFrom time.Time `json:"seconds_from,omitzero"`
+	// Clients is how many clients' figures dbprobe merge added up; 0 in a
+	// client's own result.
+	Clients int `json:"clients,omitempty"`
 }
 
 // ReplicaLag is the replica's lag as a heartbeat measured it: a row the
@@ -62,11 +72,40 @@ type ReplicaLag struct {
 	MeanMS float64 `json:"mean_ms"`
 	// Errors counts heartbeat writes and reads that failed.
 	Errors int64 `json:"errors,omitempty"`
+	// LagsMS is every written heartbeat's lag, in the order written (the
+	// ones not seen with the time they had waited): the figures above are
+	// of them, and dbprobe merge computes the clients' figures together
+	// from theirs rather than from their percentiles.
+	LagsMS []float64 `json:"lags_ms,omitempty"`
+}
+
+// SetLagFigures sets the lag's max, p50, p99 and mean from LagsMS: the
+// percentiles by the nearest-rank method (the smallest lag with at least
+// that share of the lags at or below it).
+func (l *ReplicaLag) SetLagFigures() {
+	l.MaxMS, l.P50MS, l.P99MS, l.MeanMS = 0, 0, 0, 0
+	if len(l.LagsMS) == 0 {
+		return
+	}
+	sorted := slices.Clone(l.LagsMS)
+	slices.Sort(sorted)
+	var sum float64
+	for _, v := range sorted {
+		sum += v
+	}
+	rank := func(q float64) float64 {
+		i := int(math.Ceil(float64(len(sorted))*q)) - 1
+		return sorted[min(max(i, 0), len(sorted)-1)]
+	}
+	l.MaxMS = sorted[len(sorted)-1]
+	l.P50MS = rank(0.50)
+	l.P99MS = rank(0.99)
+	l.MeanMS = sum / float64(len(sorted))
 }
 
 // ReplicaSecond is one second of a run with a replica.
 type ReplicaSecond struct {
-	// Second counts from ReplicaLag.Start, from 0.
+	// Second counts from ReplicaSummary.SecondsFrom, from 0.
 	Second int `json:"second"`
 	// LagMS is the longest lag seen in the second: at each look, the time
 	// since the oldest acknowledged heartbeat the replica did not show
@@ -113,6 +152,11 @@ func writeReplicaNotes(bw *bufio.Writer, r *ReplicaSummary) {
 	if l.Errors > 0 {
 		fmt.Fprintf(bw, "# replica lag: heartbeat writes or reads that failed: %d\n", l.Errors)
 	}
+	if r.Clients > 0 {
+		fmt.Fprintf(bw, "# replica: the figures of %d clients added up: each ran its own heartbeat and judged its own reads over its whole run phase; the lag figures are of all their heartbeats together\n", r.Clients)
+		fmt.Fprintf(bw, "# replica: %d keys' versions remembered by the clients together, about %s of memory in all\n", r.KeysTracked, byteText(r.TrackedBytes))
+		return
+	}
 	fmt.Fprintf(bw, "# replica: %d keys' versions remembered, about %s of memory\n", r.KeysTracked, byteText(r.TrackedBytes))
 }
 
@@ -135,4 +179,83 @@ func byteText(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// mergeReplica adds up the replica figures of the clients of one run
+// (dbprobe merge). Each client ran its own heartbeat and judged its own
+// reads, so the counts are the sums of the clients' over their whole run
+// phases, the lag figures those of every client's heartbeats together
+// (from their LagsMS, not from their percentiles), and each wall-clock
+// second holds the clients' checked and stale reads of that second added
+// up and the longest lag any of them saw in it. names are the clients'
+// files, for messages; nil when no client had a replica.
+func mergeReplica(names []string, per []*ReplicaSummary) (*ReplicaSummary, error) {
+	var have []int
+	for i, r := range per {
+		if r != nil {
+			have = append(have, i)
+		}
+	}
+	switch {
+	case len(have) == 0:
+		return nil, nil
+	case len(have) < len(per):
+		without := 0
+		for i, r := range per {
+			if r == nil {
+				without = i
+				break
+			}
+		}
+		return nil, refuse("%s has replica figures (--read-db) and %s none: merge the results of one run", names[have[0]], names[without])
+	}
+	out := &ReplicaSummary{Target: per[0].Target, Clients: len(per)}
+	l := &out.Lag
+	l0 := per[0].Lag
+	l.IntervalMS, l.PollMS, l.FinePollMS, l.FineForMS = l0.IntervalMS, l0.PollMS, l0.FinePollMS, l0.FineForMS
+	var tables []string
+	for i, r := range per {
+		if r.Lag.Written > 0 && int64(len(r.Lag.LagsMS)) != r.Lag.Written || r.SecondsFrom.IsZero() && len(r.Seconds) > 0 {
+			return nil, refuse("%s: its replica figures carry neither each heartbeat's lag nor the wall-clock second they start at (written by an older dbprobe): they cannot be merged exactly", names[i])
+		}
+		if r.Target != out.Target {
+			return nil, refuse("%s and %s are not the same experiment: the replica is %s in %s and %s in %s", names[0], names[i], out.Target, names[0], r.Target, names[i])
+		}
+		out.Reads += r.Reads
+		out.ReadsChecked += r.ReadsChecked
+		out.StaleReads += r.StaleReads
+		out.StaleMissing += r.StaleMissing
+		out.KeysTracked += r.KeysTracked
+		out.TrackedBytes += r.TrackedBytes
+		l.Written += r.Lag.Written
+		l.Seen += r.Lag.Seen
+		l.Errors += r.Lag.Errors
+		l.LagsMS = append(l.LagsMS, r.Lag.LagsMS...)
+		if l.Start.IsZero() || !r.Lag.Start.IsZero() && r.Lag.Start.Before(l.Start) {
+			l.Start = r.Lag.Start
+		}
+		if r.Lag.Table != "" {
+			tables = append(tables, r.Lag.Table)
+		}
+		if len(r.Seconds) > 0 && (out.SecondsFrom.IsZero() || r.SecondsFrom.Before(out.SecondsFrom)) {
+			out.SecondsFrom = r.SecondsFrom
+		}
+	}
+	l.Table = strings.Join(tables, ", ")
+	l.SetLagFigures()
+	for _, r := range per {
+		// Both are whole seconds of the wall clock: the offset is too.
+		off := int(r.SecondsFrom.Sub(out.SecondsFrom) / time.Second)
+		for _, s := range r.Seconds {
+			k := off + s.Second
+			for len(out.Seconds) <= k {
+				out.Seconds = append(out.Seconds, ReplicaSecond{Second: len(out.Seconds)})
+			}
+			m := &out.Seconds[k]
+			m.LagMS = max(m.LagMS, s.LagMS)
+			m.Checked += s.Checked
+			m.Stale += s.Stale
+		}
+	}
+	return out, nil
 }

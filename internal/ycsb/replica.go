@@ -238,7 +238,7 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 			fmt.Fprintf(j.c.Stderr, "dbprobe: %v; drop it yourself\n", experiment.Scrubbed(j.target.Target, err))
 		}
 	})
-	tracker := replica.NewTracker(epoch, j.cfg.Workload.FieldCount, !j.cfg.Workload.ReadAllFields, hb.Start())
+	tracker := replica.NewTracker(epoch, j.cfg.Workload.FieldCount, !j.cfg.Workload.ReadAllFields, hb.Origin())
 	tracker.Settle(live)
 	r.reads = &Reads{DB: r.db, Tracker: tracker}
 	var notes []string

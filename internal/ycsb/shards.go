@@ -163,32 +163,32 @@ func alignShardMonitors(opts *runner.Options, mons []*experiment.Monitoring) {
 	}
 }
 
-// shardNotes are the per-shard figures of the phase just ended, for its
-// summary: what each shard answered and how long its calls took.
-func (j *job) shardNotes(mons []*experiment.Monitoring) []string {
+// shardSummaries are the per-shard figures of the phase just ended, for
+// its summary (result.ShardSummary, whose notes say them in words): what
+// each shard answered and how long its calls took. The notes are the
+// shards' monitors' late notes.
+func (j *job) shardSummaries(mons []*experiment.Monitoring) ([]result.ShardSummary, []string, error) {
 	if j.shards == nil {
-		return nil
+		return nil, nil, nil
+	}
+	var sums []result.ShardSummary
+	for _, st := range j.shards.db.TakeStats() {
+		s := result.ShardSummary{
+			Shard: st.Shard, Target: st.Target, Range: st.Range.String(),
+			Reads: st.Reads, Updates: st.Updates, Inserts: st.Inserts, Deletes: st.Deletes, Scans: st.Scans,
+			Requests: st.Requests, Errors: st.Errors, BusyNanos: st.Busy.Nanoseconds(),
+		}
+		if err := result.DescribeShardCalls(&s, st.Histogram, st.Requests); err != nil {
+			return nil, nil, fmt.Errorf("shard %d: %w", st.Shard, err)
+		}
+		sums = append(sums, s)
 	}
 	var notes []string
-	for _, st := range j.shards.db.TakeStats() {
-		mean := "no calls"
-		if st.Requests > 0 {
-			calls := "calls"
-			if st.Requests == 1 {
-				calls = "call"
-			}
-			mean = fmt.Sprintf("%s %s: mean %.1f µs, p50 %s µs, p99 %s µs, max %s µs", result.Grouped(st.Requests), calls,
-				float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests), result.Grouped(st.P50), result.Grouped(st.P99), result.Grouped(st.Max))
-		}
-		notes = append(notes, fmt.Sprintf("shard %d (%s, records %s): %s reads, %s updates, %s inserted rows, %s scans answered, %s errors; %s",
-			st.Shard, st.Target, st.Range, result.Grouped(st.Reads), result.Grouped(st.Updates), result.Grouped(st.Inserts),
-			result.Grouped(st.Scans), result.Grouped(st.Errors), mean))
-	}
 	for i, m := range mons {
 		m.Stop()
 		for _, n := range m.LateNotes() {
 			notes = append(notes, fmt.Sprintf("shard %d %s", i+1, n))
 		}
 	}
-	return notes
+	return sums, notes, nil
 }

@@ -38,6 +38,11 @@ func (j *job) resolveShards(stderr io.Writer) error {
 	if c.Target.DB != "" {
 		return badinput.New("--db and --shard both given: a sharded table is reached through --shard alone; leave --db out")
 	}
+	if c.ReadDB != "" {
+		// One replica cannot serve several primaries, and a replica per
+		// shard (its own heartbeat and checks each) is not built yet.
+		return badinput.New("--read-db and --shard both given: reads from replicas of sharded tables are not supported; leave out --read-db, or measure one shard with --db and --read-db")
+	}
 	var specs []shard.Spec
 	for _, s := range c.Shards {
 		sp, err := shard.ParseSpec(s)

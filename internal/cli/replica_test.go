@@ -199,15 +199,11 @@ func TestReadDBRefusals(t *testing.T) {
 	}
 }
 
-// On a MariaDB replica (scripts/with-mariadb-replica): a run with the
+// On the MariaDB replica pair scripts/test starts: a run with the
 // replica applying, and one with its SQL thread stopped, and the
 // refusals.
 func TestReadDBMariaDB(t *testing.T) {
-	if os.Getenv(testdb.MySQLReplicaURLEnv) == "" {
-		t.Skip(testdb.MySQLReplicaURLEnv + " is not set: run this test with scripts/with-mariadb-replica")
-	}
-	primary := testdb.FreshMySQLDatabase(t)
-	replica := testdb.MySQLReplicaOf(t, primary)
+	primary, replica := testdb.MySQLReplicaPair(t)
 	admin, err := sql.Open("mysql", mysqlDSN(t, replica))
 	if err != nil {
 		t.Fatal(err)

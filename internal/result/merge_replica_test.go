@@ -221,3 +221,61 @@ func TestMergeShardsIsExact(t *testing.T) {
 		t.Errorf("merge of different shards: %v", err)
 	}
 }
+
+// A sharded run's replicas: the tracker's counts in the first shard's
+// figures, each shard's heartbeats its own; combined, the lag is every
+// shard's heartbeats together and each shard's lag stays apart. Two
+// clients of such runs merge shard by shard.
+func TestCombineShardReplicas(t *testing.T) {
+	shardFig := func(target string, from time.Time, lags []float64, secs []ReplicaSecond, checked int64) *ReplicaSummary {
+		r := &ReplicaSummary{Target: target, SecondsFrom: from, Seconds: secs, ReadsChecked: checked, Reads: checked,
+			Lag: ReplicaLag{Table: "dbprobe_heartbeat_x", Start: from.Add(time.Millisecond), Written: int64(len(lags)), Seen: int64(len(lags)), LagsMS: lags}}
+		r.Lag.SetLagFigures()
+		return r
+	}
+	combined := func(off int) *ReplicaSummary {
+		from := mergeStart.Add(time.Duration(off) * time.Second)
+		return CombineShardReplicas("r1@0-499,r2@500-", []*ReplicaSummary{
+			shardFig("r1", from, []float64{1, 2, 30}, []ReplicaSecond{{Second: 0, LagMS: 2, Checked: 5, Stale: 1}, {Second: 1, LagMS: 30, Checked: 7, Stale: 2}}, 12),
+			// The second shard's heartbeat started in the next second.
+			shardFig("r2", from.Add(time.Second), []float64{4, 5}, []ReplicaSecond{{Second: 0, LagMS: 40}, {Second: 1, LagMS: 5}}, 0),
+		})
+	}
+	c := combined(0)
+	if c.Target != "r1@0-499,r2@500-" || c.ReadsChecked != 12 || c.Lag.Written != 5 || c.Lag.MaxMS != 30 || c.Lag.P50MS != 4 || c.Lag.Table != "dbprobe_heartbeat_x" {
+		t.Errorf("combined %+v", c)
+	}
+	want := []ReplicaSecond{{Second: 0, LagMS: 2, Checked: 5, Stale: 1}, {Second: 1, LagMS: 40, Checked: 7, Stale: 2}, {Second: 2, LagMS: 5}}
+	if !slices.Equal(c.Seconds, want) || !c.SecondsFrom.Equal(mergeStart) {
+		t.Errorf("combined seconds from %v: %+v, want %+v", c.SecondsFrom, c.Seconds, want)
+	}
+	if len(c.Shards) != 2 || c.Shards[1].Shard != 2 || c.Shards[1].Target != "r2" || c.Shards[1].Lag.MaxMS != 5 || c.Shards[0].Lag.Written != 3 {
+		t.Errorf("per shard %+v", c.Shards)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, Summary{Phase: "run", Replica: c}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "# replica lag of shard 2 (r2): 2 written, 2 seen; max 5 ms, p50 4 ms, p99 5 ms\n") {
+		t.Errorf("text:\n%s", text.String())
+	}
+
+	// Two clients, the second a second later: each shard's lag merged
+	// over both.
+	files, _ := threeClients(t)
+	for k, f := range files {
+		f.Phases[0].Summary.Replica = combined(k)
+	}
+	phases, _, err := Merge(inputs(t, files...), "dbprobe merge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := phases[0].Summary.Replica
+	if len(m.Shards) != 2 || m.Shards[0].Lag.Written != 9 || m.Shards[1].Lag.Written != 6 || m.Lag.Written != 15 || m.ReadsChecked != 36 || len(m.Seconds) != 5 {
+		t.Errorf("merged %+v, shards %+v", m, m.Shards)
+	}
+	files[1].Phases[0].Summary.Replica.Shards = files[1].Phases[0].Summary.Replica.Shards[:1]
+	if _, _, err := Merge(inputs(t, files...), "dbprobe merge"); err == nil || !strings.Contains(err.Error(), "shards' replicas") {
+		t.Errorf("merge of different shard replicas: %v", err)
+	}
+}

@@ -25,6 +25,9 @@ type shards struct {
 	targets []*experiment.Target
 	ranges  []shard.Range
 	db      *shard.DB
+	// readTargets are the shards' replicas (read=), in the same order;
+	// empty when reads stay on the shards.
+	readTargets []*experiment.Target
 }
 
 // sharded reports whether the command spreads the table over shards.
@@ -39,9 +42,9 @@ func (j *job) resolveShards(stderr io.Writer) error {
 		return badinput.New("--db and --shard both given: a sharded table is reached through --shard alone; leave --db out")
 	}
 	if c.ReadDB != "" {
-		// One replica cannot serve several primaries, and a replica per
-		// shard (its own heartbeat and checks each) is not built yet.
-		return badinput.New("--read-db and --shard both given: reads from replicas of sharded tables are not supported; leave out --read-db, or measure one shard with --db and --read-db")
+		// One replica cannot serve several primaries: each shard names
+		// its own.
+		return badinput.New("--read-db and --shard both given: give each shard its replica instead, --shard 'URL read=REPLICA_URL' (or a read= column in --shards-file)")
 	}
 	var specs []shard.Spec
 	for _, s := range c.Shards {
@@ -66,8 +69,17 @@ func (j *job) resolveShards(stderr io.Writer) error {
 	if s.ranges, err = shard.Plan(specs, j.cfg.Workload.RecordCount); err != nil {
 		return err
 	}
-	var targets []driver.Target
+	var targets, readTargets []driver.Target
+	withRead := 0
 	for _, sp := range specs {
+		if sp.Read != "" {
+			withRead++
+		}
+	}
+	if withRead > 0 && withRead < len(specs) {
+		return badinput.New("%d of %d --shard values have a read= replica: give every shard its replica, or none", withRead, len(specs))
+	}
+	for i, sp := range specs {
 		tc := c.Target
 		tc.DB = sp.URL
 		t, err := experiment.ResolveTarget(tc, stderr)
@@ -76,9 +88,25 @@ func (j *job) resolveShards(stderr io.Writer) error {
 		}
 		s.targets = append(s.targets, t)
 		targets = append(targets, t.Target)
+		if sp.Read == "" {
+			continue
+		}
+		tc.DB = sp.Read
+		rt, err := experiment.ResolveTarget(tc, stderr)
+		if err != nil {
+			return err
+		}
+		if rt.Driver != t.Driver {
+			return badinput.New("shard %d's replica %s is a %s database and the shard %s a %s one; give a replica of the shard's database", i+1, rt.Redacted(), rt.Driver, t.Redacted(), t.Driver)
+		}
+		s.readTargets = append(s.readTargets, rt)
+		readTargets = append(readTargets, rt.Target)
 	}
 	if err := shard.CheckRepeats(targets); err != nil {
 		return err
+	}
+	if err := shard.CheckRepeats(readTargets); err != nil {
+		return badinput.New("read=: %s", err.Error())
 	}
 	j.shards = s
 	// The job's target names every shard; it holds no password of its

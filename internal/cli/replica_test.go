@@ -305,7 +305,7 @@ func TestShardReplicasOnPostgres(t *testing.T) {
 		if err != nil {
 			t.Fatalf("run: %v\n%s\n%s", err, stdout, stderr)
 		}
-		if !strings.Contains(stdout, "# replica lag of shard 2 (") {
+		if !strings.Contains(stdout, "# replica lag of shard 2 (") || !strings.Contains(stdout, "# replica of shard 2 (") {
 			t.Errorf("the text has no lag line for shard 2:\n%s", stdout)
 		}
 		u, _ := url.Parse(r1)
@@ -335,10 +335,19 @@ func TestShardReplicasOnPostgres(t *testing.T) {
 		}
 		// Workload A reads and updates: the reads went to the replicas,
 		// none to the shards themselves, and both shards took updates.
-		for _, sh := range s.Shards {
+		var replicaReads int64
+		for k, sh := range s.Shards {
 			if sh.Reads != 0 || sh.Updates == 0 {
 				t.Errorf("%s: shard %d answered %d reads and %d updates; want no read, some updates", name, sh.Shard, sh.Reads, sh.Updates)
 			}
+			a := r.Shards[k].Answered
+			if a == nil || a.Reads == 0 || a.Updates != 0 || a.Calls.Count != a.Requests {
+				t.Fatalf("%s: shard %d's replica answered %+v; want reads, no update", name, sh.Shard, a)
+			}
+			replicaReads += a.Reads
+		}
+		if replicaReads != r.Reads {
+			t.Errorf("%s: the shards' replicas answered %d reads, and %d were sent to them", name, replicaReads, r.Reads)
 		}
 	}
 	if healthy.Replica.Shards[0].Lag.Seen == 0 || healthy.Replica.Shards[1].Lag.Seen == 0 {

@@ -265,12 +265,19 @@ func TestCombineShardReplicas(t *testing.T) {
 	files, _ := threeClients(t)
 	for k, f := range files {
 		f.Phases[0].Summary.Replica = combined(k)
+		for i := range 2 {
+			a := shardCalls(t, i+1, []int64{int64(100 * (k + 1)), 7}, int64(10*(i+1)))
+			f.Phases[0].Summary.Replica.Shards[i].Answered = &a
+		}
 	}
 	phases, _, err := Merge(inputs(t, files...), "dbprobe merge")
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := phases[0].Summary.Replica
+	if a := m.Shards[1].Answered; a == nil || a.Reads != 60 || a.Requests != 6 || a.Calls.MaxMicros != 300 {
+		t.Errorf("shard 2's replica answered, merged: %+v", a)
+	}
 	if len(m.Shards) != 2 || m.Shards[0].Lag.Written != 9 || m.Shards[1].Lag.Written != 6 || m.Lag.Written != 15 || m.ReadsChecked != 36 || len(m.Seconds) != 5 {
 		t.Errorf("merged %+v, shards %+v", m, m.Shards)
 	}

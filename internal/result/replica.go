@@ -159,6 +159,9 @@ func writeReplicaNotes(bw *bufio.Writer, r *ReplicaSummary) {
 	for _, s := range r.Shards {
 		fmt.Fprintf(bw, "# replica lag of shard %d (%s): %d written, %d seen; max %s ms, p50 %s ms, p99 %s ms\n",
 			s.Shard, oneLine(s.Target), s.Lag.Written, s.Lag.Seen, msText(s.Lag.MaxMS), msText(s.Lag.P50MS), msText(s.Lag.P99MS))
+		if s.Answered != nil {
+			fmt.Fprintf(bw, "# replica of %s\n", oneLine(ShardNote(*s.Answered)))
+		}
 	}
 	if r.Clients > 0 {
 		fmt.Fprintf(bw, "# replica: the figures of %d clients added up: each ran its own heartbeat and judged its own reads over its whole run phase; the lag figures are of all their heartbeats together\n", r.Clients)
@@ -196,6 +199,9 @@ type ReplicaShard struct {
 	Shard  int        `json:"shard"`
 	Target string     `json:"target"`
 	Lag    ReplicaLag `json:"lag"`
+	// Answered is what the replica answered: its reads, scans and the
+	// latency of its calls, as a shard's own figures are counted.
+	Answered *ShardSummary `json:"answered,omitempty"`
 }
 
 // combineReplicas adds up replica figures measured side by side (the
@@ -316,12 +322,27 @@ func mergeReplica(names []string, per []*ReplicaSummary) (*ReplicaSummary, error
 	}
 	out := combineReplicas(per)
 	out.Clients = len(per)
+	answered := make([][]ShardSummary, len(per))
 	for k, s0 := range per[0].Shards {
 		lags := make([]ReplicaLag, len(per))
 		for i, r := range per {
 			lags[i] = r.Shards[k].Lag
+			if a := r.Shards[k].Answered; a != nil {
+				answered[i] = append(answered[i], *a)
+			}
 		}
 		out.Shards = append(out.Shards, ReplicaShard{Shard: s0.Shard, Target: s0.Target, Lag: combineLags(lags)})
+	}
+	// What each shard's replica answered, added up as the shards' own
+	// figures are.
+	merged, err := mergeShards(names, answered)
+	if err != nil {
+		return nil, err
+	}
+	if len(merged) == len(out.Shards) {
+		for k := range merged {
+			out.Shards[k].Answered = &merged[k]
+		}
 	}
 	return out, nil
 }

@@ -131,6 +131,9 @@ type replicaRun struct {
 	// name is the replica (or the shards' replicas) as the result shows it.
 	name string
 	db   driver.DB
+	// shardDB is db for a sharded job, whose per-shard figures say what
+	// each shard's replica answered.
+	shardDB *shard.DB
 	// members are the databases and targets the replica's connections
 	// are checked on: the replica, or each shard's.
 	members []shard.Member
@@ -247,7 +250,8 @@ func (j *job) connectShardReplicas(ctx context.Context) error {
 		names = append(names, t.Redacted()+"@"+s.ranges[i].String())
 	}
 	r := &j.rep
-	r.name, r.db, r.pairs, r.members = strings.Join(names, ","), shard.New(members), pairs, members
+	r.shardDB = shard.New(members)
+	r.name, r.db, r.pairs, r.members = strings.Join(names, ","), r.shardDB, pairs, members
 	return nil
 }
 
@@ -393,8 +397,14 @@ func (j *job) endReplica(ctx context.Context) (*result.ReplicaSummary, error) {
 		per[i] = replica.Summarize(r.members[i].Target.Redacted(), c, lag, seconds)
 	}
 	sum := per[0]
+	var serr error
 	if j.shards != nil {
 		sum = result.CombineShardReplicas(r.name, per)
+		var answered []result.ShardSummary
+		answered, serr = shardSummaries(r.shardDB)
+		for i := range answered {
+			sum.Shards[i].Answered = &answered[i]
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -403,7 +413,7 @@ func (j *job) endReplica(ctx context.Context) (*result.ReplicaSummary, error) {
 			return sum, j.scrubPrimary(i, err)
 		}
 	}
-	return sum, nil
+	return sum, serr
 }
 
 // replicaSetting is the header's --read-db setting, its password hidden

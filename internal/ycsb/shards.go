@@ -204,17 +204,9 @@ func (j *job) shardSummaries(mons []*experiment.Monitoring) ([]result.ShardSumma
 	if j.shards == nil {
 		return nil, nil, nil
 	}
-	var sums []result.ShardSummary
-	for _, st := range j.shards.db.TakeStats() {
-		s := result.ShardSummary{
-			Shard: st.Shard, Target: st.Target, Range: st.Range.String(),
-			Reads: st.Reads, Updates: st.Updates, Inserts: st.Inserts, Deletes: st.Deletes, Scans: st.Scans,
-			Requests: st.Requests, Errors: st.Errors, BusyNanos: st.Busy.Nanoseconds(),
-		}
-		if err := result.DescribeShardCalls(&s, st.Histogram, st.Requests); err != nil {
-			return nil, nil, fmt.Errorf("shard %d: %w", st.Shard, err)
-		}
-		sums = append(sums, s)
+	sums, err := shardSummaries(j.shards.db)
+	if err != nil {
+		return nil, nil, err
 	}
 	var notes []string
 	for i, m := range mons {
@@ -224,4 +216,21 @@ func (j *job) shardSummaries(mons []*experiment.Monitoring) ([]result.ShardSumma
 		}
 	}
 	return sums, notes, nil
+}
+
+// shardSummaries takes db's per-shard figures since the last call.
+func shardSummaries(db *shard.DB) ([]result.ShardSummary, error) {
+	var sums []result.ShardSummary
+	for _, st := range db.TakeStats() {
+		s := result.ShardSummary{
+			Shard: st.Shard, Target: st.Target, Range: st.Range.String(),
+			Reads: st.Reads, Updates: st.Updates, Inserts: st.Inserts, Deletes: st.Deletes, Scans: st.Scans,
+			Requests: st.Requests, Errors: st.Errors, BusyNanos: st.Busy.Nanoseconds(),
+		}
+		if err := result.DescribeShardCalls(&s, st.Histogram, st.Requests); err != nil {
+			return nil, fmt.Errorf("shard %d: %w", st.Shard, err)
+		}
+		sums = append(sums, s)
+	}
+	return sums, nil
 }

@@ -358,16 +358,16 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 			notes = append(notes, fmt.Sprintf("the replica had not applied the load %s after it ended; the run started anyway, and its reads of rows not there yet fail NOT_FOUND", experiment.SecondsText(waited)))
 		}
 	}
-	where, primary, each := "the replica "+r.name, "--db", ""
+	where, primary, each, monitored := "the replica "+r.name, "--db", " on --db", "the monitor samples --db only"
 	if j.shards != nil {
-		where, primary, each = "each shard's replica (read=)", "the shard's database", " on each shard"
+		where, primary, each, monitored = "each shard's replica (read=)", "the shard's database", " on each shard", "the monitors sample the shards only"
 	}
 	return append(notes,
 		fmt.Sprintf("reads and scans go to %s; updates, inserts and read-modify-writes to %s", where, primary),
 		fmt.Sprintf("updates and inserts write a %d-byte version stamp at the start of each field they set; a read of the replica older than an acknowledged update counts as stale", replica.StampLen),
 		fmt.Sprintf("replica lag: heartbeat table %s%s, written every %s and looked for on the replica every %s (every %s for %s after each write); dropped at the end",
 			name, each, replica.DefaultOptions.Interval, replica.DefaultOptions.Poll, replica.DefaultOptions.FinePoll, replica.DefaultOptions.FineFor),
-		"the monitor samples the primaries only",
+		monitored,
 	), nil
 }
 

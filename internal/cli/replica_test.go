@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -199,15 +200,11 @@ func TestReadDBRefusals(t *testing.T) {
 	}
 }
 
-// On a MariaDB replica (scripts/with-mariadb-replica): a run with the
+// On the MariaDB replica pair scripts/test starts: a run with the
 // replica applying, and one with its SQL thread stopped, and the
 // refusals.
 func TestReadDBMariaDB(t *testing.T) {
-	if os.Getenv(testdb.MySQLReplicaURLEnv) == "" {
-		t.Skip(testdb.MySQLReplicaURLEnv + " is not set: run this test with scripts/with-mariadb-replica")
-	}
-	primary := testdb.FreshMySQLDatabase(t)
-	replica := testdb.MySQLReplicaOf(t, primary)
+	primary, replica := testdb.MySQLReplicaPair(t)
 	admin, err := sql.Open("mysql", mysqlDSN(t, replica))
 	if err != nil {
 		t.Fatal(err)
@@ -258,4 +255,118 @@ func mysqlDSN(t *testing.T, raw string) string {
 	}
 	pw, _ := u.User.Password()
 	return u.User.Username() + ":" + pw + "@tcp(" + u.Host + ")" + u.Path
+}
+
+// Two shards, two databases of the streaming pair's primary, each with
+// its replica on the standby (--shard 'URL read=REPLICA'): reads go to
+// the replicas, routed by record as the writes are; each shard's replica
+// has its own heartbeat; with replay paused every judged read is stale
+// and no shard's heartbeat is seen.
+func TestShardReplicasOnPostgres(t *testing.T) {
+	p1, r1 := testdb.PostgresReplicaPair(t)
+	p2, r2 := testdb.PostgresReplicaPair(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, r1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		admin.Exec(context.Background(), "SELECT pg_wal_replay_resume()")
+		admin.Close(context.Background())
+	})
+	work := []string{"-p", "recordcount=1000", "--threads", "2"}
+	for _, table := range []string{"healthy", "paused"} {
+		if _, stderr, err := run(t, append([]string{"load", "-q", "--shard", p1, "--shard", p2 + " read=" + r2, "-p", "table=" + table}, work...)...); err == nil || !badinput.Is(err) {
+			t.Fatalf("load with read= on one shard only: %v\n%s", err, stderr)
+		}
+		// load ignores read=: it writes to the shards only.
+		if _, stderr, err := run(t, append([]string{"load", "-q", "--shard", p1 + " read=" + r1, "--shard", p2 + " read=" + r2, "-p", "table=" + table}, work...)...); err != nil {
+			t.Fatalf("load: %v\n%s", err, stderr)
+		}
+	}
+	waitReplayed(ctx, t, p1, admin)
+	waitReplayed(ctx, t, p2, admin)
+	for _, c := range []struct{ s1, s2, want string }{
+		{p1 + " read=" + p1, p2 + " read=" + r2, "shard 1: --read-db"},
+		{p1 + " read=" + r1, p2 + " read=" + r1, "read=: shards 1 and 2 are the same database"},
+		{p1 + " read=" + r1, r2 + " read=" + p2, "shard 2: --db"},
+	} {
+		_, _, err := run(t, "run", "-q", "--shard", c.s1, "--shard", c.s2, "-p", "table=healthy", "-p", "operationcount=10")
+		if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("got %v, want one line of bad input with %q", err, c.want)
+		}
+	}
+	shardRun := func(table string) *result.Summary {
+		out := filepath.Join(t.TempDir(), "run.jsonl")
+		args := append([]string{"run", "-q", "--out", out, "--shard", p1 + " read=" + r1, "--shard", p2 + " read=" + r2,
+			"-p", "table=" + table, "-p", "operationcount=0", "--duration", "2s"}, work...)
+		stdout, stderr, err := run(t, args...)
+		if err != nil {
+			t.Fatalf("run: %v\n%s\n%s", err, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "# replica lag of shard 2 (") || !strings.Contains(stdout, "# replica of shard 2 (") {
+			t.Errorf("the text has no lag line for shard 2:\n%s", stdout)
+		}
+		u, _ := url.Parse(r1)
+		if pw, _ := u.User.Password(); pw == "" || strings.Contains(stdout+stderr, pw) {
+			t.Errorf("the replica's password shows (or it has none):\n%s\n%s", stdout, stderr)
+		}
+		return readSummary(t, out)
+	}
+	healthy := shardRun("healthy")
+	waitReplayed(ctx, t, p1, admin)
+	if _, err := admin.Exec(ctx, "SELECT pg_wal_replay_pause()"); err != nil {
+		t.Fatal(err)
+	}
+	paused := shardRun("paused")
+	if _, err := admin.Exec(ctx, "SELECT pg_wal_replay_resume()"); err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*result.Summary{"healthy": healthy, "paused": paused} {
+		r := s.Replica
+		if r == nil || len(r.Shards) != 2 || r.ReadsChecked == 0 || len(s.Shards) != 2 {
+			t.Fatalf("%s: replica %+v, shards %+v", name, r, s.Shards)
+		}
+		t.Logf("%s: %d of %d checked reads stale; shard 1 heartbeats %d/%d seen, shard 2 %d/%d", name, r.StaleReads, r.ReadsChecked,
+			r.Shards[0].Lag.Seen, r.Shards[0].Lag.Written, r.Shards[1].Lag.Seen, r.Shards[1].Lag.Written)
+		if r.Lag.Written != r.Shards[0].Lag.Written+r.Shards[1].Lag.Written || r.Shards[0].Lag.Written == 0 || r.Shards[1].Lag.Written == 0 {
+			t.Errorf("%s: heartbeats %d in all, %d and %d per shard", name, r.Lag.Written, r.Shards[0].Lag.Written, r.Shards[1].Lag.Written)
+		}
+		// Workload A reads and updates: the reads went to the replicas,
+		// none to the shards themselves, and both shards took updates.
+		var replicaReads int64
+		for k, sh := range s.Shards {
+			if sh.Reads != 0 || sh.Updates == 0 {
+				t.Errorf("%s: shard %d answered %d reads and %d updates; want no read, some updates", name, sh.Shard, sh.Reads, sh.Updates)
+			}
+			a := r.Shards[k].Answered
+			if a == nil || a.Reads == 0 || a.Updates != 0 || a.Calls.Count != a.Requests {
+				t.Fatalf("%s: shard %d's replica answered %+v; want reads, no update", name, sh.Shard, a)
+			}
+			replicaReads += a.Reads
+		}
+		if replicaReads != r.Reads {
+			t.Errorf("%s: the shards' replicas answered %d reads, and %d were sent to them", name, replicaReads, r.Reads)
+		}
+	}
+	if healthy.Replica.Shards[0].Lag.Seen == 0 || healthy.Replica.Shards[1].Lag.Seen == 0 {
+		t.Errorf("healthy: a shard's replica showed none of its heartbeats: %+v", healthy.Replica.Shards)
+	}
+	pr := paused.Replica
+	if pr.StaleReads != pr.ReadsChecked || pr.Lag.Seen != 0 {
+		t.Errorf("paused: %d of %d checked reads stale, %d heartbeats seen; want all stale, none seen", pr.StaleReads, pr.ReadsChecked, pr.Lag.Seen)
+	}
+	waitReplayed(ctx, t, p1, admin)
+	for _, u := range []string{p1, p2} {
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var left int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_class WHERE relname LIKE 'dbprobe_heartbeat_%'").Scan(&left); err != nil || left != 0 {
+			t.Errorf("%d heartbeat tables left in a shard (%v)", left, err)
+		}
+		c.Close(ctx)
+	}
 }

@@ -61,6 +61,21 @@ func TestShardBadInput(t *testing.T) {
 	}
 }
 
+// --read-db with --shard is refused before any database is opened, by
+// run and by ycsb.
+func TestShardWithReadDBRefused(t *testing.T) {
+	for _, cmd := range []string{"run", "ycsb"} {
+		_, stderr, err := run(t, cmd, "-p", "recordcount=100", "-p", "operationcount=10", "--shard", "postgres://u:hunter2@127.0.0.1:1/a", "--shard", "postgres://u:hunter2@127.0.0.1:1/b",
+			"--read-db", "postgres://u:hunter2@127.0.0.1:2/a")
+		if err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "--read-db and --shard both given") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: error %v, want one line of bad input (stderr %q)", cmd, err, stderr)
+		}
+		if strings.Contains(err.Error()+stderr, "hunter2") {
+			t.Errorf("the password shows: %v %s", err, stderr)
+		}
+	}
+}
+
 // TestShardsBadInputWritesNothing gives real databases a bad shard list:
 // no table appears anywhere.
 func TestShardsBadInputWritesNothing(t *testing.T) {

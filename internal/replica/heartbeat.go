@@ -3,7 +3,6 @@ package replica
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -135,8 +134,20 @@ func (h *Heartbeat) catchUp(ctx context.Context) error {
 // (Options.CatchUp) and whether the replica showed the table by then.
 func (h *Heartbeat) CaughtUp() (waited time.Duration, applied bool) { return h.waited, h.applied }
 
-// Start is when the heartbeat began: its seconds count from it.
+// Start is when the heartbeat began.
 func (h *Heartbeat) Start() time.Time { return h.start }
+
+// Origin is the wall clock's whole second Start falls in, which the
+// heartbeat's seconds count from: the runner's intervals end on whole
+// seconds too (runner.Origin), so the seconds of the lag, the stale reads
+// and the operations line up, and so do those of several clients.
+func Origin(start time.Time) time.Time {
+	// Subtracting keeps the monotonic reading that Truncate drops.
+	return start.Add(-start.Sub(start.Truncate(time.Second)))
+}
+
+// Origin is Origin(h.Start()).
+func (h *Heartbeat) Origin() time.Time { return Origin(h.start) }
 
 // write writes heartbeat 1, 2, … every interval, each acknowledged before
 // the next.
@@ -225,7 +236,7 @@ func (h *Heartbeat) observe(seq int64, now time.Time) {
 	if h.visible < int64(len(h.acked)) {
 		lag = max(now.Sub(h.acked[h.visible]), 0)
 	}
-	sec := int(now.Sub(h.start) / time.Second)
+	sec := int(now.Sub(h.Origin()) / time.Second)
 	for len(h.lag) <= sec {
 		h.lag = append(h.lag, 0)
 	}
@@ -260,18 +271,10 @@ func (h *Heartbeat) Stop() (result.ReplicaLag, []time.Duration) {
 		Written: int64(len(h.acked)), Seen: int64(min(len(h.seen), len(h.acked))),
 		Errors: h.errors,
 	}
-	if len(lags) > 0 {
-		sorted := slices.Clone(lags)
-		slices.Sort(sorted)
-		var sum time.Duration
-		for _, d := range sorted {
-			sum += d
-		}
-		l.MaxMS = ms(sorted[len(sorted)-1])
-		l.P50MS = ms(rank(sorted, 0.50))
-		l.P99MS = ms(rank(sorted, 0.99))
-		l.MeanMS = ms(sum / time.Duration(len(sorted)))
+	for _, d := range lags {
+		l.LagsMS = append(l.LagsMS, ms(d))
 	}
+	l.SetLagFigures()
 	return l, slices.Clone(h.lag)
 }
 
@@ -281,13 +284,6 @@ func (h *Heartbeat) Drop(ctx context.Context) error {
 		return fmt.Errorf("dropping the heartbeat table %s: %w", h.name, err)
 	}
 	return nil
-}
-
-// rank is the value at quantile q of sorted by the nearest-rank method:
-// the smallest value with at least q of the values at or below it.
-func rank(sorted []time.Duration, q float64) time.Duration {
-	i := int(math.Ceil(float64(len(sorted))*q)) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

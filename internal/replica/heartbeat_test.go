@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,17 +77,9 @@ func TestHeartbeatHealthyAndPaused(t *testing.T) {
 		if paused && !(lag.MaxMS > lag.P50MS && lag.P50MS > 0) {
 			t.Errorf("paused replica: max %v ms, p50 %v ms; want max above the median above 0", lag.MaxMS, lag.P50MS)
 		}
-	}
-}
-
-func TestRank(t *testing.T) {
-	d := []time.Duration{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
-	for _, c := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 5}, {0.99, 10}, {0.1, 1}, {0.11, 2}, {1, 10}} {
-		if got := rank(d, c.q); got != c.want {
-			t.Errorf("rank(q=%v) = %v, want %v", c.q, got, c.want)
+		// Every written heartbeat's lag is kept, for dbprobe merge.
+		if int64(len(lag.LagsMS)) != lag.Written || len(lag.LagsMS) > 0 && slices.Max(lag.LagsMS) != lag.MaxMS {
+			t.Errorf("lags %v for %d written, max %v", lag.LagsMS, lag.Written, lag.MaxMS)
 		}
 	}
 }

@@ -45,8 +45,11 @@
 //     code alone). A run with reads sent to a replica (--read-db) adds
 //     "replica" to its summary (ReplicaSummary: reads, reads_checked,
 //     stale_reads, stale_missing, keys_tracked, tracked_bytes, "lag" with
-//     the heartbeat's figures in milliseconds, and "seconds", each
-//     second's lag_ms, checked and stale).
+//     the heartbeat's figures in milliseconds and each heartbeat's lag
+//     (lags_ms), and "seconds", each second's lag_ms, checked and stale,
+//     counted from seconds_from, a whole second of the wall clock; a
+//     merged one has "clients"). A sharded run (--shard) adds "shards",
+//     each shard's calls and their histogram (ShardSummary).
 //   - "durability" (dbprobe durability): the header's settings are the
 //     check's (database, durability, cycles, writers, crash-after, seed)
 //     and its database is the one the check started; a "cycle" record per

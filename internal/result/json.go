@@ -162,6 +162,7 @@ func (w *Writer) Summary(s Summary) error {
 		Storage:      s.Storage,
 		Merge:        s.Merge,
 		Replica:      s.Replica,
+		Shards:       s.Shards,
 	}, true)
 }
 
@@ -285,6 +286,7 @@ type summaryRecord struct {
 	Storage      *StorageSummary   `json:"storage,omitempty"`
 	Merge        *MergeSummary     `json:"merge,omitempty"`
 	Replica      *ReplicaSummary   `json:"replica,omitempty"`
+	Shards       []ShardSummary    `json:"shards,omitempty"`
 }
 
 type cycleRecord struct {

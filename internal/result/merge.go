@@ -674,6 +674,21 @@ func mergePhase(streams []*stream, headers []Header, order []int, command string
 		avail.Outages = unionOutages(avail.Outages)
 		sum.Availability = avail
 	}
+	reps := make([]*ReplicaSummary, n)
+	shards := make([][]ShardSummary, n)
+	for i, s := range summaries {
+		reps[i], shards[i] = s.Replica, s.Shards
+	}
+	var err error
+	if sum.Replica, err = mergeReplica(names, reps); err != nil {
+		return Phase{}, nil, err
+	}
+	if sum.Shards, err = mergeShards(names, shards); err != nil {
+		return Phase{}, nil, err
+	}
+	for _, s := range sum.Shards {
+		sum.Notes = append(sum.Notes, ShardNote(s))
+	}
 	var warnings []string
 	if len(offsets) >= 2 {
 		spread := slices.Max(offsets) - slices.Min(offsets)

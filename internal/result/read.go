@@ -263,6 +263,7 @@ func (f *File) add(line []byte) error {
 			Storage:      rec.Storage,
 			Merge:        rec.Merge,
 			Replica:      rec.Replica,
+			Shards:       rec.Shards,
 		}
 	case "":
 		return errors.New(`record without a "type"`)

@@ -174,6 +174,9 @@ type Summary struct {
 	// Replica holds what reads sent to a replica (--read-db) measured:
 	// stale reads and the replica's lag. Nil for every other run.
 	Replica *ReplicaSummary
+	// Shards holds what each shard of a sharded run (--shard) answered;
+	// nil for a run on one database.
+	Shards []ShardSummary
 }
 
 // StressSummary is what a stress run reports beside its series.

@@ -294,6 +294,11 @@ type Stats struct {
 	// P50, P99 and Max are the calls' latency percentiles in µs, exact to
 	// three significant digits.
 	P50, P99, Max int64
+	// Histogram is the calls' HDR histogram (µs), in HdrHistogram's
+	// compressed V2 encoding, base64, as the result's series carry theirs,
+	// so that the calls of several clients merge exactly; "" when there
+	// were no calls.
+	Histogram string
 }
 
 // TakeStats returns each shard's figures since the last call and starts
@@ -310,6 +315,13 @@ func (d *DB) TakeStats() []Stats {
 		}
 		c.mu.Lock()
 		out[i].P50, out[i].P99, out[i].Max = c.hist.ValueAtQuantile(50), c.hist.ValueAtQuantile(99), c.hist.Max()
+		if c.hist.TotalCount() > 0 {
+			// Encode writes to memory: it cannot fail short of a bug, and a
+			// histogram left out only makes dbprobe merge refuse the result.
+			if b, err := c.hist.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+				out[i].Histogram = string(b)
+			}
+		}
 		c.hist.Reset()
 		c.mu.Unlock()
 	}

@@ -17,23 +17,54 @@ import (
 const Open = int64(-1)
 
 // Spec is one shard as the user wrote it: a database URL and, when
-// Bounded, the records First … Last (inclusive; Last may be Open).
+// Bounded, the records First … Last (inclusive; Last may be Open); Read is
+// the URL of a replica of it that the run's reads go to ("" for none).
 type Spec struct {
 	URL     string
 	Bounded bool
 	First   int64
 	Last    int64
+	Read    string
 }
 
+// readPrefix starts the optional second word of a --shard value.
+const readPrefix = "read="
+
 // ParseSpec reads one --shard value: URL, or URL@FIRST-LAST with record
-// numbers (LAST may be left out: no upper bound). The bounds are the text
-// after the URL's last "@" when it is two numbers joined by "-"; a URL
-// whose host would read that way (user@1-2) needs a port or a path.
+// numbers (LAST may be left out: no upper bound), optionally followed by
+// a space and read=REPLICA_URL. The bounds are the text after the URL's
+// last "@" when it is two numbers joined by "-"; a URL whose host would
+// read that way (user@1-2) needs a port or a path. A URL holds no space
+// (it would be %20), so a space parts the words.
 func ParseSpec(s string) (Spec, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	words := strings.Fields(s)
+	if len(words) == 0 {
 		return Spec{}, badinput.New("--shard is empty; give a database URL, optionally with @FIRST-LAST record numbers")
 	}
+	var read string
+	switch {
+	case len(words) == 2 && strings.HasPrefix(words[1], readPrefix) && len(words[1]) > len(readPrefix):
+		read = strings.TrimPrefix(words[1], readPrefix)
+	case len(words) > 1:
+		shownWords := make([]string, len(words))
+		for i, w := range words {
+			// Each word may be a URL with its password.
+			key, url, ok := strings.Cut(w, "=")
+			if i > 0 && ok {
+				shownWords[i] = shown(key) + "=" + shown(url)
+			} else {
+				shownWords[i] = shown(w)
+			}
+		}
+		return Spec{}, badinput.New("--shard %s: after the URL (and its @FIRST-LAST) only read=REPLICA_URL may follow, separated by a space", strings.Join(shownWords, " "))
+	}
+	sp, err := parseBounds(words[0])
+	sp.Read = read
+	return sp, err
+}
+
+// parseBounds reads URL or URL@FIRST-LAST.
+func parseBounds(s string) (Spec, error) {
 	at := strings.LastIndexByte(s, '@')
 	if at < 0 {
 		return Spec{URL: s}, nil
@@ -88,8 +119,9 @@ func digits(s string) bool {
 	return s != ""
 }
 
-// ReadFile reads a shard list: one --shard value per line; blank lines and
-// lines starting with # are skipped.
+// ReadFile reads a shard list: one --shard value per line (URL, its
+// optional @FIRST-LAST, and an optional read=REPLICA_URL column); blank
+// lines and lines starting with # are skipped.
 func ReadFile(path string) ([]Spec, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -113,7 +145,7 @@ func ReadFile(path string) ([]Spec, error) {
 		return nil, badinput.New("--shards-file %s: %v", path, err)
 	}
 	if len(specs) == 0 {
-		return nil, badinput.New("--shards-file %s lists no database; write one URL (optionally URL@FIRST-LAST) per line", path)
+		return nil, badinput.New("--shards-file %s lists no database; write one URL (optionally URL@FIRST-LAST, and read=REPLICA_URL after a space) per line", path)
 	}
 	return specs, nil
 }

@@ -30,6 +30,11 @@ func TestParseSpec(t *testing.T) {
 		{"null@12", Spec{}, "write the record range"},
 		{"postgres://u:pw@h/db@5", Spec{}, "postgres://u:xxxxx@h/db@5"},
 		{"null@99999999999999999999-", Spec{}, "too large"},
+		{"postgres://u:pw@a/db@0-9 read=postgres://u:pw@b/db", Spec{URL: "postgres://u:pw@a/db", Bounded: true, First: 0, Last: 9, Read: "postgres://u:pw@b/db"}, ""},
+		{"\tpostgres://a/db   read=postgres://b/db ", Spec{URL: "postgres://a/db", Read: "postgres://b/db"}, ""},
+		{"postgres://a/db read=", Spec{}, "only read=REPLICA_URL may follow"},
+		{"postgres://a/db write=postgres://b/db", Spec{}, "only read=REPLICA_URL may follow"},
+		{"postgres://u:pw@a/db read=postgres://u:pw@b/db read=postgres://c/db", Spec{}, "--shard postgres://u:xxxxx@a/db read=postgres://u:xxxxx@b/db read=postgres://c/db: after"},
 	}
 	for _, tc := range tests {
 		got, err := ParseSpec(tc.in)
@@ -46,7 +51,7 @@ func TestParseSpec(t *testing.T) {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"null", "postgres://u:p@h/db@0-9", "x@1-", "@", "a@-1", "a@1-2-3"} {
+	for _, s := range []string{"null", "postgres://u:p@h/db@0-9", "x@1-", "@", "a@-1", "a@1-2-3", "a@0-1 read=b", "a read= b"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -73,41 +73,61 @@ func PostgresReplicaPair(t testing.TB) (primaryURL, replicaURL string) {
 	}
 }
 
-// MySQLReplicaURLEnv names the variable scripts/with-mariadb-replica sets
-// to the URL of a replica of the MariaDB DBPROBE_MYSQL_URL names.
-const MySQLReplicaURLEnv = "DBPROBE_MYSQL_REPLICA_URL"
+// MySQLReplicaURLEnv and MySQLReplicaPrimaryURLEnv name the variables
+// scripts/test, scripts/with-databases and scripts/with-mariadb-replica
+// set to the URLs of a throwaway MariaDB pair: a replica, and the primary
+// it replicates from (binary log on), which is not the server of
+// MySQLURLEnv (see scripts/lib/myreplica.sh).
+const (
+	MySQLReplicaURLEnv        = "DBPROBE_MYSQL_REPLICA_URL"
+	MySQLReplicaPrimaryURLEnv = "DBPROBE_MYSQL_REPLICA_PRIMARY_URL"
+)
 
-// MySQLReplicaOf returns the URL of database primaryURL names (one of
-// FreshMySQLDatabase's) on the replica, once the replica has applied its
-// creation. scripts/test starts no MariaDB replica (its MariaDB keeps the
-// binary log off), so without one the test is skipped, CI or not: run it
-// with scripts/with-mariadb-replica.
-func MySQLReplicaOf(t testing.TB, primaryURL string) string {
+// MySQLReplicaPair creates an empty database on the MariaDB pair's
+// primary, dropped when the test ends, and returns its URL there and on
+// the replica, once the replica has applied its creation. Without the
+// pair the test is skipped, or fails under CI=true.
+func MySQLReplicaPair(t testing.TB) (primaryURL, replicaURL string) {
 	t.Helper()
-	base := strings.TrimSpace(os.Getenv(MySQLReplicaURLEnv))
-	if base == "" {
-		t.Skip(MySQLReplicaURLEnv + " is not set: run this test with scripts/with-mariadb-replica, which starts a MariaDB primary and a replica of it")
+	base := strings.TrimSpace(os.Getenv(MySQLReplicaPrimaryURLEnv))
+	rbase := strings.TrimSpace(os.Getenv(MySQLReplicaURLEnv))
+	if base == "" || rbase == "" {
+		Unavailable(t, MySQLReplicaPrimaryURLEnv+" or "+MySQLReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-mariadb-replica, which start a throwaway MariaDB primary and a replica of it")
 	}
-	ru, err := url.Parse(base)
+	pu, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s is not a URL: %v", MySQLReplicaPrimaryURLEnv, redactedError(err))
+	}
+	ru, err := url.Parse(rbase)
 	if err != nil {
 		t.Fatalf("%s is not a URL: %v", MySQLReplicaURLEnv, redactedError(err))
 	}
-	pu, err := url.Parse(primaryURL)
-	if err != nil {
-		t.Fatalf("not a URL: %v", redactedError(err))
+	var rnd [6]byte
+	if _, err := rand.Read(rnd[:]); err != nil {
+		t.Fatal(err)
 	}
-	ru.Path = pu.Path
-	u := ru.String()
+	name := "dbprobe_test_" + hex.EncodeToString(rnd[:])
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	admin, err := openAdmin(base)
+	if err != nil {
+		t.Fatalf("connect to the replica pair's primary: %v", err)
+	}
+	defer admin.Close()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"`"); err != nil {
+		t.Fatalf("create database %s: %v", name, err)
+	}
+	t.Cleanup(func() { dropMySQLDatabase(t, base, name) })
+	pu.Path, ru.Path = "/"+name, "/"+name
+	replicaURL = ru.String()
 	for {
-		db, err := openAdmin(u)
+		db, err := openAdmin(replicaURL)
 		if err == nil {
 			err = db.PingContext(ctx)
 			db.Close()
 		}
 		if err == nil {
-			return u
+			return pu.String(), replicaURL
 		}
 		select {
 		case <-ctx.Done():

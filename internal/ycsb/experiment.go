@@ -311,7 +311,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 
 	out, err := ExecuteReads(ctx, j.db, j.rep.reads, j.table, j.phaseSpec(ph), ropts)
 	mon.EndMonitor(out)
-	shardNotes := j.shardNotes(shardMons)
+	shardSums, shardNotes, serr := j.shardSummaries(shardMons)
 	replicaSum, rerr := j.endReplica(ctx)
 	if err != nil {
 		return false, experiment.Scrubbed(j.target.Target, err)
@@ -319,11 +319,18 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	if rerr != nil {
 		return false, rerr
 	}
+	if serr != nil {
+		return false, serr
+	}
 	sum := experiment.Summary(ph.String(), out, cfg.Retries, mon)
 	sum.Replica = replicaSum
 	sum.Ending = j.ending(ph, out)
 	if out.Interrupted {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout))
+	}
+	sum.Shards = shardSums
+	for _, s := range shardSums {
+		sum.Notes = append(sum.Notes, result.ShardNote(s))
 	}
 	sum.Notes = append(sum.Notes, shardNotes...)
 	var stopped error

@@ -25,6 +25,9 @@ type shards struct {
 	targets []*experiment.Target
 	ranges  []shard.Range
 	db      *shard.DB
+	// readTargets are the shards' replicas (read=), in the same order;
+	// empty when reads stay on the shards.
+	readTargets []*experiment.Target
 }
 
 // sharded reports whether the command spreads the table over shards.
@@ -37,6 +40,11 @@ func (j *job) resolveShards(stderr io.Writer) error {
 	c := j.c
 	if c.Target.DB != "" {
 		return badinput.New("--db and --shard both given: a sharded table is reached through --shard alone; leave --db out")
+	}
+	if c.ReadDB != "" {
+		// One replica cannot serve several primaries: each shard names
+		// its own.
+		return badinput.New("--read-db and --shard both given: give each shard its replica instead, --shard 'URL read=REPLICA_URL' (or a read= column in --shards-file)")
 	}
 	var specs []shard.Spec
 	for _, s := range c.Shards {
@@ -61,8 +69,17 @@ func (j *job) resolveShards(stderr io.Writer) error {
 	if s.ranges, err = shard.Plan(specs, j.cfg.Workload.RecordCount); err != nil {
 		return err
 	}
-	var targets []driver.Target
+	var targets, readTargets []driver.Target
+	withRead := 0
 	for _, sp := range specs {
+		if sp.Read != "" {
+			withRead++
+		}
+	}
+	if withRead > 0 && withRead < len(specs) {
+		return badinput.New("%d of %d --shard values have a read= replica: give every shard its replica, or none", withRead, len(specs))
+	}
+	for i, sp := range specs {
 		tc := c.Target
 		tc.DB = sp.URL
 		t, err := experiment.ResolveTarget(tc, stderr)
@@ -71,9 +88,25 @@ func (j *job) resolveShards(stderr io.Writer) error {
 		}
 		s.targets = append(s.targets, t)
 		targets = append(targets, t.Target)
+		if sp.Read == "" {
+			continue
+		}
+		tc.DB = sp.Read
+		rt, err := experiment.ResolveTarget(tc, stderr)
+		if err != nil {
+			return err
+		}
+		if rt.Driver != t.Driver {
+			return badinput.New("shard %d's replica %s is a %s database and the shard %s a %s one; give a replica of the shard's database", i+1, rt.Redacted(), rt.Driver, t.Redacted(), t.Driver)
+		}
+		s.readTargets = append(s.readTargets, rt)
+		readTargets = append(readTargets, rt.Target)
 	}
 	if err := shard.CheckRepeats(targets); err != nil {
 		return err
+	}
+	if err := shard.CheckRepeats(readTargets); err != nil {
+		return badinput.New("read=: %s", err.Error())
 	}
 	j.shards = s
 	// The job's target names every shard; it holds no password of its
@@ -163,32 +196,41 @@ func alignShardMonitors(opts *runner.Options, mons []*experiment.Monitoring) {
 	}
 }
 
-// shardNotes are the per-shard figures of the phase just ended, for its
-// summary: what each shard answered and how long its calls took.
-func (j *job) shardNotes(mons []*experiment.Monitoring) []string {
+// shardSummaries are the per-shard figures of the phase just ended, for
+// its summary (result.ShardSummary, whose notes say them in words): what
+// each shard answered and how long its calls took. The notes are the
+// shards' monitors' late notes.
+func (j *job) shardSummaries(mons []*experiment.Monitoring) ([]result.ShardSummary, []string, error) {
 	if j.shards == nil {
-		return nil
+		return nil, nil, nil
+	}
+	sums, err := shardSummaries(j.shards.db)
+	if err != nil {
+		return nil, nil, err
 	}
 	var notes []string
-	for _, st := range j.shards.db.TakeStats() {
-		mean := "no calls"
-		if st.Requests > 0 {
-			calls := "calls"
-			if st.Requests == 1 {
-				calls = "call"
-			}
-			mean = fmt.Sprintf("%s %s: mean %.1f µs, p50 %s µs, p99 %s µs, max %s µs", result.Grouped(st.Requests), calls,
-				float64(st.Busy.Nanoseconds())/1e3/float64(st.Requests), result.Grouped(st.P50), result.Grouped(st.P99), result.Grouped(st.Max))
-		}
-		notes = append(notes, fmt.Sprintf("shard %d (%s, records %s): %s reads, %s updates, %s inserted rows, %s scans answered, %s errors; %s",
-			st.Shard, st.Target, st.Range, result.Grouped(st.Reads), result.Grouped(st.Updates), result.Grouped(st.Inserts),
-			result.Grouped(st.Scans), result.Grouped(st.Errors), mean))
-	}
 	for i, m := range mons {
 		m.Stop()
 		for _, n := range m.LateNotes() {
 			notes = append(notes, fmt.Sprintf("shard %d %s", i+1, n))
 		}
 	}
-	return notes
+	return sums, notes, nil
+}
+
+// shardSummaries takes db's per-shard figures since the last call.
+func shardSummaries(db *shard.DB) ([]result.ShardSummary, error) {
+	var sums []result.ShardSummary
+	for _, st := range db.TakeStats() {
+		s := result.ShardSummary{
+			Shard: st.Shard, Target: st.Target, Range: st.Range.String(),
+			Reads: st.Reads, Updates: st.Updates, Inserts: st.Inserts, Deletes: st.Deletes, Scans: st.Scans,
+			Requests: st.Requests, Errors: st.Errors, BusyNanos: st.Busy.Nanoseconds(),
+		}
+		if err := result.DescribeShardCalls(&s, st.Histogram, st.Requests); err != nil {
+			return nil, fmt.Errorf("shard %d: %w", st.Shard, err)
+		}
+		sums = append(sums, s)
+	}
+	return sums, nil
 }

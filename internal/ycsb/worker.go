@@ -142,6 +142,9 @@ func (w *transactor) send(ctx context.Context, kind workload.Operation, vals [][
 	op := &w.op
 	if w.router != nil && kind != workload.Scan {
 		w.router.Route(op.KeyNum)
+		if w.reads != nil && w.reads.router != nil && kind == workload.Read {
+			w.reads.router.Route(op.KeyNum)
+		}
 	}
 	switch kind {
 	case workload.Read:

@@ -85,8 +85,11 @@ start_pgstandby_pair() {
 	if [[ $switch_user == 1 ]]; then
 		chown postgres: "$rp_tmp/pgpass"
 	fi
+	# --checkpoint=fast: the default, spread, waits for a checkpoint paced
+	# over checkpoint_completion_target of checkpoint_timeout, which made
+	# the pair take about 100 s to start on a busy machine.
 	if ! as_pg env PGPASSFILE="$rp_tmp/pgpass" "$pg_bindir/pg_basebackup" -h 127.0.0.1 -p "$primary_port" -U dbprobe \
-		-D "$rp_tmp/standby" -R -X stream --no-sync >"$rp_tmp/basebackup.log" 2>&1; then
+		-D "$rp_tmp/standby" -R -X stream --no-sync --checkpoint=fast >"$rp_tmp/basebackup.log" 2>&1; then
 		cat "$rp_tmp/basebackup.log" >&2
 		say "pg_basebackup failed"
 		return 1

@@ -1,15 +1,16 @@
 # scripts/lib/servers.sh — sourced by scripts/test and scripts/with-databases:
 # starts every throwaway database server whose binaries are installed
 # (PostgreSQL; a second PostgreSQL with a streaming standby of it, for the
-# replica tests; MariaDB; Redis), each on 127.0.0.1 with its own data
-# directory, and stops them all when the calling script exits. A server that
+# replica tests; MariaDB; a second MariaDB with a replica of it, started in
+# the background beside the others; Redis), each on 127.0.0.1 with its own
+# data directory, and stops them all when the calling script exits. A server that
 # is missing or does not start is reported; its integration tests then skip,
 # or fail under CI=true.
 
 here=$(dirname "${BASH_SOURCE[0]}")
 # shellcheck source=common.sh
 source "$here/common.sh"
-for lib in postgres pgstandby mariadb redis; do
+for lib in postgres pgstandby mariadb myreplica redis; do
 	if [[ -f $here/$lib.sh ]]; then
 		# shellcheck disable=SC1090
 		source "$here/$lib.sh"
@@ -18,7 +19,17 @@ done
 
 # start_servers starts each server; it returns 1 when any could not start.
 start_servers() {
-	local ok=0 name
+	local ok=0 name replica=0
+	# The MariaDB pair takes longest (two data directories to initialise):
+	# it starts first, in the background, and is waited for last.
+	if declare -F begin_myreplica >/dev/null; then
+		if begin_myreplica; then
+			replica=1
+		else
+			say "MariaDB replica: its integration tests will skip (or fail under CI=true)"
+			ok=1
+		fi
+	fi
 	for name in postgres pgstandby mariadb redis; do
 		if declare -F "start_throwaway_$name" >/dev/null; then
 			if ! "start_throwaway_$name"; then
@@ -27,5 +38,9 @@ start_servers() {
 			fi
 		fi
 	done
+	if [[ $replica == 1 ]] && ! end_myreplica; then
+		say "MariaDB replica: its integration tests will skip (or fail under CI=true)"
+		ok=1
+	fi
 	return "$ok"
 }

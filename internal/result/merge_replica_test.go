@@ -286,3 +286,12 @@ func TestCombineShardReplicas(t *testing.T) {
 		t.Errorf("merge of different shard replicas: %v", err)
 	}
 }
+
+func TestShardNoteGroupsTheMeanAsThePercentiles(t *testing.T) {
+	s := ShardSummary{Shard: 2, Target: "postgres://h/db", Range: "5000-", Reads: 3, Requests: 3, BusyNanos: 191_382_600}
+	s.Calls.MaxMicros = 70_001
+	got := ShardNote(s)
+	if !strings.Contains(got, "3 calls: mean 63,794 µs, p50 0 µs, p99 0 µs, max 70,001 µs") {
+		t.Errorf("note: %s", got)
+	}
+}

@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/dbprobe/dbprobe/internal/measure"
 )
@@ -54,8 +55,9 @@ func ShardNote(s ShardSummary) string {
 				p99 = p.Micros
 			}
 		}
-		mean = fmt.Sprintf("%s %s: mean %.1f µs, p50 %s µs, p99 %s µs, max %s µs", Grouped(s.Requests), calls,
-			float64(s.BusyNanos)/1e3/float64(s.Requests), Grouped(p50), Grouped(p99), Grouped(s.Calls.MaxMicros))
+		// Whole microseconds, grouped, as the percentiles beside it are.
+		mean = fmt.Sprintf("%s %s: mean %s µs, p50 %s µs, p99 %s µs, max %s µs", Grouped(s.Requests), calls,
+			Grouped(int64(math.Round(float64(s.BusyNanos)/1e3/float64(s.Requests)))), Grouped(p50), Grouped(p99), Grouped(s.Calls.MaxMicros))
 	}
 	return fmt.Sprintf("shard %d (%s, records %s): %s reads, %s updates, %s inserted rows, %s scans answered, %s errors; %s",
 		s.Shard, s.Target, s.Range, Grouped(s.Reads), Grouped(s.Updates), Grouped(s.Inserts),

@@ -338,12 +338,12 @@ func fit(s *Summary, key string, g group, c Curve, hkey, hlabel string) FitRecor
 	}
 	f.Lambda, f.Sigma, f.Kappa, f.R2, f.Points = u.Lambda, u.Sigma, u.Kappa, u.R2, u.Points
 	fitText := fmt.Sprintf("USL fit over %d runs: contention σ = %.3g, coherency κ = %.3g", u.Points, u.Sigma, u.Kappa)
+	// A poor fit's peak is no finding: the JSON leaves it out as the
+	// sentence does (a fit with R² 0.59 put it at 407,220,333 threads).
 	if p, ok := u.Peak(); ok && u.R2 >= 0.9 {
 		f.Peak = p
 		fitText += fmt.Sprintf(", peak N* ≈ %s", num(math.Round(p)))
-	} else if ok {
-		f.Peak = p
-	} else {
+	} else if !ok {
 		fitText += ", no peak (κ = 0: it levels off)"
 	}
 	fitText += fmt.Sprintf(", R² = %.3f", u.R2)

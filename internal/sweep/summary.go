@@ -217,7 +217,8 @@ type FitRecord struct {
 	Kappa  float64   `json:"kappa"`
 	R2     float64   `json:"r2"`
 	Points int       `json:"points"`
-	// Peak is N* = sqrt((1−σ)/κ); 0 when κ is 0.
+	// Peak is N* = sqrt((1−σ)/κ); 0 when κ is 0 or the fit is poor
+	// (R² under 0.9).
 	Peak float64 `json:"peak,omitempty"`
 	// Knee is the last measured value past which the median throughput
 	// grew less than KneeGain; 0 when it grew all along.

@@ -444,3 +444,23 @@ func TestKneeIgnoresAFlatStepBeforeGrowth(t *testing.T) {
 		}
 	}
 }
+
+// TestPoorFitGivesNoPeak checks that a fit the text calls poor puts no
+// peak in the JSON either.
+func TestPoorFitGivesNoPeak(t *testing.T) {
+	xs := []float64{1, 2, 4, 8, 16, 32}
+	ys := []float64{1000, 3000, 1200, 4000, 1500, 900}
+	s := &Summary{}
+	g := group{xs: xs, byX: map[float64]*VariantRecord{}, ids: map[int]float64{}}
+	for i, x := range xs {
+		g.ids[i+1] = x
+		s.Runs = append(s.Runs, RunRecord{Variant: i + 1, Status: StatusOK, Metrics: map[string]float64{MetricThroughput: ys[i]}})
+	}
+	f := fit(s, "threads", g, Curve{Key: "threads", X: xs, Y: ys}, MetricThroughput, "throughput")
+	if f.R2 >= 0.9 || f.Kappa <= 0 {
+		t.Fatalf("the curve was meant to fit poorly with a peak: R² %.3f, κ %g", f.R2, f.Kappa)
+	}
+	if f.Peak != 0 || strings.Contains(f.Sentence, "peak N*") {
+		t.Errorf("a poor fit (R² %.3f) gave peak %v: %s", f.R2, f.Peak, f.Sentence)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,6 +156,9 @@ func runCompare(stdout, stderr io.Writer, pathsA, pathsB []string, o compareOpti
 	case len(pathsB) == 0:
 		return badinput.New("side B has no result files (nothing after --); a shell glob that matched nothing leaves it empty or as typed")
 	}
+	if err := checkEachFileOnce(pathsA, pathsB); err != nil {
+		return err
+	}
 	if o.out != "" {
 		// Checked against every input: --out b1.jsonl would replace a
 		// result with the comparison.
@@ -220,4 +224,37 @@ func parsePercent(s string) (float64, error) {
 		return 0, badinput.New("--min-effect %q: give a percentage from 0%% to below 100%%, e.g. --min-effect 2%%", s)
 	}
 	return v / 100, nil
+}
+
+// checkEachFileOnce refuses a result file given twice, on one side or on
+// both: a run counted twice makes a difference look surer than it is,
+// and one on both sides compares a run with itself.
+func checkEachFileOnce(pathsA, pathsB []string) error {
+	type seen struct {
+		path, side string
+		info       os.FileInfo
+	}
+	var all []seen
+	for _, side := range []struct {
+		name  string
+		paths []string
+	}{{"A", pathsA}, {"B", pathsB}} {
+		for _, p := range side.paths {
+			info, err := os.Stat(p)
+			if err != nil {
+				continue // compare.Load says what is wrong with it
+			}
+			for _, s := range all {
+				if os.SameFile(s.info, info) {
+					where := "twice on side " + side.name
+					if s.side != side.name {
+						where = "on both sides"
+					}
+					return badinput.New("%s is given %s (as %s and %s): each run counts once; give every result file once", p, where, s.path, p)
+				}
+			}
+			all = append(all, seen{p, side.name, info})
+		}
+	}
+	return nil
 }

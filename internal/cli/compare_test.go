@@ -144,6 +144,8 @@ func TestCompareBadInput(t *testing.T) {
 		{"flag after B", []string{"compare", a, "--", b, "--nope"}, "unknown flag: --nope"},
 		{"out is an input", []string{"compare", a, "--", b, "--out", b}, "--out " + b + " is one of the results compared: give the comparison another name"},
 		{"out in no directory", []string{"compare", a, "--", b, "--out", filepath.Join(dir, "no", "c.json")}, "cannot write --out " + filepath.Join(dir, "no", "c.json") + ": directory " + filepath.Join(dir, "no") + " does not exist"},
+		{"same file both sides", []string{"compare", a, "--", a}, "is given on both sides"},
+		{"same file twice", []string{"compare", a, filepath.Dir(a) + "/./" + filepath.Base(a), "--", b}, "is given twice on side A"},
 		{"cut short", []string{"compare", a, "--", cut, "--out", out}, "cut.jsonl cut short (a killed run, or one still going): compared as far as complete"},
 	}
 	before, _ := os.ReadFile(b)

@@ -141,7 +141,7 @@ func (c Condition) check(ms []*Metric, n sides) Check {
 	switch {
 	case m.Outcome == TooFew:
 		ch.Tripped = true
-		ch.Why = fmt.Sprintf("%s's %s changed by %s; judged on that estimate alone: %s are too few for the rank test", n.b, m.Name, signed(m.Change.Estimate), n.runs(len(m.A), len(m.B)))
+		ch.Why = fmt.Sprintf("%s's %s changed by %s; judged on that estimate alone: %s, too few for the rank test", n.b, m.Name, signed(m.Change.Estimate), n.runs(len(m.A), len(m.B)))
 	case m.PAdjusted != nil && *m.PAdjusted < Alpha:
 		ch.Tripped = true
 		ch.Why = m.Verdict

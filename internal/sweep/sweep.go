@@ -140,7 +140,7 @@ func Run(ctx context.Context, c *Config) error {
 			if c.Between != "" && ctx.Err() == nil {
 				t0 := time.Now()
 				if err := between(ctx, c, r.Position, v); err != nil {
-					stop = fmt.Errorf("sweep: --between before run %d failed: %w; the %d runs before it are kept in %s", r.Position, err, i, c.Out)
+					stop = fmt.Errorf("sweep: --between before run %d failed: %w; runs finished before it: %d, kept in %s", r.Position, err, i, c.Out)
 					break
 				}
 				betweenDur = time.Since(t0)
@@ -234,7 +234,7 @@ func Run(ctx context.Context, c *Config) error {
 	}
 	fmt.Fprintf(c.Stdout, "# summary: %s (status %s); each run's result and text beside it\n", c.Out, s.Status)
 	if ctx.Err() != nil {
-		fmt.Fprintf(c.Stderr, "dbprobe sweep: interrupted: %d of %d runs finished and are kept in %s with their results beside it; the rest did not run\n", done, len(order), c.Out)
+		fmt.Fprintf(c.Stderr, "dbprobe sweep: interrupted: %d of %d runs finished, kept in %s with their results beside it; the rest did not run\n", done, len(order), c.Out)
 		return &experiment.Interrupted{Signal: in.Signal(), Out: c.Out}
 	}
 	if stop != nil {

@@ -308,7 +308,7 @@ func TestInterrupt(t *testing.T) {
 	if f.n != 3 {
 		t.Errorf("%d runs started, want 3", f.n)
 	}
-	if !strings.Contains(stderr.String(), "interrupted: 2 of 15 runs finished and are kept in "+c.Out) {
+	if !strings.Contains(stderr.String(), "interrupted: 2 of 15 runs finished, kept in "+c.Out) {
 		t.Errorf("stderr does not say what is kept:\n%s", stderr.String())
 	}
 	fh, err := os.Open(c.Out)

@@ -95,6 +95,11 @@ func analyze(s *Summary, variants []Variant, prices []price.Selected) {
 		vr.Medians, vr.Min, vr.Max = nil, nil, nil
 		vr.Trend, vr.Cost = nil, nil
 		if len(runs) == 0 {
+			// The price is known even when no run finished; the figures
+			// that need a run stay empty.
+			if p, err := PriceFor(prices, variants[i]); err == nil && p != nil {
+				vr.Cost = cost(p, nil, s.Kind)
+			}
 			continue
 		}
 		vr.Medians = medians(ms)

@@ -193,7 +193,7 @@ func costRows(s *Summary) [][]string {
 			priced = append(priced, money(c.PerHour)+"/hour")
 			per1k = append(per1k, orDash(c.Per1000OpsS, "/hour"))
 		}
-		run = append(run, money(c.Run))
+		run = append(run, orDash(c.Run, ""))
 		perM = append(perM, orDash(c.PerMillionOps, ""))
 		perGB = append(perGB, orDash(c.PerGB, ""))
 	}

@@ -3,6 +3,7 @@ package sweep
 import (
 	"testing"
 
+	"github.com/dbprobe/dbprobe/internal/price"
 	"github.com/dbprobe/dbprobe/internal/result"
 )
 
@@ -18,5 +19,31 @@ func TestCostRowsNameTheUnit(t *testing.T) {
 		if len(rows) != 4 || rows[2][0] != tc.perM || rows[3][0] != tc.per1k {
 			t.Errorf("%s: rows %q, want %q and %q", tc.kind, rows, tc.perM, tc.per1k)
 		}
+	}
+}
+
+// A variant whose runs all failed still has its price: the recap shows
+// it, and a dash where a figure needs a finished run.
+func TestPriceOfAVariantWithoutFinishedRuns(t *testing.T) {
+	p, err := price.Parse("$1991/month")
+	if err != nil {
+		t.Fatal(err)
+	}
+	variants := []Variant{{ID: 1, Settings: []Setting{{Key: "threads", Value: "1"}}}, {ID: 2, Settings: []Setting{{Key: "threads", Value: "2"}}}}
+	s := &Summary{Kind: result.ExperimentYCSB, Variants: []VariantRecord{{ID: 1}, {ID: 2}}}
+	s.Runs = []RunRecord{
+		{Position: 1, Variant: 1, Status: StatusOK, Metrics: map[string]float64{MetricThroughput: 1000, MetricSeconds: 10}},
+		{Position: 2, Variant: 2, Status: "failed"},
+	}
+	analyze(s, variants, []price.Selected{p})
+	if c := s.Variants[1].Cost; c == nil || c.PerHour == 0 {
+		t.Fatalf("variant 2 has no price: %+v", c)
+	}
+	rows := costRows(s)
+	if rows[0][2] != rows[0][1] || rows[0][2] == "—" {
+		t.Errorf("price row %q: variant 2 should show the same price as variant 1", rows[0])
+	}
+	if rows[1][2] != "—" || rows[1][1] == "—" {
+		t.Errorf("cost per run row %q: a dash only where no run finished", rows[1])
 	}
 }

@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dbprobe/dbprobe/internal/price"
@@ -45,5 +46,22 @@ func TestPriceOfAVariantWithoutFinishedRuns(t *testing.T) {
 	}
 	if rows[1][2] != "—" || rows[1][1] == "—" {
 		t.Errorf("cost per run row %q: a dash only where no run finished", rows[1])
+	}
+}
+
+// The gap between stress or storage runs holds each run's table setup,
+// which the line must not call the sweep's own time.
+func TestOverheadLineSaysWhatTheGapHolds(t *testing.T) {
+	for _, tc := range []struct{ kind, want string }{
+		{result.ExperimentYCSB, "between runs the sweep itself took 1.50 s"},
+		{result.ExperimentStress, "between runs passed 1.50 s (median of 3; at most 2.00 s): from a run's last operation to the next's first, each run's own table setup included"},
+	} {
+		var b strings.Builder
+		if err := WriteRecap(&b, &Summary{Kind: tc.kind, Variants: []VariantRecord{{ID: 1}}, Overhead: &Overhead{Gaps: 3, MedianMS: 1500, MaxMS: 2000}}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.want) {
+			t.Errorf("%s: %s", tc.kind, b.String())
+		}
 	}
 }

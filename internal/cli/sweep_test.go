@@ -302,7 +302,7 @@ func TestSweepInterrupt(t *testing.T) {
 	if s.Status != sweep.StatusInterrupted || ok < 2 || ok == 6 || s.Runs[5].Status != sweep.StatusNotRun {
 		t.Errorf("summary: %s, %d ok, last run %s", s.Status, ok, s.Runs[5].Status)
 	}
-	if want := "finished and are kept in " + out; !strings.Contains(p.stderr.String(), want) {
+	if want := "finished, kept in " + out; !strings.Contains(p.stderr.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, p.stderr.String())
 	}
 }

@@ -206,7 +206,7 @@ func Run(ctx context.Context, c *Config) error {
 			return fmt.Errorf("sweep: writing %s: %w", c.Out, err)
 		}
 		if code == 2 {
-			stop = badinput.New("sweep: run %d (%s) refused its settings: %s", r.Position, v.Name(), msg)
+			stop = badinput.New("sweep: run %d (%s) stopped on bad input (exit 2): %s", r.Position, v.Name(), msg)
 			break
 		}
 	}
@@ -267,7 +267,7 @@ func load(ctx context.Context, in *experiment.Interrupts, c *Config, s *Summary,
 		return nil
 	case code == 2:
 		lr.Status, lr.Error = StatusFailed, msg
-		return badinput.New("sweep: the load of shape %d refused its settings: %s", shape+1, msg)
+		return badinput.New("sweep: the load of shape %d stopped on bad input (exit 2): %s", shape+1, msg)
 	}
 	lr.Status, lr.Error = StatusFailed, msg
 	if msg == "" {

@@ -274,7 +274,7 @@ func TestRunFailures(t *testing.T) {
 	}}
 	c2 := config(t, f2, &stdout, &stderr)
 	err = Run(context.Background(), c2)
-	if err == nil || !strings.Contains(err.Error(), "refused its settings") || f2.n != 1 {
+	if err == nil || !strings.Contains(err.Error(), "stopped on bad input (exit 2)") || f2.n != 1 {
 		t.Errorf("bad input in run 1: %v after %d runs", err, f2.n)
 	}
 }

@@ -8,7 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -19,8 +22,14 @@ import (
 	"github.com/dbprobe/dbprobe/internal/sweep"
 )
 
+// reportOptions are the flags of dbprobe report.
+type reportOptions struct {
+	out    string
+	points string
+}
+
 func newReportCommand() *cobra.Command {
-	var out string
+	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report RESULT... -o report.html",
 		Short: "Draw JSON results and sweep summaries as one self-contained HTML page",
@@ -64,6 +73,17 @@ and their figures side by side; each run's own section follows, folded
 (its charts are drawn when it is opened). Every table can be copied as
 Markdown or CSV from the page.
 
+A page of many long results would be too big to open (an hour at one
+interval a second is about 1 MB of chart data, 100 hours 110 MB): with
+--points auto (the default), when the charts over time would hold more
+than 1.5 million values, each is summarised into at most the number of
+spans of whole seconds that keeps the page within that (never fewer than
+60), and of each line in each span its lowest and its highest value are
+kept, so a one-second stall or a p99 spike still shows; the page says so
+at the top and under each chart so drawn. Tables, percentiles and
+verdicts are always computed from every interval. --points all draws
+every interval; --points N at most N spans per chart.
+
 A result cut short (the run was killed, or is still going) is drawn as far
 as it is complete, the page says so at the top, and report then exits
 with status 2; dbprobe recover RESULT completes the file. A file that is
@@ -82,18 +102,24 @@ whole page is written beside it.`,
   dbprobe sweep --vary threads=1,2,4,8 --reps 4 --out sweep.json -- ycsb --duration 30s
   dbprobe report sweep.json -o sweep.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, out)
+			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
-	setGroup(f, groupOutputs, "out")
+	f.StringVarP(&o.out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
+	f.StringVar(&o.points, "points", "auto", "spans per chart over time: auto (summarise a page too big to open), all (every interval), or a number of at least 20")
+	setGroup(f, groupOutputs, "out", "points")
 	return cmd
 }
 
 // writeReport reads every result in paths and writes their report to
 // out.
-func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
+func writeReport(stderr, stdout io.Writer, paths []string, o reportOptions) error {
+	out := o.out
+	buckets, err := parsePoints(o.points)
+	if err != nil {
+		return err
+	}
 	if len(paths) == 0 {
 		return badinput.New("report needs at least one result file, the --out of a run; e.g. dbprobe report result.jsonl -o report.html")
 	}
@@ -105,33 +131,19 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 			return err
 		}
 	}
+	read, err := readReportInputs(paths)
+	if err != nil {
+		return err
+	}
 	var inputs []report.Input
 	var sweeps []report.Section
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
-		}
-		if sum, serr := sweep.ReadSummary(bytes.NewReader(data)); serr == nil {
-			sweeps = append(sweeps, sweepSection(path, sum))
-			sweeps = append(sweeps, sweepCompareSections(path, sum)...)
+	for i, in := range read {
+		if in.sweep != nil {
+			sweeps = append(sweeps, sweepSection(paths[i], in.sweep))
+			sweeps = append(sweeps, sweepCompareSections(paths[i], in.sweep)...)
 			continue
-		} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
-			return badinput.New("%s: %s", path, serr)
 		}
-		file, err := result.Read(bytes.NewReader(data))
-		if err != nil {
-			return badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-		}
-		if len(file.Phases) == 0 {
-			what := "it is empty"
-			if file.Truncated {
-				what = "its only line was cut short"
-			}
-			return badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
-		}
-		dropIntervalHistograms(file)
-		inputs = append(inputs, report.Input{Name: path, File: file})
+		inputs = append(inputs, report.Input{Name: paths[i], File: in.file})
 	}
 	r := report.Build(inputs)
 	if len(inputs) == 0 {
@@ -141,6 +153,13 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		}
 	}
 	r.Sections = append(sweeps, r.Sections...)
+	switch buckets {
+	case 0:
+		r.Downsample(r.AutoBuckets(0))
+	case -1:
+	default:
+		r.Downsample(buckets)
+	}
 	var buf bytes.Buffer
 	if err := r.WriteHTML(&buf); err != nil {
 		return err
@@ -172,6 +191,87 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		return badinput.New("%s was cut short (the run was killed or is still going): the report shows what is complete and says so; once the run is over, dbprobe recover %s completes it", cut[0], cut[0])
 	}
 	return badinput.New("%s were cut short (the runs were killed or are still going): the report shows what is complete and says so; once the runs are over, dbprobe recover completes each", strings.Join(cut, ", "))
+}
+
+// parsePoints reads --points: 0 for auto, -1 for all, else the most
+// spans per chart.
+func parsePoints(s string) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return 0, nil
+	case "all":
+		return -1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 20 {
+		return 0, badinput.New("--points %q: give auto, all, or a number of spans per chart of at least 20, e.g. --points 300", s)
+	}
+	return n, nil
+}
+
+// reportInput is one file given to report: a run's result or a sweep's
+// summary.
+type reportInput struct {
+	file  *result.File
+	sweep *sweep.Summary
+}
+
+// readReportInputs reads the files given to report, on as many cores as
+// there are (100 one-hour results are 1.5 GB of JSON, their reading most
+// of a report's time), and keeps each result without its seconds'
+// histograms. The first bad file in the order given is the error.
+func readReportInputs(paths []string) ([]reportInput, error) {
+	out := make([]reportInput, len(paths))
+	errs := make([]error, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = readReportInput(paths[i])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func readReportInput(path string) (reportInput, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return reportInput{}, badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
+	}
+	// ReadSummary decodes only the first JSON value: a run's header,
+	// not its hour of seconds.
+	if sum, serr := sweep.ReadSummary(bytes.NewReader(data)); serr == nil {
+		return reportInput{sweep: sum}, nil
+	} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
+		return reportInput{}, badinput.New("%s: %s", path, serr)
+	}
+	file, err := result.Read(bytes.NewReader(data))
+	if err != nil {
+		return reportInput{}, badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
+	}
+	if len(file.Phases) == 0 {
+		what := "it is empty"
+		if file.Truncated {
+			what = "its only line was cut short"
+		}
+		return reportInput{}, badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
+	}
+	dropIntervalHistograms(file)
+	return reportInput{file: file}, nil
 }
 
 // dropIntervalHistograms lets go of the histograms that each second's

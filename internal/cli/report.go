@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/compare"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/report"
 	"github.com/dbprobe/dbprobe/internal/result"
@@ -26,12 +28,17 @@ import (
 type reportOptions struct {
 	out    string
 	points string
+	// compare, with the files before -- as side A and those after as B,
+	// draws dbprobe compare's verdicts at the top of the page.
+	compare bool
+	force   bool
+	sides   [2][]string
 }
 
 func newReportCommand() *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report RESULT... -o report.html",
+		Use:   "report RESULT... -o report.html | report --compare A1 [A2 …] -- B1 [B2 …] -o report.html",
 		Short: "Draw JSON results and sweep summaries as one self-contained HTML page",
 		Long: `report draws the JSON results of runs (the --out of dbprobe load, run,
 ycsb, stress, storage, durability) as one HTML page you can open in any
@@ -65,6 +72,14 @@ recap table (one column per variant), each curve as a chart with the
 scalability fit dashed, and its conclusions as verdicts; a sweep of two
 variants with four or more good runs each is also compared as dbprobe
 compare does, from the runs' results beside the summary.
+
+With --compare, the files before -- are side A's runs and those after it
+side B's, and the page starts with what dbprobe compare A… -- B… prints:
+per metric the medians, the change with its 95% confidence interval and
+the rank test's verdict (Holm over the metrics), the settings that differ
+between the sides and the notes; then the runs, overlaid. Results of
+different experiments or workloads are refused as compare refuses them
+(--force draws them anyway).
 
 Given several results, the page starts with overlays: the phases they
 share drawn on the same charts, one line per result, each line named by
@@ -100,15 +115,45 @@ whole page is written beside it.`,
 
   # a sweep's recap, curves and conclusions
   dbprobe sweep --vary threads=1,2,4,8 --reps 4 --out sweep.json -- ycsb --duration 30s
-  dbprobe report sweep.json -o sweep.html`,
+  dbprobe report sweep.json -o sweep.html
+
+  # compare's verdicts, then the runs overlaid
+  dbprobe report --compare full-*.jsonl -- delayed-*.jsonl -o durability.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, o)
+			dash := cmd.ArgsLenAtDash()
+			if !o.compare {
+				return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, o)
+			}
+			if dash < 0 {
+				return badinput.New("report --compare needs side A's result files, then --, then side B's: dbprobe report --compare a1.jsonl a2.jsonl -- b1.jsonl b2.jsonl -o report.html")
+			}
+			filesA, filesB := args[:dash], args[dash:]
+			// Flags after B's files (… -- b*.jsonl -o page.html) are read
+			// too, as dbprobe compare reads them.
+			if slices.ContainsFunc(filesB, func(a string) bool { return strings.HasPrefix(a, "-") }) {
+				fs := cmd.Flags()
+				if err := fs.Parse(filesB); err != nil {
+					return badinput.New("%v; see dbprobe report --help", err)
+				}
+				filesB = fs.Args()
+			}
+			switch {
+			case len(filesA) == 0:
+				return badinput.New("report --compare: side A has no result files (nothing before --); a shell glob that matched nothing leaves it empty or as typed")
+			case len(filesB) == 0:
+				return badinput.New("report --compare: side B has no result files (nothing after --); a shell glob that matched nothing leaves it empty or as typed")
+			}
+			o.sides = [2][]string{filesA, filesB}
+			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), append(slices.Clone(filesA), filesB...), o)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
 	f.StringVar(&o.points, "points", "auto", "spans per chart over time: auto (summarise a page too big to open), all (every interval), or a number of at least 20")
+	f.BoolVar(&o.compare, "compare", false, "compare side A's results (before --) with side B's (after it) as dbprobe compare does, at the top of the page")
+	f.BoolVar(&o.force, "force", false, "with --compare: compare results of different experiments or workloads anyway")
 	setGroup(f, groupOutputs, "out", "points")
+	setGroup(f, groupGeneral, "compare", "force")
 	return cmd
 }
 
@@ -130,6 +175,22 @@ func writeReport(stderr, stdout io.Writer, paths []string, o reportOptions) erro
 		if err := checkReportOut(out, paths); err != nil {
 			return err
 		}
+	}
+	var compared *report.Section
+	if o.compare {
+		a, err := compare.Load("A", o.sides[0])
+		if err != nil {
+			return err
+		}
+		b, err := compare.Load("B", o.sides[1])
+		if err != nil {
+			return err
+		}
+		c, err := compare.Run(a, b, compare.Options{Force: o.force})
+		if err != nil {
+			return err
+		}
+		compared = &report.Section{Title: fmt.Sprintf("Comparison: %d runs of A against %d of B", len(a.Files), len(b.Files)), Kind: "compare", Blocks: compareBlocks(c, true)}
 	}
 	read, err := readReportInputs(paths)
 	if err != nil {
@@ -153,6 +214,10 @@ func writeReport(stderr, stdout io.Writer, paths []string, o reportOptions) erro
 		}
 	}
 	r.Sections = append(sweeps, r.Sections...)
+	if compared != nil {
+		r.Sections = append([]report.Section{*compared}, r.Sections...)
+		r.Title = "dbprobe report: " + compared.Title
+	}
 	switch buckets {
 	case 0:
 		r.Downsample(r.AutoBuckets(0))

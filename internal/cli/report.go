@@ -97,7 +97,7 @@ spans of whole seconds that keeps the page within that (never fewer than
 kept, so a one-second stall or a p99 spike still shows; the page says so
 at the top and under each chart so drawn. Tables, percentiles and
 verdicts are always computed from every interval. --points all draws
-every interval; --points N at most N spans per chart.
+every interval; --points N draws at most N points per line (N/2 spans).
 
 A result cut short (the run was killed, or is still going) is drawn as far
 as it is complete, the page says so at the top, and report then exits
@@ -149,7 +149,7 @@ whole page is written beside it.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
-	f.StringVar(&o.points, "points", "auto", "spans per chart over time: auto (summarise a page too big to open), all (every interval), or a number of at least 20")
+	f.StringVar(&o.points, "points", "auto", "points per line on a chart over time: auto (summarise a page too big to open), all (every interval), or a number of at least 40 (each span's lowest and highest: N/2 spans)")
 	f.BoolVar(&o.compare, "compare", false, "compare side A's results (before --) with side B's (after it) as dbprobe compare does, at the top of the page")
 	f.BoolVar(&o.force, "force", false, "with --compare: compare results of different experiments or workloads anyway")
 	setGroup(f, groupOutputs, "out", "points")
@@ -259,7 +259,7 @@ func writeReport(stderr, stdout io.Writer, paths []string, o reportOptions) erro
 }
 
 // parsePoints reads --points: 0 for auto, -1 for all, else the most
-// spans per chart.
+// spans per chart, two points each.
 func parsePoints(s string) (int, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "auto", "":
@@ -268,10 +268,10 @@ func parsePoints(s string) (int, error) {
 		return -1, nil
 	}
 	n, err := strconv.Atoi(strings.TrimSpace(s))
-	if err != nil || n < 20 {
-		return 0, badinput.New("--points %q: give auto, all, or a number of spans per chart of at least 20, e.g. --points 300", s)
+	if err != nil || n < 40 {
+		return 0, badinput.New("--points %q: give auto, all, or a number of points per line of at least 40, e.g. --points 600", s)
 	}
-	return n, nil
+	return n / 2, nil
 }
 
 // reportInput is one file given to report: a run's result or a sweep's

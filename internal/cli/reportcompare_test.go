@@ -184,3 +184,45 @@ func TestReportOfASweepInChromium(t *testing.T) {
 		}
 	}
 }
+
+// TestReportPoints: a small page is drawn second by second; --points N
+// summarises every chart over time and the page says so; a bad value is
+// one line of bad input.
+func TestReportPoints(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "long.jsonl")
+	var buf bytes.Buffer
+	if err := synth.Write(&buf, synth.Options{Duration: 300 * time.Second, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(res, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	page := func(args ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, "p.html")
+		if _, stderr, err := run(t, append([]string{"report", res, "-o", out}, args...)...); err != nil {
+			t.Fatalf("report %q: %v\n%s", args, err, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return html.UnescapeString(string(data))
+	}
+	if p := page(); strings.Contains(p, "Summary mode") || strings.Contains(p, "Summarised:") {
+		t.Errorf("a 300 s result is summarised by default")
+	}
+	p := page("--points", "100")
+	if !strings.Contains(p, "Summary mode: ") || !strings.Contains(p, "Summarised: 300 intervals drawn as spans of 6 s") {
+		t.Errorf("--points 100: the page does not say it is summarised")
+	}
+	if p := page("--points", "all"); strings.Contains(p, "Summary mode") {
+		t.Errorf("--points all summarised")
+	}
+	for _, bad := range []string{"10", "lots", "-5"} {
+		if _, _, err := run(t, "report", res, "-o", filepath.Join(dir, "bad.html"), "--points", bad); err == nil || !badinput.Is(err) || !strings.Contains(err.Error(), "--points") {
+			t.Errorf("--points %s: %v, want bad input naming --points", bad, err)
+		}
+	}
+}

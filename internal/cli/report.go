@@ -121,6 +121,9 @@ whole page is written beside it.`,
   dbprobe report --compare full-*.jsonl -- delayed-*.jsonl -o durability.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
+			if o.force && !o.compare {
+				return badinput.New("--force applies to report --compare (results of different experiments compared anyway); drop it, or add --compare")
+			}
 			if !o.compare {
 				return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, o)
 			}

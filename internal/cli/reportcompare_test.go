@@ -78,6 +78,7 @@ func TestReportCompare(t *testing.T) {
 		append([]string{"report", "--compare", "-o", out}, a...),
 		{"report", "--compare", "-o", out, "--", b[0]},
 		append([]string{"report", "--compare", "-o", out, a[0], "--"}, filepath.Join(dir, "nothing.jsonl")),
+		{"report", "--force", "-o", out, a[0]},
 	} {
 		if _, _, err := run(t, bad...); err == nil || !badinput.Is(err) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v, want one line of bad input", bad, err)

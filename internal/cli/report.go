@@ -8,21 +8,37 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
+	"github.com/dbprobe/dbprobe/internal/compare"
 	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/report"
 	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/sweep"
 )
 
+// reportOptions are the flags of dbprobe report.
+type reportOptions struct {
+	out    string
+	points string
+	// compare, with the files before -- as side A and those after as B,
+	// draws dbprobe compare's verdicts at the top of the page.
+	compare bool
+	force   bool
+	sides   [2][]string
+}
+
 func newReportCommand() *cobra.Command {
-	var out string
+	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report RESULT... -o report.html",
+		Use:   "report RESULT... -o report.html | report --compare A1 [A2 …] -- B1 [B2 …] -o report.html",
 		Short: "Draw JSON results and sweep summaries as one self-contained HTML page",
 		Long: `report draws the JSON results of runs (the --out of dbprobe load, run,
 ycsb, stress, storage, durability) as one HTML page you can open in any
@@ -57,12 +73,31 @@ scalability fit dashed, and its conclusions as verdicts; a sweep of two
 variants with four or more good runs each is also compared as dbprobe
 compare does, from the runs' results beside the summary.
 
+With --compare, the files before -- are side A's runs and those after it
+side B's, and the page starts with what dbprobe compare A… -- B… prints:
+per metric the medians, the change with its 95% confidence interval and
+the rank test's verdict (Holm over the metrics), the settings that differ
+between the sides and the notes; then the runs, overlaid. Results of
+different experiments or workloads are refused as compare refuses them
+(--force draws them anyway).
+
 Given several results, the page starts with overlays: the phases they
 share drawn on the same charts, one line per result, each line named by
 the settings that differ between them (threads=8, durability=delayed),
 and their figures side by side; each run's own section follows, folded
 (its charts are drawn when it is opened). Every table can be copied as
 Markdown or CSV from the page.
+
+A page of many long results would be too big to open (an hour at one
+interval a second is about 1 MB of chart data, 100 hours 110 MB): with
+--points auto (the default), when the charts over time would hold more
+than 1.5 million values, each is summarised into at most the number of
+spans of whole seconds that keeps the page within that (never fewer than
+60), and of each line in each span its lowest and its highest value are
+kept, so a one-second stall or a p99 spike still shows; the page says so
+at the top and under each chart so drawn. Tables, percentiles and
+verdicts are always computed from every interval. --points all draws
+every interval; --points N draws at most N points per line (N/2 spans).
 
 A result cut short (the run was killed, or is still going) is drawn as far
 as it is complete, the page says so at the top, and report then exits
@@ -80,20 +115,59 @@ whole page is written beside it.`,
 
   # a sweep's recap, curves and conclusions
   dbprobe sweep --vary threads=1,2,4,8 --reps 4 --out sweep.json -- ycsb --duration 30s
-  dbprobe report sweep.json -o sweep.html`,
+  dbprobe report sweep.json -o sweep.html
+
+  # compare's verdicts, then the runs overlaid
+  dbprobe report --compare full-*.jsonl -- delayed-*.jsonl -o durability.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, out)
+			dash := cmd.ArgsLenAtDash()
+			if o.force && !o.compare {
+				return badinput.New("--force applies to report --compare (results of different experiments compared anyway); drop it, or add --compare")
+			}
+			if !o.compare {
+				return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), args, o)
+			}
+			if dash < 0 {
+				return badinput.New("report --compare needs side A's result files, then --, then side B's: dbprobe report --compare a1.jsonl a2.jsonl -- b1.jsonl b2.jsonl -o report.html")
+			}
+			filesA, filesB := args[:dash], args[dash:]
+			// Flags after B's files (… -- b*.jsonl -o page.html) are read
+			// too, as dbprobe compare reads them.
+			if slices.ContainsFunc(filesB, func(a string) bool { return strings.HasPrefix(a, "-") }) {
+				fs := cmd.Flags()
+				if err := fs.Parse(filesB); err != nil {
+					return badinput.New("%v; see dbprobe report --help", err)
+				}
+				filesB = fs.Args()
+			}
+			switch {
+			case len(filesA) == 0:
+				return badinput.New("report --compare: side A has no result files (nothing before --); a shell glob that matched nothing leaves it empty or as typed")
+			case len(filesB) == 0:
+				return badinput.New("report --compare: side B has no result files (nothing after --); a shell glob that matched nothing leaves it empty or as typed")
+			}
+			o.sides = [2][]string{filesA, filesB}
+			return writeReport(cmd.ErrOrStderr(), cmd.OutOrStdout(), append(slices.Clone(filesA), filesB...), o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
-	setGroup(f, groupOutputs, "out")
+	f.StringVarP(&o.out, "out", "o", "", "write the HTML page to this file (required; - is stdout); it is replaced only once the whole page is written")
+	f.StringVar(&o.points, "points", "auto", "points per line on a chart over time: auto (summarise a page too big to open), all (every interval), or a number of at least 40 (each span's lowest and highest: N/2 spans)")
+	f.BoolVar(&o.compare, "compare", false, "compare side A's results (before --) with side B's (after it) as dbprobe compare does, at the top of the page")
+	f.BoolVar(&o.force, "force", false, "with --compare: compare results of different experiments or workloads anyway")
+	setGroup(f, groupOutputs, "out", "points")
+	setGroup(f, groupGeneral, "compare", "force")
 	return cmd
 }
 
 // writeReport reads every result in paths and writes their report to
 // out.
-func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
+func writeReport(stderr, stdout io.Writer, paths []string, o reportOptions) error {
+	out := o.out
+	buckets, err := parsePoints(o.points)
+	if err != nil {
+		return err
+	}
 	if len(paths) == 0 {
 		return badinput.New("report needs at least one result file, the --out of a run; e.g. dbprobe report result.jsonl -o report.html")
 	}
@@ -105,33 +179,35 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 			return err
 		}
 	}
+	var compared *report.Section
+	if o.compare {
+		a, err := compare.Load("A", o.sides[0])
+		if err != nil {
+			return err
+		}
+		b, err := compare.Load("B", o.sides[1])
+		if err != nil {
+			return err
+		}
+		c, err := compare.Run(a, b, compare.Options{Force: o.force})
+		if err != nil {
+			return err
+		}
+		compared = &report.Section{Title: fmt.Sprintf("Comparison: %d runs of A against %d of B", len(a.Files), len(b.Files)), Kind: "compare", Blocks: compareBlocks(c, true)}
+	}
+	read, err := readReportInputs(paths)
+	if err != nil {
+		return err
+	}
 	var inputs []report.Input
 	var sweeps []report.Section
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
-		}
-		if sum, serr := sweep.ReadSummary(bytes.NewReader(data)); serr == nil {
-			sweeps = append(sweeps, sweepSection(path, sum))
-			sweeps = append(sweeps, sweepCompareSections(path, sum)...)
+	for i, in := range read {
+		if in.sweep != nil {
+			sweeps = append(sweeps, sweepSection(paths[i], in.sweep))
+			sweeps = append(sweeps, sweepCompareSections(paths[i], in.sweep)...)
 			continue
-		} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
-			return badinput.New("%s: %s", path, serr)
 		}
-		file, err := result.Read(bytes.NewReader(data))
-		if err != nil {
-			return badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-		}
-		if len(file.Phases) == 0 {
-			what := "it is empty"
-			if file.Truncated {
-				what = "its only line was cut short"
-			}
-			return badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
-		}
-		dropIntervalHistograms(file)
-		inputs = append(inputs, report.Input{Name: path, File: file})
+		inputs = append(inputs, report.Input{Name: paths[i], File: in.file})
 	}
 	r := report.Build(inputs)
 	if len(inputs) == 0 {
@@ -141,6 +217,17 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		}
 	}
 	r.Sections = append(sweeps, r.Sections...)
+	if compared != nil {
+		r.Sections = append([]report.Section{*compared}, r.Sections...)
+		r.Title = "dbprobe report: " + compared.Title
+	}
+	switch buckets {
+	case 0:
+		r.Downsample(r.AutoBuckets(0))
+	case -1:
+	default:
+		r.Downsample(buckets)
+	}
 	var buf bytes.Buffer
 	if err := r.WriteHTML(&buf); err != nil {
 		return err
@@ -172,6 +259,137 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		return badinput.New("%s was cut short (the run was killed or is still going): the report shows what is complete and says so; once the run is over, dbprobe recover %s completes it", cut[0], cut[0])
 	}
 	return badinput.New("%s were cut short (the runs were killed or are still going): the report shows what is complete and says so; once the runs are over, dbprobe recover completes each", strings.Join(cut, ", "))
+}
+
+// parsePoints reads --points: 0 for auto, -1 for all, else the most
+// spans per chart, two points each.
+func parsePoints(s string) (int, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return 0, nil
+	case "all":
+		return -1, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 40 {
+		return 0, badinput.New("--points %q: give auto, all, or a number of points per line of at least 40, e.g. --points 600", s)
+	}
+	return n / 2, nil
+}
+
+// reportInput is one file given to report: a run's result or a sweep's
+// summary.
+type reportInput struct {
+	file  *result.File
+	sweep *sweep.Summary
+}
+
+// readReportInputs reads the files given to report, on as many cores as
+// there are (100 one-hour results are 1.5 GB of JSON, their reading most
+// of a report's time), and keeps each result without its seconds'
+// histograms. The first bad file in the order given is the error.
+func readReportInputs(paths []string) ([]reportInput, error) {
+	out := make([]reportInput, len(paths))
+	errs := make([]error, len(paths))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(paths)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = readReportInput(paths[i])
+			}
+		}()
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func readReportInput(path string) (reportInput, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return reportInput{}, badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
+	}
+	// ReadSummary decodes only the first JSON value: a run's header,
+	// not its hour of seconds.
+	if sum, serr := sweep.ReadSummary(bytes.NewReader(data)); serr == nil {
+		return reportInput{sweep: sum}, nil
+	} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
+		return reportInput{}, badinput.New("%s: %s", path, serr)
+	}
+	// The seconds' histograms are cut out before the JSON is decoded:
+	// they are 95% of a result's bytes, the report draws nothing from
+	// them when a phase has its summary, and decoding them is most of
+	// the time 100 one-hour results take. A phase without a summary
+	// needs them (its summary is added up from them): the file is then
+	// read again whole.
+	file, err := result.Read(bytes.NewReader(withoutIntervalHistograms(data)))
+	if err == nil && slices.ContainsFunc(file.Phases, func(p result.Phase) bool { return p.Summary == nil }) {
+		file, err = result.Read(bytes.NewReader(data))
+	}
+	if err != nil {
+		return reportInput{}, badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
+	}
+	if len(file.Phases) == 0 {
+		what := "it is empty"
+		if file.Truncated {
+			what = "its only line was cut short"
+		}
+		return reportInput{}, badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
+	}
+	dropIntervalHistograms(file)
+	return reportInput{file: file}, nil
+}
+
+// intervalPrefix starts every interval record: the writer puts "type"
+// first (its records are structs).
+var (
+	intervalPrefix = []byte(`{"type":"interval",`)
+	histogramKey   = []byte(`,"histogram":"`)
+)
+
+// withoutIntervalHistograms is a result's bytes with the "histogram"
+// of every series of every interval record left out (the field is
+// omitempty: a series without one is valid). Each is base64, so the
+// next quote ends it. Other records (the summary's own histograms) are
+// kept as they are. It returns a new slice; data is not changed.
+func withoutIntervalHistograms(data []byte) []byte {
+	out := make([]byte, 0, len(data)/8)
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line = data[:i+1]
+		}
+		data = data[len(line):]
+		if !bytes.HasPrefix(line, intervalPrefix) {
+			out = append(out, line...)
+			continue
+		}
+		for {
+			i := bytes.Index(line, histogramKey)
+			if i < 0 {
+				break
+			}
+			end := bytes.IndexByte(line[i+len(histogramKey):], '"')
+			if end < 0 {
+				break // cut short: left for result.Read to say so
+			}
+			out = append(out, line[:i]...)
+			line = line[i+len(histogramKey)+end+1:]
+		}
+		out = append(out, line...)
+	}
+	return out
 }
 
 // dropIntervalHistograms lets go of the histograms that each second's

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -106,11 +107,28 @@ func fixedLabel(f []sweep.Setting) string {
 
 func ptr(v float64) *float64 { return &v }
 
-// sweepCompareSections compares the two variants of a sweep that has
-// exactly two, each with at least four runs that ended well, as dbprobe
-// compare does; nothing otherwise, or when the comparison cannot be made
-// (a run's result is gone), which a paragraph then says.
+// sweepCompareSections compares the variants of a sweep. Two variants,
+// each with at least four runs that ended well, are compared as dbprobe
+// compare does, on every metric; three or more are each held against the
+// baseline on the headline metric, Holm over the comparisons, as the
+// sweep's text output does. A comparison that cannot be made (a run's
+// result is gone) is said in a paragraph.
 func sweepCompareSections(name string, s *sweep.Summary) []report.Section {
+	title := "Comparison of " + name + "'s variants"
+	notCompared := func(err error) []report.Section {
+		return []report.Section{{Title: title, Kind: "compare",
+			Blocks: []report.Block{report.Paragraph{Text: "Not compared: " + err.Error()}}}}
+	}
+	if len(s.Variants) > 2 {
+		p, err := sweep.ComparePairs(s, filepath.Dir(name))
+		if err != nil {
+			return notCompared(err)
+		}
+		if p == nil {
+			return nil
+		}
+		return []report.Section{pairwiseSection(title, p)}
+	}
 	if len(s.Variants) != 2 || s.Variants[0].RunsOK < 4 || s.Variants[1].RunsOK < 4 {
 		return nil
 	}
@@ -129,22 +147,59 @@ func sweepCompareSections(name string, s *sweep.Summary) []report.Section {
 		}
 		side, err := compare.Load(v.Name, paths)
 		if err != nil {
-			return []report.Section{{Title: "Comparison of " + name + "'s two variants", Kind: "compare",
-				Blocks: []report.Block{report.Paragraph{Text: "Not compared: " + err.Error()}}}}
+			return notCompared(err)
 		}
 		sides[i] = side
 	}
 	c, err := compare.Run(sides[0], sides[1], compare.Options{})
 	if err != nil {
-		return []report.Section{{Title: "Comparison of " + name + "'s two variants", Kind: "compare",
-			Blocks: []report.Block{report.Paragraph{Text: "Not compared: " + err.Error()}}}}
+		return notCompared(err)
+	}
+	return []report.Section{{Title: "Comparison of " + name + "'s two variants", Kind: "compare", Blocks: compareBlocks(c, false)}}
+}
+
+// pairwiseSection draws each variant held against the baseline: a
+// verdict for each difference shown, and the table of them all.
+func pairwiseSection(title string, p *sweep.Pairwise) report.Section {
+	blocks := []report.Block{report.Paragraph{Text: "Each variant " + p.Heading() + "."}}
+	for i, v := range p.Verdicts() {
+		m := p.Comparisons[i].Metrics
+		if len(m) == 1 && (m[0].Outcome == compare.Better || m[0].Outcome == compare.Worse) {
+			blocks = append(blocks, report.Verdict{Label: v[0], Text: v[1], Bad: m[0].Outcome == compare.Worse})
+		}
+	}
+	t := p.Table()
+	tab := report.Table{Caption: "Each variant against " + p.Baseline.Name + ", " + p.Label + ": medians, change (Hodges–Lehmann, 95% CI), p after Holm", Head: t[0], Rows: t[1:],
+		Numeric: []bool{false, true, true, true, true, false}}
+	for i, v := range p.Verdicts() {
+		tab.Rows[i] = append(tab.Rows[i], v[1])
+	}
+	tab.Head = append(tab.Head, "verdict")
+	tab.Numeric = append(tab.Numeric, false)
+	blocks = append(blocks, tab)
+	for _, s := range p.Skipped {
+		blocks = append(blocks, report.Paragraph{Text: "Not compared: " + s + "."})
+	}
+	return report.Section{Title: title, Kind: "compare", Blocks: blocks}
+}
+
+// compareBlocks draws a comparison: a verdict for each metric that
+// differs, the table of every metric and, when full, the settings that
+// differ between the sides and the comparison's notes.
+func compareBlocks(c *compare.Comparison, full bool) []report.Block {
+	caption := fmt.Sprintf("%s (A) against %s (B), per metric: medians, change, and the rank test's verdict", c.A.Name, c.B.Name)
+	if c.A.Name == "A" && c.B.Name == "B" {
+		caption = "Side A against side B, per metric: medians, change, and the rank test's verdict (Holm over the metrics)"
 	}
 	tab := report.Table{
-		Caption: fmt.Sprintf("%s (A) against %s (B), per metric: medians, change, and the rank test's verdict", s.Variants[0].Name, s.Variants[1].Name),
+		Caption: caption,
 		Head:    []string{"metric", "median A", "median B", "outcome", "verdict"},
 		Numeric: []bool{false, true, true, false, false},
 	}
 	var blocks []report.Block
+	if full {
+		blocks = append(blocks, report.Paragraph{Text: fmt.Sprintf("Side A: %s. Side B: %s. Phase %s of dbprobe %s.", strings.Join(c.A.Files, ", "), strings.Join(c.B.Files, ", "), c.Phase, c.Experiment)})
+	}
 	for _, m := range c.Metrics {
 		label := m.Label
 		if m.Unit != "" {
@@ -156,5 +211,24 @@ func sweepCompareSections(name string, s *sweep.Summary) []report.Section {
 		}
 	}
 	blocks = append(blocks, tab)
-	return []report.Section{{Title: "Comparison of " + name + "'s two variants", Kind: "compare", Blocks: blocks}}
+	if !full {
+		return blocks
+	}
+	if len(c.Differences) > 0 {
+		d := report.Table{Caption: "Settings that differ between the sides", Head: []string{"setting", "A", "B"}, Numeric: []bool{false, false, false}}
+		for _, x := range c.Differences {
+			d.Rows = append(d.Rows, []string{x.Setting, strings.Join(x.A, ", "), strings.Join(x.B, ", ")})
+		}
+		blocks = append(blocks, d)
+	} else {
+		blocks = append(blocks, report.Paragraph{Text: "No setting differs between the sides."})
+	}
+	for _, n := range c.Notes {
+		blocks = append(blocks, report.Paragraph{Text: "Note: " + n})
+	}
+	var text bytes.Buffer
+	if err := compare.WriteText(&text, c); err == nil {
+		blocks = append(blocks, report.Code{Caption: "The comparison as dbprobe compare prints it", Text: text.String(), Collapsed: true})
+	}
+	return blocks
 }

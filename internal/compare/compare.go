@@ -80,6 +80,9 @@ type Comparison struct {
 	// CutShort lists the files that were cut short or whose phase had no
 	// summary: compared as far as they are complete.
 	CutShort []string `json:"cut_short,omitempty"`
+
+	// runsA and runsB are how many runs each side compared.
+	runsA, runsB int
 }
 
 // SideInfo is a side as the comparison saw it.
@@ -122,15 +125,57 @@ func Load(name string, paths []string) (Side, error) {
 // unless opts.Force; so is a side without runs, a phase missing from a
 // file, and a --fail-if or --metrics naming a metric neither side has.
 func Run(a, b Side, opts Options) (*Comparison, error) {
+	c, n, err := prepare(a, b, opts)
+	if err != nil {
+		return nil, err
+	}
+	judge(c.Metrics, opts.MinEffect, n)
+	finish(c, opts, n, 1)
+	return c, nil
+}
+
+// RunAgainst compares each of others against base as Run does, with the
+// Holm correction over every metric of every comparison: k variants held
+// against one baseline are k tests of each metric, and correcting within
+// each comparison alone would find a "difference" by chance in one of
+// them far more often than 5% of the time. The verdicts say how many
+// tests the correction is over.
+func RunAgainst(base Side, others []Side, opts Options) ([]*Comparison, error) {
+	var cs []*Comparison
+	var all []*Metric
+	var names []sides
+	for _, o := range others {
+		c, n, err := prepare(base, o, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s against %s: %w", o.Name, base.Name, err)
+		}
+		cs = append(cs, c)
+		n.family = len(others) > 1
+		for _, m := range c.Metrics {
+			all = append(all, m)
+			names = append(names, n)
+		}
+	}
+	judgeFamily(all, opts.MinEffect, names)
+	for _, c := range cs {
+		finish(c, opts, sides{a: c.A.Name, b: c.B.Name}, len(cs))
+	}
+	return cs, nil
+}
+
+// prepare does all of Run but the judging: the sides checked, the
+// settings that differ, each metric's statistics before the correction.
+func prepare(a, b Side, opts Options) (*Comparison, sides, error) {
 	if a.Name == "" {
 		a.Name = "A"
 	}
 	if b.Name == "" {
 		b.Name = "B"
 	}
+	n := sides{a: a.Name, b: b.Name}
 	for _, s := range []Side{a, b} {
 		if len(s.Files) == 0 {
-			return nil, badinput.New("side %s has no result files; give dbprobe compare A1 A2 … -- B1 B2 …", s.Name)
+			return nil, n, badinput.New("side %s has no result files; give dbprobe compare A1 A2 … -- B1 B2 …", s.Name)
 		}
 	}
 	c := &Comparison{MinEffect: opts.MinEffect, A: info(a), B: info(b)}
@@ -138,25 +183,25 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 	if phase == "" {
 		ps := a.Files[0].Result.Phases
 		if len(ps) == 0 {
-			return nil, badinput.New("%s holds no phase: the run wrote nothing but its start", a.Files[0].Path)
+			return nil, n, badinput.New("%s holds no phase: the run wrote nothing but its start", a.Files[0].Path)
 		}
 		phase = ps[len(ps)-1].Header.Phase
 	}
 	c.Phase = phase
 	if err := sameExperiment(a, b, opts.Force, &c.Notes); err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	runsA, err := phases(a, phase, opts.Force, c)
 	if err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	runsB, err := phases(b, phase, opts.Force, c)
 	if err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	c.Experiment = runsA[0].phase.Header.Experiment
 	if err := sameWork(append(append([]run{}, runsA...), runsB...), opts.Force, &c.Notes); err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	c.Differences = differences(runsA, runsB, &c.Notes)
 
@@ -164,22 +209,32 @@ func Run(a, b Side, opts Options) (*Comparison, error) {
 	names := metricNames(valsA, valsB)
 	wanted, err := selectMetrics(names, opts)
 	if err != nil {
-		return nil, err
+		return nil, n, err
 	}
 	for _, name := range wanted {
 		m := newMetric(name, valsA, valsB, runsA, runsB, &c.Notes)
 		c.Metrics = append(c.Metrics, m)
 	}
-	judge(c.Metrics, opts.MinEffect, sides{a.Name, b.Name})
-	if n := len(c.Metrics); n > 1 {
-		if best := stats.MinP(len(runsA), len(runsB)) * float64(n); best >= Alpha && stats.MinP(len(runsA), len(runsB)) < Alpha {
-			c.Notes = append(c.Notes, fmt.Sprintf("with %d metrics and these runs, the smallest p-value the Holm correction leaves is %s: no metric can show a difference; add runs, or compare fewer metrics (--metrics throughput)", n, pText(math.Min(1, best))))
+	c.runsA, c.runsB = len(runsA), len(runsB)
+	return c, n, nil
+}
+
+// finish adds the note that the correction leaves no metric a chance,
+// and the --fail-if checks; comparisons is how many comparisons the
+// correction is over with each of them.
+func finish(c *Comparison, opts Options, n sides, comparisons int) {
+	if tests := len(c.Metrics) * comparisons; tests > 1 {
+		if best := stats.MinP(c.runsA, c.runsB) * float64(tests); best >= Alpha && stats.MinP(c.runsA, c.runsB) < Alpha {
+			what := fmt.Sprintf("%d metrics", tests)
+			if comparisons > 1 {
+				what = fmt.Sprintf("%d metrics over %d comparisons", len(c.Metrics), comparisons)
+			}
+			c.Notes = append(c.Notes, fmt.Sprintf("with %s and these runs, the smallest p-value the Holm correction leaves is %s: no metric can show a difference; add runs, or compare fewer metrics (--metrics throughput)", what, pText(math.Min(1, best))))
 		}
 	}
 	for _, cond := range opts.FailIf {
-		c.Checks = append(c.Checks, cond.check(c.Metrics, sides{a.Name, b.Name}))
+		c.Checks = append(c.Checks, cond.check(c.Metrics, n))
 	}
-	return c, nil
 }
 
 // sameExperiment refuses files of different experiments, before a

@@ -446,3 +446,57 @@ func TestHolmNote(t *testing.T) {
 		t.Errorf("throughput alone: %s", m.Verdict)
 	}
 }
+
+// TestRunAgainst holds three variants against a baseline, on throughput
+// alone: the Holm correction is over the three comparisons, so a p that
+// shows a difference on its own (5 runs each: at best 0.008) must be
+// multiplied by up to 3, and what one comparison alone would call a
+// difference at p = 0.03 is no longer one.
+func TestRunAgainst(t *testing.T) {
+	t.Chdir(t.TempDir())
+	side := func(name string, tps []float64) Side {
+		var paths []string
+		for i, tp := range tps {
+			paths = append(paths, writeRun(t, name+string(rune('1'+i))+".jsonl", fakeRun{
+				settings: [][2]string{{"threadcount", name}}, throughput: tp, series: [][3]any{{"READ", 100, 200}}}))
+		}
+		return load(t, name, paths)
+	}
+	base := side("1", []float64{1000, 1010, 990, 1005, 995})
+	twice := side("2", []float64{2000, 2010, 1990, 2005, 1995})
+	same := side("4", []float64{1001, 1011, 989, 1004, 996})
+	// Two of its runs overlap the baseline: shown alone (p < 0.05),
+	// not once corrected over three comparisons.
+	edge := side("8", []float64{1012, 1020, 1030, 1040, 1002})
+	opts := Options{Metrics: []string{"throughput"}}
+	alone, err := Run(base, edge, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := metric(t, alone, "throughput"); m.Outcome != Better {
+		t.Fatalf("8 against 1 alone: %s; the test below needs a difference shown alone", m.Verdict)
+	}
+	cs, err := RunAgainst(base, []Side{twice, same, edge}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 3 {
+		t.Fatalf("%d comparisons, want 3", len(cs))
+	}
+	want := []Outcome{Better, NoDifference, NoDifference}
+	for i, c := range cs {
+		m := metric(t, c, "throughput")
+		if c.A.Name != "1" || m.Outcome != want[i] {
+			t.Errorf("%s against %s: %s (%s), want %s", c.B.Name, c.A.Name, m.Outcome, m.Verdict, want[i])
+		}
+		if *m.PAdjusted < *m.P || *m.PAdjusted > 3**m.P+1e-12 {
+			t.Errorf("%s: p %v adjusted to %v over 3 comparisons", c.B.Name, *m.P, *m.PAdjusted)
+		}
+	}
+	if p := metric(t, cs[2], "throughput"); *p.PAdjusted < Alpha || *p.P >= Alpha {
+		t.Errorf("8 against 1: p %v, adjusted %v; want shown alone, not after Holm over 3", *p.P, *p.PAdjusted)
+	}
+	if !strings.Contains(metric(t, cs[0], "throughput").Verdict, "2 is ") {
+		t.Errorf("the verdict names the variant: %s", metric(t, cs[0], "throughput").Verdict)
+	}
+}

@@ -93,7 +93,7 @@ type Change struct {
 // what the synthetic checks of the verdicts' error rates run.
 func Judge(a, b []float64, higherIsBetter bool, minEffect float64) *Metric {
 	m := measureMetric(spec{name: "metric", label: "metric", scale: 1, higherBetter: higherIsBetter}, a, b)
-	judge([]*Metric{m}, minEffect, sides{"A", "B"})
+	judge([]*Metric{m}, minEffect, sides{a: "A", b: "B"})
 	return m
 }
 
@@ -157,6 +157,16 @@ func measureMetric(sp spec, a, b []float64) *Metric {
 // judge applies the Holm correction over the metrics compared and words
 // each verdict.
 func judge(ms []*Metric, minEffect float64, n sides) {
+	names := make([]sides, len(ms))
+	for i := range names {
+		names[i] = n
+	}
+	judgeFamily(ms, minEffect, names)
+}
+
+// judgeFamily is judge over metrics of several comparisons, each metric
+// with its comparison's sides.
+func judgeFamily(ms []*Metric, minEffect float64, n []sides) {
 	var ps []float64
 	var idx []int
 	for i, m := range ms {
@@ -170,9 +180,9 @@ func judge(ms []*Metric, minEffect float64, n sides) {
 		v := adj[j]
 		ms[i].PAdjusted = &v
 	}
-	for _, m := range ms {
+	for i, m := range ms {
 		if m.P != nil {
-			decide(m, minEffect, len(ps), n)
+			decide(m, minEffect, len(ps), n[i])
 		}
 	}
 }
@@ -262,7 +272,11 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 		case stats.MinP(na, nb) >= alpha:
 			// The runs could show a difference in one metric, not in
 			// this many at once.
-			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d metrics at once", runs, tested)
+			what := "metrics"
+			if n.family {
+				what = "tests (metrics × comparisons)"
+			}
+			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d %s at once", runs, tested, what)
 			target := math.Max(math.Abs(c.Estimate), minEffect)
 			if n := stats.RunsNeeded(m.shiftToShow(minEffect), m.sd, alpha, Power); target > 0 && n <= stats.MaxRuns {
 				m.RunsNeeded = n
@@ -336,8 +350,12 @@ func times(f float64) string {
 	return strconv.FormatFloat(f, 'f', 2, 64)
 }
 
-// sides are the names of the two sides, as the verdicts say them.
-type sides struct{ a, b string }
+// sides are the names of the two sides, as the verdicts say them;
+// family says the Holm correction is over several comparisons' metrics.
+type sides struct {
+	a, b   string
+	family bool
+}
 
 // runs is "5 runs each" or "3 runs in A, 5 in B".
 func (n sides) runs(na, nb int) string {

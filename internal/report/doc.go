@@ -18,5 +18,10 @@
 // datum is inside the page, and its Content-Security-Policy lets it load
 // nothing, so that opening a report never sends a request.
 //
+// A page of many long results is summarised before it is written
+// (Report.AutoBuckets, Report.Downsample): each chart over time is cut
+// into spans that keep each line's lowest and highest value, so the page
+// stays small enough to open and a spike still shows.
+//
 // Like result, the package formats only: it knows no database.
 package report

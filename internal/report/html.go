@@ -197,6 +197,9 @@ func (p *page) block(b Block) {
 			}
 			o.WriteString(`<p class="bands">Shaded: ` + html.EscapeString(strings.Join(parts, "; ")) + ".</p>\n")
 		}
+		if b.Note != "" {
+			o.WriteString(`<p class="bands">` + html.EscapeString(b.Note) + "</p>\n")
+		}
 		o.WriteString("</figure>\n")
 	default:
 		panic(fmt.Sprintf("report: unknown block %T", b))

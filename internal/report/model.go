@@ -105,6 +105,9 @@ type Chart struct {
 	// SpanGaps joins a line across its gaps: lines of several runs on one
 	// x axis each have gaps where only another has a value.
 	SpanGaps bool
+	// Note is said under the chart: how it was drawn when that is not
+	// plain (downsampled, see Report.Downsample).
+	Note string
 }
 
 // XKind is the kind of a chart's x axis.

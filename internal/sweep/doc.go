@@ -50,6 +50,10 @@
 //   - "drift": the whole sweep's trend (each run relative to its
 //     variant's median); "overhead": "gaps", "median_ms", "max_ms";
 //     "conclusions": the sentences printed under the recap; "notes".
+//   - "baseline": the ID of the variant the others are compared against
+//     (--baseline; absent for the first). The comparisons themselves
+//     are not kept: ComparePairs makes them again from the runs'
+//     results, as the sweep's text output and dbprobe report do.
 //
 // A reader refuses another schema version. Adding a field is compatible;
 // changing one's meaning needs a new version.

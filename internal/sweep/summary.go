@@ -61,6 +61,9 @@ type Summary struct {
 	Vary       []Vary          `json:"vary"`
 	Shapes     []ShapeRecord   `json:"shapes"`
 	Variants   []VariantRecord `json:"variants"`
+	// Baseline is the ID of the variant the others are compared against
+	// (--baseline); 0 for the first.
+	Baseline int `json:"baseline,omitempty"`
 	// Runs are in the order they ran (Position 1, 2, …), those not run
 	// included.
 	Runs []RunRecord `json:"runs"`

@@ -51,6 +51,9 @@ type Config struct {
 	// Out is the summary's path; each run's result and text go beside it.
 	Out    string
 	Prices []price.Selected
+	// Baseline is the ID of the variant the others are compared against
+	// at the end; 0 for the first.
+	Baseline int
 	// Redact shows a command line with its secrets hidden.
 	Redact func(args []string) string
 	// Exec runs a run or a load; nil runs Exe as a child process.
@@ -84,7 +87,7 @@ func Run(ctx context.Context, c *Config) error {
 	s := &Summary{
 		Type: SummaryType, SchemaVersion: SchemaVersion, Command: c.Command, Experiment: c.Experiment,
 		Status: StatusRunning, StartedAt: time.Now(), Seed: c.Seed, Reps: c.Reps,
-		CooldownMS: ms(c.Cooldown), Between: c.BetweenShown, Vary: c.Vary,
+		CooldownMS: ms(c.Cooldown), Between: c.BetweenShown, Vary: c.Vary, Baseline: c.Baseline,
 	}
 	dir := filepath.Dir(c.Out)
 	stem := strings.TrimSuffix(c.Out, filepath.Ext(c.Out))
@@ -231,6 +234,13 @@ func Run(ctx context.Context, c *Config) error {
 	}
 	if err := WriteRecap(c.Stdout, s); err != nil {
 		return err
+	}
+	if p, err := ComparePairs(s, filepath.Dir(c.Out)); err != nil {
+		fmt.Fprintf(c.Stdout, "# not compared against the baseline: %s\n", err)
+	} else if p != nil {
+		if err := WritePairwise(c.Stdout, p); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(c.Stdout, "# summary: %s (status %s); each run's result and text beside it\n", c.Out, s.Status)
 	if ctx.Err() != nil {

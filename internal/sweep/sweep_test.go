@@ -464,3 +464,52 @@ func TestPoorFitGivesNoPeak(t *testing.T) {
 		t.Errorf("a poor fit (R² %.3f) gave peak %v: %s", f.R2, f.Peak, f.Sentence)
 	}
 }
+
+// With five runs a variant, each variant is held against --baseline on
+// throughput, Holm over the four comparisons: the baseline itself is
+// not among them, the slower variants are said to be slower and the
+// faster faster, each p corrected.
+func TestPairwiseAgainstBaseline(t *testing.T) {
+	f := &fakeRuns{}
+	var stdout, stderr bytes.Buffer
+	c := config(t, f, &stdout, &stderr)
+	c.Reps = 5
+	id, err := BaselineID(c.Variants, "threads=4")
+	if err != nil || id != 3 {
+		t.Fatalf("BaselineID(threads=4) = %d, %v", id, err)
+	}
+	c.Baseline = id
+	if err := Run(context.Background(), c); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"# compared against the baseline threads=4 (variant 3), throughput as dbprobe compare judges it, the Holm correction over the 4 comparisons:\n",
+		"#   threads=1 is 71.4% slower (95% CI",
+		"#   threads=8 is 48.",
+		"p = 0.03, 5 runs each)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "#   threads=4") {
+		t.Errorf("the baseline is compared with itself:\n%s", out)
+	}
+	fh, err := os.Open(c.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	s, err := ReadSummary(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ComparePairs(s, filepath.Dir(c.Out))
+	if err != nil || p == nil || s.Baseline != 3 || len(p.Comparisons) != 4 || len(p.Table()) != 5 {
+		t.Fatalf("from the summary (baseline %d): %+v, %v", s.Baseline, p, err)
+	}
+	if _, err := BaselineID(c.Variants, "threads=3"); err == nil || !strings.Contains(err.Error(), "threads=1; threads=2") {
+		t.Errorf("an unknown baseline: %v", err)
+	}
+}

@@ -38,6 +38,37 @@ type Options struct {
 	Durability string
 	// Cut leaves the summary out, as a run killed before it wrote one.
 	Cut bool
+	// Distinct, when set, draws and encodes only that many distinct
+	// seconds; every later second repeats the operations of second
+	// s mod Distinct (recorded again, so the summary counts them, with
+	// the same encoded histograms). Encoding the histograms is three
+	// quarters of the cost of writing a result: the benchmarks that need
+	// a hundred hours of results set it, and their readers decode and
+	// add every second all the same. Throughput then repeats with that
+	// period.
+	Distinct int
+	// LatencyScale multiplies every latency (0 is 1): a side whose
+	// operations are 5% faster has 1/1.05.
+	LatencyScale float64
+	// Client, when set, makes the result one client's slice of a run of
+	// several (dbprobe merge's input).
+	Client *result.Client
+	// NoMonitor writes no monitor sample: only one client of a run of
+	// several monitors the database.
+	NoMonitor bool
+}
+
+// draw is one operation's latencies in one second: each value recorded
+// count times.
+type draw struct{ v, count int64 }
+
+// second is what one second did: each operation's latencies and
+// whether it retried, and how many operations the runner counted.
+type second struct {
+	ops    [][]draw
+	retry  []bool
+	total  int64
+	series []measure.Summary // encoded, once Tick has run
 }
 
 // percentiles are the ones a run keeps by default.
@@ -97,45 +128,65 @@ func Write(w io.Writer, o Options) error {
 	var outages []result.Outage
 	errs := map[string]int64{}
 	var perSecond []result.RatePoint
+	scale := o.LatencyScale
+	if scale == 0 {
+		scale = 1
+	}
+	cache := map[int]*second{}
 	for s := 0; s < secs; s++ {
 		down := s >= outFrom && s < outTo
 		// Throughput wanders slowly and dips every 5 minutes (a
 		// checkpoint), as a real database's does.
 		rate := o.OpsPerSec * (1 + 0.05*math.Sin(float64(s)/37)) * (1 - 0.3*math.Exp(-float64(s%300)/8))
-		total := int64(0)
+		var sec *second
+		if o.Distinct > 0 && !down {
+			sec = cache[s%o.Distinct]
+		}
+		fresh := sec == nil
+		if fresh {
+			sec = &second{ops: make([][]draw, len(ops)), retry: make([]bool, len(ops))}
+			for i := range ops {
+				n := int64(rate * share[i])
+				if down {
+					n = 0
+				}
+				// About 500 distinct latencies a second, each recorded for
+				// its share of the second's operations: a realistic
+				// histogram at a fraction of the cost of recording every
+				// operation.
+				const draws = 500
+				for k := 0; k < draws && n > 0; k++ {
+					c := n / draws
+					if k < int(n%draws) {
+						c++
+					}
+					if c == 0 {
+						continue
+					}
+					v := median[i] * math.Exp(rng.NormFloat64()*0.6)
+					if rng.Float64() < 0.01 {
+						v *= 20 // the tail: a lock wait, a checkpoint
+					}
+					sec.ops[i] = append(sec.ops[i], draw{int64(v*scale) + 1, c})
+				}
+				// A stress run counts its iterations as done, not each
+				// statement.
+				if o.Kind != result.ExperimentStress || i == 0 {
+					sec.total += n
+				}
+				sec.retry[i] = !down && rng.Float64() < 0.05
+			}
+		}
 		for i := range ops {
-			n := int64(rate * share[i])
-			if down {
-				n = 0
+			for _, d := range sec.ops[i] {
+				rec.RecordN(i, d.v, d.count)
 			}
-			// About 500 distinct latencies a second, each recorded for its
-			// share of the second's operations: a realistic histogram at a
-			// fraction of the cost of recording every operation.
-			const draws = 500
-			for k := 0; k < draws && n > 0; k++ {
-				c := n / draws
-				if k < int(n%draws) {
-					c++
-				}
-				if c == 0 {
-					continue
-				}
-				v := median[i] * math.Exp(rng.NormFloat64()*0.6)
-				if rng.Float64() < 0.01 {
-					v *= 20 // the tail: a lock wait, a checkpoint
-				}
-				rec.RecordN(i, int64(v)+1, c)
-			}
-			// A stress run counts its iterations as done, not each
-			// statement.
-			if o.Kind != result.ExperimentStress || i == 0 {
-				total += n
-			}
-			if !down && rng.Float64() < 0.05 {
+			if sec.retry[i] {
 				rec.Retry(i, "40001")
 				rec.Retry(i, "40001")
 			}
 		}
+		total := sec.total
 		if down {
 			for range 3 {
 				rec.Status(0, "ERROR")
@@ -149,14 +200,22 @@ func Write(w io.Writer, o Options) error {
 		t1 := t0.Add(time.Second)
 		warm := time.Duration(s)*time.Second < o.Warmup
 		iv := set.Tick(t1, !warm)
-		sums := set.SummarizeEncoded(iv.View, percentiles)
+		if sec.series == nil {
+			sec.series = set.SummarizeEncoded(iv.View, percentiles)
+		}
+		if fresh && o.Distinct > 0 && !down {
+			cache[s%o.Distinct] = sec
+		}
+		sums := sec.series
 		err := rw.Interval(result.Interval{Phase: h.Phase, Start: t0, End: t1, Elapsed: t1.Sub(start),
 			Ops: iv.Ops, OpsPerSec: float64(iv.Ops), Warmup: warm, Series: sums})
 		if err != nil {
 			return err
 		}
-		if err := rw.Monitor(sample(rng, h.Phase, t0, t1, o.Threads, down)); err != nil {
-			return err
+		if !o.NoMonitor {
+			if err := rw.Monitor(sample(rng, h.Phase, t0, t1, o.Threads, down)); err != nil {
+				return err
+			}
 		}
 		if !warm {
 			perSecond = append(perSecond, result.RatePoint{Elapsed: float64(len(perSecond) + 1), Seconds: 1,
@@ -213,6 +272,7 @@ func header(o Options, start time.Time) result.Header {
 			{Key: "warmup", Value: o.Warmup.String(), Source: "default"},
 			{Key: "out", Value: "run.jsonl", Source: "--out"},
 		},
+		Client:      o.Client,
 		Environment: result.Environment{Dbprobe: "synthetic", Go: "go1.26", OS: "linux", Arch: "amd64", CPUs: 8, GOMAXPROCS: 8},
 		Database: result.Database{Driver: "postgres", Library: "pgx v5", ServerVersion: "15.14", Placement: "server",
 			Settings: []result.Setting{{Key: "synchronous_commit", Value: "on"}, {Key: "shared_buffers", Value: "128MB"}}},

@@ -65,6 +65,11 @@ func TestReportCompare(t *testing.T) {
 		"durability",
 		"Overlay: the run phase of 16 results",
 		"The comparison as dbprobe compare prints it",
+		// The table's figures as compare prints them: grouped medians
+		// and the change, not raw floats.
+		`<th class="num">change</th>`,
+		`<td class="num">15,830</td>`,
+		`<td class="num">+20.0%</td>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)

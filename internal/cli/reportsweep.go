@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/compare"
@@ -193,8 +192,8 @@ func compareBlocks(c *compare.Comparison, full bool) []report.Block {
 	}
 	tab := report.Table{
 		Caption: caption,
-		Head:    []string{"metric", "median A", "median B", "outcome", "verdict"},
-		Numeric: []bool{false, true, true, false, false},
+		Head:    []string{"metric", "median A", "median B", "change", "outcome", "verdict"},
+		Numeric: []bool{false, true, true, true, false, false},
 	}
 	var blocks []report.Block
 	if full {
@@ -205,7 +204,8 @@ func compareBlocks(c *compare.Comparison, full bool) []report.Block {
 		if m.Unit != "" {
 			label += " (" + m.Unit + ")"
 		}
-		tab.Rows = append(tab.Rows, []string{label, strconv.FormatFloat(m.MedianA, 'g', 6, 64), strconv.FormatFloat(m.MedianB, 'g', 6, 64), string(m.Outcome), m.Verdict})
+		medA, medB, change := m.Cells()
+		tab.Rows = append(tab.Rows, []string{label, medA, medB, change, string(m.Outcome), m.Verdict})
 		if m.Outcome == compare.Better || m.Outcome == compare.Worse {
 			blocks = append(blocks, report.Verdict{Label: m.Label, Text: m.Verdict, Bad: m.Outcome == compare.Worse})
 		}

@@ -262,3 +262,10 @@ func WriteJSON(w io.Writer, c *Comparison) error {
 
 // method names the statistics, for a reader of the JSON.
 const method = "per metric: two-sided Mann–Whitney U test (exact up to 60 runs in all), Holm-adjusted over the metrics compared; change: Hodges–Lehmann shift of log values (median B/A ratio) with its rank confidence interval; difference shown at p < 0.05"
+
+// Cells are a metric's figures as the text table prints them — the two
+// medians grouped and rounded to what the runs can tell, and the change
+// with its interval — for other renderings of the same table.
+func (m *Metric) Cells() (medianA, medianB, change string) {
+	return number(m.MedianA, len(m.A)), number(m.MedianB, len(m.B)), changeText(m)
+}

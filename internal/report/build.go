@@ -164,6 +164,8 @@ func runSentence(ru *run) string {
 		b.WriteString(": no summary and no interval to rebuild one from.")
 	case s.Durability != nil:
 		fmt.Fprintf(&b, ": %d crash cycles, %d acknowledged writes, %d lost, in %s s.", s.Durability.Cycles, s.Durability.Acknowledged, s.Durability.Lost, strconv.FormatFloat(s.RunTime.Seconds(), 'f', 1, 64))
+	case s.Storage != nil && s.Storage.Cache != nil:
+		fmt.Fprintf(&b, ": %d working-set sizes read in %s s.", len(s.Storage.Cache.Points), strconv.FormatFloat(s.Storage.Seconds, 'f', 1, 64))
 	case s.Storage != nil:
 		st := s.Storage
 		fmt.Fprintf(&b, ": %s over %s s (%s", result.RateText(rateKind(st.Experiment), st.Rate), strconv.FormatFloat(st.Seconds, 'f', 1, 64), result.BytesText(st.Bytes))

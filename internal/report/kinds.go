@@ -14,13 +14,15 @@ func storageBlocks(ru *run) []Block {
 	st := ru.summary.Storage
 	_, unit := result.RateIn(st.Experiment, 0)
 	var out []Block
-	if len(st.PerSecond) > 0 {
+	// The cache experiment measures hit shares, not a rate: the lookups'
+	// bytes a second would read as one and say nothing.
+	if len(st.PerSecond) > 0 && st.Cache == nil {
 		out = append(out, storageRateChart("Rate per second", []*result.StorageSummary{st}, []string{""}))
 	}
 	if st.Cache != nil {
 		out = append(out, cacheBlocks(st.Cache)...)
 	}
-	if c := st.Consistency; c != nil {
+	if c := st.Consistency; c != nil && st.Cache == nil {
 		out = append(out, Paragraph{Text: "Over " + strconv.Itoa(c.Points) + " seconds: median " + result.RateText(rateKind(st.Experiment), c.Median) +
 			", min " + result.RateText(rateKind(st.Experiment), c.Min) + ", max " + result.RateText(rateKind(st.Experiment), c.Max) +
 			", coefficient of variation " + strconv.FormatFloat(c.CV*100, 'f', 1, 64) + "%, " +

@@ -9,6 +9,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/compare"
 	"github.com/dbprobe/dbprobe/internal/report"
 	"github.com/dbprobe/dbprobe/internal/report/stats"
+	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/sweep"
 )
 
@@ -66,6 +67,18 @@ func curveChart(s *sweep.Summary, c sweep.Curve) report.Chart {
 			label = r.Label
 		}
 	}
+	// A storage rate is kept in bytes a second; the chart shows it in
+	// the unit the experiment's text output uses (MB/s, GB/min), not as
+	// "280M" with no unit.
+	scale, headline := 1.0, sweep.MetricThroughput
+	if s.Kind == result.ExperimentStorage {
+		headline = sweep.MetricRate
+	}
+	if f := strings.Fields(s.Experiment); c.Metric == sweep.MetricRate && len(f) == 2 {
+		var unit string
+		scale, unit = result.RateIn(f[1], 1)
+		label += " (" + unit + ")"
+	}
 	ch := report.Chart{
 		Title:  label + " over " + c.Key + fixedLabel(c.Fixed),
 		XLabel: c.Key, YLabel: label,
@@ -73,10 +86,11 @@ func curveChart(s *sweep.Summary, c sweep.Curve) report.Chart {
 	}
 	med := report.Series{Label: "median", Points: true}
 	for _, y := range c.Y {
-		med.Y = append(med.Y, ptr(y))
+		med.Y = append(med.Y, ptr(y*scale))
 	}
 	ch.Series = append(ch.Series, med)
-	if c.Metric != sweep.MetricThroughput {
+	// The fit is of the headline metric: throughput, or a storage rate.
+	if c.Metric != headline {
 		return ch
 	}
 	for _, f := range s.Fits {
@@ -86,7 +100,7 @@ func curveChart(s *sweep.Summary, c sweep.Curve) report.Chart {
 		u := stats.USL{Lambda: f.Lambda, Sigma: f.Sigma, Kappa: f.Kappa}
 		fit := report.Series{Label: fmt.Sprintf("USL fit (R² %.2f)", f.R2), Dashed: true}
 		for _, x := range c.X {
-			fit.Y = append(fit.Y, ptr(u.Throughput(x)))
+			fit.Y = append(fit.Y, ptr(u.Throughput(x)*scale))
 		}
 		ch.Series = append(ch.Series, fit)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dbprobe/dbprobe/internal/report"
+	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/sweep"
 )
 
@@ -48,5 +49,25 @@ func TestSweepSectionSaysEachFitOnce(t *testing.T) {
 	}
 	if seen[fit] != 1 || seen[drift] != 1 {
 		t.Errorf("the fit's sentence is said %d times and the drift's %d, want once each: %v", seen[fit], seen[drift], seen)
+	}
+}
+
+// A storage sweep's rate curve is drawn in the experiment's unit, with
+// its fit scaled alike: bytes a second would show as "280M" on the axis.
+func TestStorageRateCurveInItsUnit(t *testing.T) {
+	s := &sweep.Summary{Kind: result.ExperimentStorage, Experiment: "storage logcopy",
+		Fits: []sweep.FitRecord{{Key: "dop", Lambda: 200e6, Sigma: 0.1, Kappa: 0.01, R2: 0.95}}}
+	ch := curveChart(s, sweep.Curve{Key: "dop", Metric: sweep.MetricRate, X: []float64{1, 2, 4}, Y: []float64{210e6, 380e6, 460e6}})
+	if !strings.Contains(ch.YLabel, "(MB/s)") {
+		t.Errorf("y label %q names no unit", ch.YLabel)
+	}
+	if len(ch.Series) != 2 {
+		t.Fatalf("%d series, want the medians and the fit", len(ch.Series))
+	}
+	if got := *ch.Series[0].Y[0]; got != 210 {
+		t.Errorf("first median drawn as %v, want 210 (MB/s)", got)
+	}
+	if got := *ch.Series[1].Y[0]; got < 150 || got > 250 {
+		t.Errorf("the fit at dop=1 is %v, want it in MB/s near λ = 200", got)
 	}
 }

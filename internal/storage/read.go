@@ -126,7 +126,9 @@ const moreThreads = ": more threads may go faster"
 // CPU or reading), the network (or the round trips) when the server's
 // sessions sat idle waiting for the client to take the rows.
 func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placement driver.Placement) string {
-	d := monitor.Diagnose(intervals, monitor.Phase{Threads: threads, Span: w.end.Sub(w.start), Placement: placement})
+	d := monitor.Diagnose(intervals, monitor.Phase{Threads: threads, Span: w.end.Sub(w.start), Placement: placement,
+		// Each reader streams its rows on one goroutine: one core each.
+		ThreadPerCore: placement != driver.PlacementEmbedded})
 	sending, sampled := sendingShare(intervals)
 	switch {
 	case d.Limit == monitor.LimitClient:

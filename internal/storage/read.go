@@ -203,33 +203,44 @@ type readShared struct {
 
 // readWorker streams key ranges on a connection of its own.
 type readWorker struct {
-	sh   *readShared
-	conn driver.SQLConn
-	st   driver.Stmt
+	sh *readShared
+	prepared
 	args [2]any
 }
 
-func (w *readWorker) Open(ctx context.Context) error {
-	conn, err := w.sh.sql.SQLConn(ctx, driver.SQLOptions{})
+func (w *readWorker) Open(ctx context.Context) error { return w.open(ctx, w.sh.sql, w.sh.text) }
+
+// prepared is a worker's own connection and its one prepared statement,
+// opened with the worker and closed with it (read's and cache's readers).
+type prepared struct {
+	conn driver.SQLConn
+	st   driver.Stmt
+}
+
+// open takes a connection of sql and prepares text on it.
+func (p *prepared) open(ctx context.Context, sql driver.SQLRunner, text string) error {
+	conn, err := sql.SQLConn(ctx, driver.SQLOptions{})
 	if err != nil {
 		return err
 	}
-	st, err := conn.Prepare(ctx, w.sh.text)
+	st, err := conn.Prepare(ctx, text)
 	if err != nil {
 		conn.Close()
 		return err
 	}
-	w.conn, w.st = conn, st
+	p.conn, p.st = conn, st
 	return nil
 }
 
-func (w *readWorker) Close() error {
-	if w.conn == nil {
+// Close closes the statement and the connection; closing twice is no
+// error.
+func (p *prepared) Close() error {
+	if p.conn == nil {
 		return nil
 	}
-	w.st.Close()
-	err := w.conn.Close()
-	w.conn = nil
+	p.st.Close()
+	err := p.conn.Close()
+	p.conn = nil
 	return err
 }
 

@@ -42,10 +42,15 @@ type job struct {
 	// dataDir is the database's data directory on this machine, "" when
 	// not known or not local.
 	dataDir string
-	outs    *experiment.Outputs
-	mon     *experiment.Monitoring
-	ev      *evidence
-	dev     *deviceSampler
+	// logCap is the write cap the host puts on the log's device (logcopy
+	// only), nil when none.
+	logCap *deviceCap
+	// copies are logcopy's copies, when each ran.
+	copies []span
+	outs   *experiment.Outputs
+	mon    *experiment.Monitoring
+	ev     *evidence
+	dev    *deviceSampler
 	// made are the tables this run created, dropped at its end unless
 	// --keep.
 	made []driver.DataTable

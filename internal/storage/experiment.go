@@ -782,9 +782,14 @@ func (j *job) amplification() {
 	}
 	a.CheckpointsHow = "the database's " + driver.CounterCheckpoints + " counter"
 	if a.Checkpoints < 0 {
-		a.CheckpointsHow = j.caps.Database + " does not count them here (InnoDB checkpoints continuously, fuzzily, and counts none)"
-		if j.caps.Database != "MySQL" && j.caps.Database != "MariaDB" {
-			a.CheckpointsHow = j.caps.Database + " does not count them here"
+		a.CheckpointsHow = j.caps.Database + " does not count them here"
+		// The database's monitor says why, and how to have them counted.
+		if j.ev != nil && j.ev.mon != nil {
+			for _, u := range j.ev.mon.Unavailable() {
+				if why, ok := strings.CutPrefix(u, "checkpoints: "); ok {
+					a.CheckpointsHow += " (" + why + ")"
+				}
+			}
 		}
 	}
 	j.sum.Amplification = a

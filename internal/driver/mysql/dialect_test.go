@@ -228,6 +228,12 @@ func TestAppendLoadText(t *testing.T) {
 		{`\N`, `\\N`},
 		{"NULL", "NULL"},
 		{"é'\"\xff", "é'\"\xff"},
+		// Past the eight bytes checked at a time: a byte to escape at
+		// each place in a word and after it, and control bytes that
+		// need none.
+		{"0123456789abcdef\\", `0123456789abcdef\\`},
+		{"01234567\n89abcdef\x01\x1f~\x7f\x80", `01234567\n89abcdef` + "\x01\x1f~\x7f\x80"},
+		{strings.Repeat("x", 7) + "\t" + strings.Repeat("y", 9) + "\x00", strings.Repeat("x", 7) + `\t` + strings.Repeat("y", 9) + `\0`},
 	} {
 		if got := string(appendLoadText([]byte("x"), []byte(tc.in))); got != "x"+tc.want {
 			t.Errorf("appendLoadText(%q) = %q, want %q", tc.in, got, "x"+tc.want)
@@ -281,6 +287,17 @@ func FuzzAppendLoadText(f *testing.F) {
 			t.Fatalf("appendLoadText(%q) = %q reads back as %q", v, enc, got)
 		}
 	})
+}
+
+// BenchmarkAppendLoadText escapes a payload of storage bulk's shape:
+// 1000 bytes, none to escape.
+func BenchmarkAppendLoadText(b *testing.B) {
+	v := bytes.Repeat([]byte{'x'}, 1000)
+	dst := make([]byte, 0, 2048)
+	b.SetBytes(int64(len(v)))
+	for range b.N {
+		dst = appendLoadText(dst[:0], v)
+	}
 }
 
 func TestLoadReader(t *testing.T) {

@@ -1,7 +1,6 @@
 package mysql
 
 import (
-	"encoding/binary"
 	"strconv"
 	"strings"
 
@@ -202,41 +201,8 @@ func (d *dialect) loadData(reader string) string {
 // backslash, tab, newline, carriage return, NUL and Ctrl-Z are written as a
 // backslash sequence, every other byte as it is. A value is never read as
 // NULL: \N needs an unescaped backslash, and every backslash is escaped.
-// Eight bytes at a time are checked for a byte that may need escaping and
-// copied whole when none does: byte by byte, the check was most of a bulk
-// load's client CPU (1 µs per 1000-byte payload, 1 s per GB).
 func appendLoadText(dst, v []byte) []byte {
-	start := 0
-	for i := 0; i < len(v); {
-		if i+8 <= len(v) && maySpecial(binary.LittleEndian.Uint64(v[i:])) == 0 {
-			i += 8
-			continue
-		}
-		esc := loadEscapes[v[i]]
-		if esc == 0 {
-			i++
-			continue
-		}
-		dst = append(dst, v[start:i]...)
-		dst = append(dst, '\\', esc)
-		i++
-		start = i
-	}
-	return append(dst, v[start:]...)
-}
-
-// loadEscapes is the letter each byte appendLoadText escapes is written
-// with after the backslash; 0 for a byte written as it is.
-var loadEscapes = [256]byte{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r', 0: '0', 0x1a: 'Z'}
-
-// maySpecial is not 0 when one of the eight bytes of x may need
-// escaping: a control byte (below 0x20: NUL, tab, newline, carriage
-// return and Ctrl-Z among them) or a backslash. The has-zero-byte and
-// has-less-than tricks of "Bit Twiddling Hacks" (public domain).
-func maySpecial(x uint64) uint64 {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	b := x ^ (ones * '\\')
-	return ((x - ones*0x20) &^ x & highs) | ((b - ones) &^ b & highs)
+	return sqlgen.AppendEscaped(dst, v, &sqlgen.LoadDataEscapes)
 }
 
 // Procedure parameters are named apart from any column: inside a routine a

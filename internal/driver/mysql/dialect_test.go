@@ -289,17 +289,6 @@ func FuzzAppendLoadText(f *testing.F) {
 	})
 }
 
-// BenchmarkAppendLoadText escapes a payload of storage bulk's shape:
-// 1000 bytes, none to escape.
-func BenchmarkAppendLoadText(b *testing.B) {
-	v := bytes.Repeat([]byte{'x'}, 1000)
-	dst := make([]byte, 0, 2048)
-	b.SetBytes(int64(len(v)))
-	for range b.N {
-		dst = appendLoadText(dst[:0], v)
-	}
-}
-
 func TestLoadReader(t *testing.T) {
 	var keys [][]byte
 	var values [][][]byte

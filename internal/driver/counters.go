@@ -55,7 +55,8 @@ const (
 	// the pages changed since the last one to the data files, which is
 	// where a write's bytes on the device beyond its log's come from.
 	// PostgreSQL counts the timed ones it skipped for want of changes
-	// too; InnoDB checkpoints continuously and counts none; SQLite's are
+	// too; InnoDB counts its (fuzzy, continuous) checkpoints only with
+	// the metric log_checkpoints enabled; SQLite's are
 	// the driver's background checkpointer's passes.
 	CounterCheckpoints = "checkpoints"
 	// GaugePageBytes is the database's page size in bytes, which turns

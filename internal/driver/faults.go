@@ -43,3 +43,14 @@ type DataLocator interface {
 	// directory); "" with a nil error when the server will not say.
 	DataDirectory(ctx context.Context) (string, error)
 }
+
+// LogLocator is the capability of a DB to say where its transaction log
+// is written, which may be another device than its data's: an experiment
+// that measures the log watches that device. The path is on the
+// database's host, as DataLocator's.
+type LogLocator interface {
+	// LogDirectory returns the directory that holds the transaction log
+	// (PostgreSQL's pg_wal, InnoDB's innodb_log_group_home_dir); "" with a
+	// nil error when the server will not say.
+	LogDirectory(ctx context.Context) (string, error)
+}

@@ -68,6 +68,23 @@ func DataDirectory(ctx context.Context, db driver.DB, target driver.Target) stri
 	return dir
 }
 
+// LogDirectory returns the directory that holds the database's
+// transaction log when the database runs on this machine and says where
+// it is (driver.LogLocator); "" otherwise.
+func LogDirectory(ctx context.Context, db driver.DB, target driver.Target) string {
+	loc, ok := db.(driver.LogLocator)
+	if !ok || !Local(db, target) {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, faultQueryTimeout)
+	defer cancel()
+	dir, err := loc.LogDirectory(ctx)
+	if err != nil {
+		return ""
+	}
+	return dir
+}
+
 // MonitorConnections is how many connections of its own the monitor
 // opens on db during a phase: one to sample a database that can be
 // monitored, none when it is off.

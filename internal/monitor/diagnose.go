@@ -59,6 +59,12 @@ type Phase struct {
 	// the phase went on past ("91,000 rows failed with ERROR(13
 	// SQLITE_FULL)"); "" when there were none.
 	Failing string
+	// ThreadPerCore says that each thread does its work on one goroutine
+	// at a time, so that the client saturates at one core per thread (a
+	// storage read streaming rows: one reader at 94% of a core is the
+	// limit, though the host has a second core idle). False for the
+	// key-value workloads, whose client is judged against all its cores.
+	ThreadPerCore bool
 }
 
 // unavailableShare is the share of a phase without service from which
@@ -306,8 +312,15 @@ func diagnose(intervals []Interval, ph Phase) Diagnosis {
 	if haveThrottled {
 		ev["client.cpu.throttled%"] = throttled
 	}
-	clientCPU := haveCPU && procs > 0 && cpu >= clientSaturatedCPU*100*procs || haveThrottled && throttled >= clientThrottledPct
 	usage := fmt.Sprintf("CPU %.0f%% of its %s cores", cpu, coresText(procs))
+	if ph.ThreadPerCore && threads > 0 && float64(threads) < procs {
+		// The threads cannot use the cores beyond theirs: held against
+		// all of them, one busy reader never looks saturated.
+		usage = fmt.Sprintf("CPU %.0f%% of the %d core(s) its %d thread(s) can use (of %s)", cpu, threads, threads, coresText(procs))
+		procs = float64(threads)
+		ev["client.thread_cores"] = procs
+	}
+	clientCPU := haveCPU && procs > 0 && cpu >= clientSaturatedCPU*100*procs || haveThrottled && throttled >= clientThrottledPct
 	if haveThrottled && throttled >= clientThrottledPct {
 		usage += fmt.Sprintf(", its cgroup's CPU quota holding it back in %.0f%% of scheduling periods", throttled)
 	}
@@ -356,7 +369,7 @@ func diagnose(intervals []Interval, ph Phase) Diagnosis {
 	// whose sessions are not sampled (Redis), the lag alone decides.
 	case haveLag && lag >= clientSchedLagMs && ph.Placement == driver.PlacementServer && (sessionsIdle || !haveActive):
 		d.Limit = LimitClient
-		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, CPU %.0f%% of its %s cores", lag, cpu, coresText(procs))
+		d.Verdict = fmt.Sprintf("dbprobe itself — goroutines wait %.1f ms (p99) for a thread, %s", lag, usage)
 		if haveActive {
 			d.Verdict += fmt.Sprintf(", %.1f of %d sessions busy in the server", active, threads)
 		}

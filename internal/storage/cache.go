@@ -712,36 +712,13 @@ type lookupShared struct {
 // lookupWorker reads one key at random per step on a connection of its
 // own.
 type lookupWorker struct {
-	sh   *lookupShared
-	rng  *rand.Rand
-	conn driver.SQLConn
-	st   driver.Stmt
+	sh  *lookupShared
+	rng *rand.Rand
+	prepared
 	args [1]any
 }
 
-func (w *lookupWorker) Open(ctx context.Context) error {
-	conn, err := w.sh.sql.SQLConn(ctx, driver.SQLOptions{})
-	if err != nil {
-		return err
-	}
-	st, err := conn.Prepare(ctx, w.sh.text)
-	if err != nil {
-		conn.Close()
-		return err
-	}
-	w.conn, w.st = conn, st
-	return nil
-}
-
-func (w *lookupWorker) Close() error {
-	if w.conn == nil {
-		return nil
-	}
-	w.st.Close()
-	err := w.conn.Close()
-	w.conn = nil
-	return err
-}
+func (w *lookupWorker) Open(ctx context.Context) error { return w.open(ctx, w.sh.sql, w.sh.text) }
 
 // Step reads one key, uniform at random over the working set.
 func (w *lookupWorker) Step(ctx context.Context, s *runner.Step) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/experiment"
 	"github.com/dbprobe/dbprobe/internal/measure"
 	"github.com/dbprobe/dbprobe/internal/monitor"
 	"github.com/dbprobe/dbprobe/internal/result"
@@ -55,7 +56,14 @@ func (j *job) logcopy(ctx context.Context) error {
 	}
 	j.notes = append(j.notes, fmt.Sprintf("logcopy: %s copied into %s (%s) at DOP %s, copy after copy for --duration %s each (at least once), the copy dropped between two; log bytes from the database's %s counter where it keeps one (the verdict says when not)",
 		src.Name, dst.Name, j.caps.Support(driver.CapCopy).Note, joinInts(dops), j.c.Duration, driver.CounterLogBytes))
-	if err := j.startPhase(ctx, j.dataDir); err != nil {
+	// The log's device, which may not be the data's, is the one whose
+	// figures say whether the log held the copy back.
+	watch := j.dataDir
+	if dir := experiment.LogDirectory(ctx, j.db, j.target.Target); dir != "" {
+		watch = dir
+		j.notes = append(j.notes, "logcopy: the device figures are the log's device's: the log directory "+dir+" (another device than the data's when the log has one of its own)")
+	}
+	if err := j.startPhase(ctx, watch); err != nil {
 		return err
 	}
 	copier := j.db.(driver.TableCopier)
@@ -118,6 +126,12 @@ func (j *job) logcopy(ctx context.Context) error {
 		j.sum.Rows += step.Rows
 	}
 	j.sum.Device = j.ev.read(context.WithoutCancel(ctx)).since(whole).figures()
+	// The cap is looked for once the copies ran: it may have been set
+	// while they did.
+	if c, ok := writeCap(cgroupRoot, "/sys", j.ev.device); ok {
+		j.logCap = &c
+	}
+	j.copies = copies
 	// A copy's bytes are known only at its end: the per-second series
 	// spreads each over the seconds it took.
 	j.spans = spread(copies, j.origin)
@@ -190,7 +204,15 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 			break
 		}
 	}
+	// The log's device writing at the cap the host holds it to is the
+	// wall itself, whatever the samples say: a throttled device's
+	// utilisation stays low, since the cap holds requests back before
+	// they reach it.
+	atCap, capShare := j.logAtCap(steps)
 	switch {
+	case atCap:
+		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s: the log's device %s wrote at %.0f%% of the write cap it is held to (%s, %s); more cores do not copy faster%s",
+			rate, dopList, j.ev.device, 100*capShare, result.RateText("", j.logCap.bps), j.logCap.group, waits)
 	case saturated != "" && !(judged > 0 && logWait >= logWaitShare):
 		j.sum.Verdict = fmt.Sprintf("CPU-bound on the host: %s: every core was busy (the database and dbprobe share them), so the copy's rate is the host's CPU's, not the log's: log %s%s", saturated, stepRates(steps, true), waits)
 	case judged > 0 && cpu >= cpuShare && logWait < logWaitShare:
@@ -210,6 +232,58 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	default:
 		j.sum.Verdict = fmt.Sprintf("neither log- nor CPU-bound by the samples: log %s at %s%s", rate, dopList, waits)
 	}
+}
+
+// capShare is the share of its write cap from which the log's device
+// is taken as held at it.
+const capShare = 0.85
+
+// logAtCap says whether the log's device wrote at its write cap
+// (capShare of it or more) while the copies ran, and at what share of
+// it: the median of the device's whole seconds that lie within a copy
+// (a copy fills the log's buffer on a core before it writes, and its
+// first and last seconds are partly idle), or, when no whole second
+// does, its bytes over the copies' time in the slowest step.
+func (j *job) logAtCap(steps []result.StorageStep) (bool, float64) {
+	if j.logCap == nil || len(steps) == 0 {
+		return false, 0
+	}
+	var inCopy []float64
+	if d := j.sum.Device; d != nil {
+		origin := j.origin
+		if origin.IsZero() {
+			origin = j.wallFrom
+		}
+		for _, sec := range d.PerSecond {
+			end := origin.Add(time.Duration(sec.Elapsed * float64(time.Second)))
+			start := end.Add(-time.Duration(sec.Seconds * float64(time.Second)))
+			if sec.Seconds < minSpanShare {
+				continue
+			}
+			for _, c := range j.copies {
+				if !start.Before(c.start) && !end.After(c.end) {
+					inCopy = append(inCopy, sec.WriteRate)
+					break
+				}
+			}
+		}
+	}
+	if len(inCopy) > 0 {
+		slices.Sort(inCopy)
+		share := median(inCopy) / j.logCap.bps
+		return share >= capShare, share
+	}
+	share := -1.0
+	for _, s := range steps {
+		if s.DeviceWriteBytes < 0 || s.Seconds <= 0 {
+			return false, 0
+		}
+		r := float64(s.DeviceWriteBytes) / s.Seconds / j.logCap.bps
+		if share < 0 || r < share {
+			share = r
+		}
+	}
+	return share >= capShare, share
 }
 
 // saturatedHost is the share of the host's cores busy at which the host's

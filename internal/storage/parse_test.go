@@ -334,3 +334,19 @@ func TestReadLimitNetwork(t *testing.T) {
 		t.Errorf("on CPU: %s", v)
 	}
 }
+
+// One reader streaming rows at 94% of a core is the limit, though the
+// client has a second core: a reader cannot use it. Two readers at the
+// same CPU are not, and the server's idle sessions say round trips.
+func TestReadLimitClientCore(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	iv := fixture(t0, 4, map[string]float64{"db.sessions.active": 0.1, "db.wait.CPU": 1,
+		"client.cpu%": 94, "client.gomaxprocs": 2, "client.cores": 2, "client.sched.latency_p99_ms": 0.5, "host.cpu.idle%": 40})
+	w := stepWindow{start: t0, end: t0.Add(4 * time.Second)}
+	if v := readLimit(iv, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "client-limited: dbprobe itself — CPU 94% of the 1 core(s) its 1 thread(s) can use (of 2)") {
+		t.Errorf("1 thread at 94%%: %s", v)
+	}
+	if v := readLimit(iv, w, 2, driver.PlacementServer); !strings.HasPrefix(v, "network-limited (or round trips)") {
+		t.Errorf("2 threads at 94%%: %s", v)
+	}
+}

@@ -126,7 +126,9 @@ const moreThreads = ": more threads may go faster"
 // CPU or reading), the network (or the round trips) when the server's
 // sessions sat idle waiting for the client to take the rows.
 func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placement driver.Placement) string {
-	d := monitor.Diagnose(intervals, monitor.Phase{Threads: threads, Span: w.end.Sub(w.start), Placement: placement})
+	d := monitor.Diagnose(intervals, monitor.Phase{Threads: threads, Span: w.end.Sub(w.start), Placement: placement,
+		// Each reader streams its rows on one goroutine: one core each.
+		ThreadPerCore: placement != driver.PlacementEmbedded})
 	sending, sampled := sendingShare(intervals)
 	switch {
 	case d.Limit == monitor.LimitClient:
@@ -201,33 +203,44 @@ type readShared struct {
 
 // readWorker streams key ranges on a connection of its own.
 type readWorker struct {
-	sh   *readShared
-	conn driver.SQLConn
-	st   driver.Stmt
+	sh *readShared
+	prepared
 	args [2]any
 }
 
-func (w *readWorker) Open(ctx context.Context) error {
-	conn, err := w.sh.sql.SQLConn(ctx, driver.SQLOptions{})
+func (w *readWorker) Open(ctx context.Context) error { return w.open(ctx, w.sh.sql, w.sh.text) }
+
+// prepared is a worker's own connection and its one prepared statement,
+// opened with the worker and closed with it (read's and cache's readers).
+type prepared struct {
+	conn driver.SQLConn
+	st   driver.Stmt
+}
+
+// open takes a connection of sql and prepares text on it.
+func (p *prepared) open(ctx context.Context, sql driver.SQLRunner, text string) error {
+	conn, err := sql.SQLConn(ctx, driver.SQLOptions{})
 	if err != nil {
 		return err
 	}
-	st, err := conn.Prepare(ctx, w.sh.text)
+	st, err := conn.Prepare(ctx, text)
 	if err != nil {
 		conn.Close()
 		return err
 	}
-	w.conn, w.st = conn, st
+	p.conn, p.st = conn, st
 	return nil
 }
 
-func (w *readWorker) Close() error {
-	if w.conn == nil {
+// Close closes the statement and the connection; closing twice is no
+// error.
+func (p *prepared) Close() error {
+	if p.conn == nil {
 		return nil
 	}
-	w.st.Close()
-	err := w.conn.Close()
-	w.conn = nil
+	p.st.Close()
+	err := p.conn.Close()
+	p.conn = nil
 	return err
 }
 
@@ -240,6 +253,17 @@ func (w *readWorker) Step(ctx context.Context, s *runner.Step) {
 	err := s.Call(ctx, &w.sh.op, func(ctx context.Context) error {
 		bytes, rows = 0, 0
 		w.args[0], w.args[1] = lo, hi
+		if raw, ok := w.conn.(driver.RawRunner); ok {
+			// The bytes are counted where they came in, never copied
+			// into a value: decoding each payload was most of the
+			// client's CPU, which psql's \copy does not spend.
+			_, err := raw.RunRaw(ctx, w.st, w.args[:], func(row [][]byte) error {
+				rows++
+				bytes += int64(len(row[1]))
+				return nil
+			})
+			return err
+		}
 		_, err := w.conn.Run(ctx, w.st, w.args[:], func(row []any) error {
 			rows++
 			switch v := row[1].(type) {

@@ -2,6 +2,8 @@ package storage
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,5 +108,67 @@ func TestReadVerdictNoAdviceAgainstADrop(t *testing.T) {
 	j.readVerdict(fixture(t0, 10, idle))
 	if strings.Contains(j.sum.Verdict, "more threads may go faster") || !strings.Contains(j.sum.Verdict, "though threads 2 measured slower") {
 		t.Errorf("verdict %q", j.sum.Verdict)
+	}
+}
+
+// A write cap on a device is found in cgroup v1's blkio tree and in v2's
+// io.max, the lowest of those on groups with processes.
+func TestWriteCap(t *testing.T) {
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sys := t.TempDir()
+	write(filepath.Join(sys, "class/block/loop3/dev"), "7:3\n")
+	v1 := t.TempDir()
+	write(filepath.Join(v1, "blkio/blkio.throttle.write_bps_device"), "")
+	write(filepath.Join(v1, "blkio/a/blkio.throttle.write_bps_device"), "8:0 1000\n7:3 8000000\n")
+	write(filepath.Join(v1, "blkio/a/cgroup.procs"), "42\n")
+	write(filepath.Join(v1, "blkio/empty/blkio.throttle.write_bps_device"), "7:3 1000\n")
+	write(filepath.Join(v1, "blkio/empty/cgroup.procs"), "")
+	write(filepath.Join(v1, "memory/x/blkio.throttle.write_bps_device"), "7:3 10\n")
+	c, ok := writeCap(v1, sys, "loop3")
+	if !ok || c.bps != 8e6 || c.group != filepath.Join(v1, "blkio/a") {
+		t.Errorf("v1: %+v %v", c, ok)
+	}
+	v2 := t.TempDir()
+	write(filepath.Join(v2, "cgroup.controllers"), "io cpu\n")
+	write(filepath.Join(v2, "db/io.max"), "7:3 rbps=max wbps=5000000 riops=max wiops=max\n")
+	write(filepath.Join(v2, "db/cgroup.procs"), "7\n")
+	if c, ok := writeCap(v2, sys, "loop3"); !ok || c.bps != 5e6 {
+		t.Errorf("v2: %+v %v", c, ok)
+	}
+	if _, ok := writeCap(v2, sys, "loop4"); ok {
+		t.Error("a cap on a device not in /sys/class/block")
+	}
+}
+
+// A serial copy (one DOP, no wait samples: MariaDB's default) whose log
+// device wrote at the write cap it is held to is log-bound; the same
+// copy well below the cap is not.
+func TestLogCopyAtTheCap(t *testing.T) {
+	t0 := time.Now()
+	mk := func(deviceBytes int64) *job {
+		j := &job{c: Config{Kind: LogCopy, Dops: []int{1}}, local: true, caps: driver.Capabilities{Database: "MariaDB"},
+			ev: &evidence{device: "loop3"}, logCap: &deviceCap{bps: 8e6, group: "/sys/fs/cgroup/blkio/g"}}
+		j.sum.Steps = []result.StorageStep{{Label: "DOP 1", Seconds: 10, Bytes: 7e7, Rate: 7e6, LogBytes: 7.6e7, LogRate: 7.6e6, DeviceWriteBytes: deviceBytes, HostCores: 0.2}}
+		j.steps = []stepWindow{{0, t0, t0.Add(10 * time.Second)}}
+		return j
+	}
+	noWaits := fixture(t0, 10, map[string]float64{"db.sessions.active": 1})
+	j := mk(7.9e7)
+	j.logcopyVerdict(noWaits)
+	if want := "log-bound: 7.6 MB/s at DOP 1: the log's device loop3 wrote at 99% of the write cap it is held to (8.0 MB/s, /sys/fs/cgroup/blkio/g)"; !strings.HasPrefix(j.sum.Verdict, want) {
+		t.Errorf("at the cap: %q", j.sum.Verdict)
+	}
+	j = mk(3e7)
+	j.logcopyVerdict(noWaits)
+	if strings.HasPrefix(j.sum.Verdict, "log-bound") {
+		t.Errorf("below the cap: %q", j.sum.Verdict)
 	}
 }

@@ -69,3 +69,63 @@ func ScriptRefused(t *testing.T, r driver.SQLRunner, script, what string, line i
 		t.Errorf("%s: %v, want bad input naming %s", what, err, want)
 	}
 }
+
+// RawRows checks that r's connections, made with each of opts, are
+// driver.RawRunners whose RunRaw hands over the rows Run does, each value
+// as its text (nil for NULL): query returns rows of a text, a NULL and a
+// number.
+func RawRows(t *testing.T, r driver.SQLRunner, query string, opts ...driver.SQLOptions) {
+	t.Helper()
+	ctx := context.Background()
+	for _, o := range opts {
+		c, err := r.SQLConn(ctx, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, ok := c.(driver.RawRunner)
+		if !ok {
+			c.Close()
+			t.Fatalf("%+v: %T is no driver.RawRunner", o, c)
+		}
+		st, err := c.Prepare(ctx, query)
+		if err != nil {
+			c.Close()
+			t.Fatal(err)
+		}
+		var want, got [][]string
+		if _, err := c.Run(ctx, st, nil, func(row []any) error {
+			var r []string
+			for _, v := range row {
+				if v == nil {
+					r = append(r, "NULL")
+				} else {
+					r = append(r, text(v))
+				}
+			}
+			want = append(want, r)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		out, err := raw.RunRaw(ctx, st, nil, func(row [][]byte) error {
+			var r []string
+			for _, v := range row {
+				if v == nil {
+					r = append(r, "NULL")
+				} else {
+					r = append(r, string(v))
+				}
+			}
+			got = append(got, r)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) || out.Rows != int64(len(want)) || len(want) == 0 {
+			t.Errorf("%+v: RunRaw gave %d rows %q, Run %q", o, out.Rows, got, want)
+		}
+		st.Close()
+		c.Close()
+	}
+}

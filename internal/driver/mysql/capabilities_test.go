@@ -378,6 +378,7 @@ SELECT SUM(n) FROM script_log;
 		t.Errorf("the script's last statement returned %q, want 16 (1+2+3+10, from 4 rows)", last)
 	}
 	drivertest.ScriptRefused(t, db, "SELECT 1;\nCREATE PROCEDURE p() BEGIN SELECT 1;", "an open BEGIN", 2)
+	drivertest.RawRows(t, db, "SELECT 'abc', NULL, 42 UNION ALL SELECT 'de', 'f', 7", driver.SQLOptions{}, driver.SQLOptions{Simple: true})
 }
 
 // A table given a DATA DIRECTORY has its file there. The server runs on

@@ -202,30 +202,7 @@ func (d *dialect) loadData(reader string) string {
 // backslash sequence, every other byte as it is. A value is never read as
 // NULL: \N needs an unescaped backslash, and every backslash is escaped.
 func appendLoadText(dst, v []byte) []byte {
-	start := 0
-	for i, c := range v {
-		var esc byte
-		switch c {
-		case '\\':
-			esc = '\\'
-		case '\t':
-			esc = 't'
-		case '\n':
-			esc = 'n'
-		case '\r':
-			esc = 'r'
-		case 0:
-			esc = '0'
-		case 0x1a:
-			esc = 'Z'
-		default:
-			continue
-		}
-		dst = append(dst, v[start:i]...)
-		dst = append(dst, '\\', esc)
-		start = i + 1
-	}
-	return append(dst, v[start:]...)
+	return sqlgen.AppendEscaped(dst, v, &sqlgen.LoadDataEscapes)
 }
 
 // Procedure parameters are named apart from any column: inside a routine a

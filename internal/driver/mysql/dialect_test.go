@@ -228,6 +228,12 @@ func TestAppendLoadText(t *testing.T) {
 		{`\N`, `\\N`},
 		{"NULL", "NULL"},
 		{"é'\"\xff", "é'\"\xff"},
+		// Past the eight bytes checked at a time: a byte to escape at
+		// each place in a word and after it, and control bytes that
+		// need none.
+		{"0123456789abcdef\\", `0123456789abcdef\\`},
+		{"01234567\n89abcdef\x01\x1f~\x7f\x80", `01234567\n89abcdef` + "\x01\x1f~\x7f\x80"},
+		{strings.Repeat("x", 7) + "\t" + strings.Repeat("y", 9) + "\x00", strings.Repeat("x", 7) + `\t` + strings.Repeat("y", 9) + `\0`},
 	} {
 		if got := string(appendLoadText([]byte("x"), []byte(tc.in))); got != "x"+tc.want {
 			t.Errorf("appendLoadText(%q) = %q, want %q", tc.in, got, "x"+tc.want)

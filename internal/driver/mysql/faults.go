@@ -2,6 +2,7 @@ package mysql
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -10,6 +11,7 @@ import (
 var (
 	_ driver.ConnectionLimiter = (*DB)(nil)
 	_ driver.DataLocator       = (*DB)(nil)
+	_ driver.LogLocator        = (*DB)(nil)
 )
 
 // ConnectionRoom implements driver.ConnectionLimiter. Max is
@@ -44,4 +46,26 @@ func (db *DB) DataDirectory(ctx context.Context) (string, error) {
 		dir = trimmed
 	}
 	return dir, nil
+}
+
+// LogDirectory implements driver.LogLocator: InnoDB's redo log is in
+// innodb_log_group_home_dir, which is the datadir when unset and read
+// relative to it when relative ("./", the default).
+func (db *DB) LogDirectory(ctx context.Context) (string, error) {
+	var dir, home string
+	if err := db.pool.QueryRowContext(ctx, "SELECT @@datadir, COALESCE(@@innodb_log_group_home_dir, '')").Scan(&dir, &home); err != nil {
+		return "", classify(err)
+	}
+	return logDirectory(dir, home), nil
+}
+
+// logDirectory resolves innodb_log_group_home_dir against the datadir.
+func logDirectory(datadir, home string) string {
+	if home != "" && !filepath.IsAbs(home) {
+		home = filepath.Join(datadir, home)
+	}
+	if home == "" {
+		home = datadir
+	}
+	return filepath.Clean(home)
 }

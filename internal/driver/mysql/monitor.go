@@ -91,6 +91,7 @@ type monitor struct {
 	psWaits     bool    // performance_schema's wait summaries are read
 	noWaits     bool    // PROCESSLIST may not be read
 	noLockWaits bool    // INNODB_TRX may not be read
+	checkpoints bool    // INNODB_METRICS' log_checkpoints is enabled and read
 
 	// lockWaits are the threads whose transaction waited for a row lock
 	// when INNODB_TRX was last read, at lockWaitsRead.
@@ -114,6 +115,8 @@ func (m *monitor) probe(ctx context.Context) error {
 	if len(missing) > 0 {
 		m.unavailable = append(m.unavailable, "SHOW GLOBAL STATUS: this server has no "+strings.Join(missing, ", "))
 	}
+
+	m.probeCheckpoints(ctx)
 
 	var ps sql.NullString
 	if err := m.conn.QueryRowContext(ctx, "SELECT @@GLOBAL.performance_schema").Scan(&ps); err != nil {
@@ -150,6 +153,23 @@ func (m *monitor) probe(ctx context.Context) error {
 		m.unavailable = append(m.unavailable, "information_schema.PROCESSLIST: without the PROCESS privilege only this user's sessions are seen")
 	}
 	return nil
+}
+
+// checkpointsQuery reads InnoDB's count of its checkpoints, which it
+// keeps only while the metric is enabled (off by default; MySQL and
+// MariaDB alike).
+const checkpointsQuery = "SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'log_checkpoints' AND ENABLED = 1"
+
+// probeCheckpoints finds out whether InnoDB counts its checkpoints, and
+// says how to have them counted when it does not.
+func (m *monitor) probeCheckpoints(ctx context.Context) {
+	var n float64
+	if err := m.conn.QueryRowContext(ctx, checkpointsQuery).Scan(&n); err == nil {
+		m.checkpoints = true
+		return
+	}
+	m.unavailable = append(m.unavailable, "checkpoints: InnoDB counts them only with the metric log_checkpoints enabled (off by default): "+
+		"SET GLOBAL innodb_monitor_enable = 'log_checkpoints' (or innodb_monitor_enable = log_checkpoints in my.cnf) to have them counted")
 }
 
 // probeWaitSummaries checks that performance_schema's wait summary may be
@@ -217,6 +237,18 @@ func (m *monitor) Sample(ctx context.Context) (driver.Sample, error) {
 		return driver.Sample{}, fmt.Errorf("mysql monitor: %w", classify(err))
 	}
 	counters, gauges, _ := statusSample(status)
+	if m.checkpoints {
+		var n float64
+		if err := m.conn.QueryRowContext(ctx, checkpointsQuery).Scan(&n); err == nil {
+			counters[driver.CounterCheckpoints] = n
+		} else if !errors.Is(err, sql.ErrNoRows) && !refused(err) {
+			return driver.Sample{}, fmt.Errorf("mysql monitor: %w", classify(err))
+		} else {
+			// Disabled while the run goes: a count that stopped is no
+			// count.
+			m.checkpoints = false
+		}
+	}
 	if m.psWaits {
 		if err := m.readWaitSummaries(ctx, counters); err != nil {
 			if !refused(err) {

@@ -535,3 +535,54 @@ func TestMonitorCommitsCountAutocommit(t *testing.T) {
 		t.Errorf("Com_commit rose by %v: autocommit statements are not COMMIT statements, so it was not expected to count them", got)
 	}
 }
+
+// InnoDB's checkpoints are the standard checkpoints counter while its
+// metric log_checkpoints is enabled, and Unavailable says how to enable
+// it when it is not. The page cleaner is told to flush everything, so
+// that checkpoints follow a write within a second or two.
+func TestMonitorCheckpoints(t *testing.T) {
+	_, admin, db, tbl := monitored(t, 1)
+	ctx := context.Background()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			t.Skipf("%s: %v", q, err)
+		}
+	}
+	var enabled int
+	if err := admin.QueryRowContext(ctx, "SELECT ENABLED FROM information_schema.INNODB_METRICS WHERE NAME = 'log_checkpoints'").Scan(&enabled); err != nil {
+		t.Skipf("no INNODB_METRICS log_checkpoints: %v", err)
+	}
+	if enabled == 0 {
+		m := openMonitor(t, db)
+		if _, ok := mustSample(t, m).Counters[driver.CounterCheckpoints]; ok || !unavailableMentions(m, "innodb_monitor_enable = 'log_checkpoints'") {
+			t.Errorf("metric off: counted %v, Unavailable %q", ok, m.Unavailable())
+		}
+		exec("SET GLOBAL innodb_monitor_enable = 'log_checkpoints'")
+		t.Cleanup(func() { admin.ExecContext(ctx, "SET GLOBAL innodb_monitor_disable = 'log_checkpoints'") })
+	}
+	var pct float64
+	if err := admin.QueryRowContext(ctx, "SELECT @@innodb_max_dirty_pages_pct").Scan(&pct); err != nil {
+		t.Fatal(err)
+	}
+	exec("SET GLOBAL innodb_max_dirty_pages_pct = 0")
+	t.Cleanup(func() { admin.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_max_dirty_pages_pct = %g", pct)) })
+	m := openMonitor(t, db)
+	before, ok := mustSample(t, m).Counters[driver.CounterCheckpoints]
+	if !ok {
+		t.Fatalf("metric on, no checkpoints counter; Unavailable %q", m.Unavailable())
+	}
+	s := openSession(t, db, tbl)
+	for i := range 200 {
+		k := []byte(fmt.Sprintf("cp%04d", i))
+		if err := s.Insert(ctx, k, fields(string(k), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if mustSample(t, m).Counters[driver.CounterCheckpoints] > before {
+			return
+		}
+	}
+	t.Errorf("no checkpoint counted within 15 s of 200 inserts with every dirty page to be flushed (from %v)", before)
+}

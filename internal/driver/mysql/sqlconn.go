@@ -93,3 +93,9 @@ type sqlConn struct {
 	driver.SQLConn
 	id int64 // CONNECTION_ID()
 }
+
+// RunRaw implements driver.RawRunner with sqltext's, which embedding
+// the SQLConn interface does not promote.
+func (s *sqlConn) RunRaw(ctx context.Context, st driver.Stmt, args []any, visit func(row [][]byte) error) (driver.Outcome, error) {
+	return s.SQLConn.(driver.RawRunner).RunRaw(ctx, st, args, visit)
+}

@@ -420,6 +420,7 @@ SELECT sum(n) FROM script_log;
 		t.Errorf("the script's last statement returned %q, want 16 (1+2+3+10, from 4 rows)", last)
 	}
 	drivertest.ScriptRefused(t, db, "SELECT 1;\nDO $$ BEGIN END;", "an open dollar quote", 2)
+	drivertest.RawRows(t, db, "SELECT 'abc', NULL, 42 UNION ALL SELECT 'de', 'f', 7", driver.SQLOptions{}, driver.SQLOptions{Simple: true})
 }
 
 // A tablespace is made in a directory, recorded, holds a data table's

@@ -152,26 +152,7 @@ func rowsPerInsert(fields int) int {
 // appendCopyText appends one value in COPY's text format: backslash, tab,
 // newline and carriage return are escaped, every other byte passes as is.
 func appendCopyText(dst, v []byte) []byte {
-	start := 0
-	for i, c := range v {
-		var esc byte
-		switch c {
-		case '\\':
-			esc = '\\'
-		case '\t':
-			esc = 't'
-		case '\n':
-			esc = 'n'
-		case '\r':
-			esc = 'r'
-		default:
-			continue
-		}
-		dst = append(dst, v[start:i]...)
-		dst = append(dst, '\\', esc)
-		start = i + 1
-	}
-	return append(dst, v[start:]...)
+	return sqlgen.AppendEscaped(dst, v, &sqlgen.CopyEscapes)
 }
 
 // maxIdentifier is the longest name PostgreSQL keeps (NAMEDATALEN - 1

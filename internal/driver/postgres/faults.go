@@ -13,6 +13,7 @@ import (
 var (
 	_ driver.ConnectionLimiter = (*DB)(nil)
 	_ driver.DataLocator       = (*DB)(nil)
+	_ driver.LogLocator        = (*DB)(nil)
 )
 
 // connectionRoomSQL reads the connection limit and the client backends
@@ -82,4 +83,16 @@ func (db *DB) DataDirectory(ctx context.Context) (string, error) {
 		return "", classify(err)
 	}
 	return dir, nil
+}
+
+// LogDirectory implements driver.LogLocator: the WAL is in pg_wal under
+// the data directory, often a link to another device (initdb --waldir),
+// which the caller's stat follows; "" when the data directory may not be
+// read.
+func (db *DB) LogDirectory(ctx context.Context) (string, error) {
+	dir, err := db.DataDirectory(ctx)
+	if dir == "" || err != nil {
+		return "", err
+	}
+	return dir + "/pg_wal", nil
 }

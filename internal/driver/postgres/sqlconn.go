@@ -220,6 +220,17 @@ func (c *sqlConn) bind(s driver.Stmt, args []any, lead ...any) (*sqlStmt, error)
 
 // Run executes a prepared statement and reads its rows.
 func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
+	return c.run(ctx, s, args, visit, nil)
+}
+
+// RunRaw implements driver.RawRunner: the values as the server sent
+// them, in text form.
+func (c *sqlConn) RunRaw(ctx context.Context, s driver.Stmt, args []any, visit func(row [][]byte) error) (driver.Outcome, error) {
+	return c.run(ctx, s, args, nil, visit)
+}
+
+// run is Run with the rows decoded for visit, or raw for raw.
+func (c *sqlConn) run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error, raw func(row [][]byte) error) (driver.Outcome, error) {
 	var st *sqlStmt
 	var err error
 	if c.w != nil {
@@ -227,7 +238,7 @@ func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func
 		if !ok || st.c != c {
 			return driver.Outcome{}, fmt.Errorf("postgres: a statement of another connection")
 		}
-		return c.runWire(ctx, st, args, visit)
+		return c.runWire(ctx, st, args, visit, raw)
 	}
 	if c.simple {
 		st, err = c.bind(s, args, pgx.QueryExecModeSimpleProtocol)
@@ -249,12 +260,15 @@ func (c *sqlConn) Run(ctx context.Context, s driver.Stmt, args []any, visit func
 	out := driver.Outcome{Columns: st.cols}
 	for rows.Next() {
 		out.Rows++
-		if visit == nil {
-			continue
-		}
-		values, err := rows.Values()
-		if err == nil {
-			err = visit(values)
+		var err error
+		switch {
+		case raw != nil:
+			err = raw(rows.RawValues())
+		case visit != nil:
+			var values []any
+			if values, err = rows.Values(); err == nil {
+				err = visit(values)
+			}
 		}
 		if err != nil {
 			rows.Close()

@@ -252,8 +252,9 @@ func (c *sqlConn) decode(fields []field, raw [][]byte) ([]any, error) {
 	return row, nil
 }
 
-// runWire binds args to st, executes it and reads its rows.
-func (c *sqlConn) runWire(ctx context.Context, st *sqlStmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
+// runWire binds args to st, executes it and reads its rows, decoded for
+// visit or as they came for raw.
+func (c *sqlConn) runWire(ctx context.Context, st *sqlStmt, args []any, visit func(row []any) error, raw func(row [][]byte) error) (driver.Outcome, error) {
 	err := c.encode(st, args)
 	if err != nil {
 		return driver.Outcome{}, err
@@ -270,7 +271,11 @@ func (c *sqlConn) runWire(ctx context.Context, st *sqlStmt, args []any, visit fu
 	for !w.ready && w.broken == nil {
 		if w.next() {
 			out.Rows++
-			if visit != nil && verr == nil {
+			switch {
+			case verr != nil:
+			case raw != nil:
+				verr = raw(w.row)
+			case visit != nil:
 				row, err := c.decode(st.fields, w.row)
 				if err == nil {
 					err = visit(row)

@@ -326,6 +326,7 @@ SELECT sum(n) FROM script_log;
 		t.Errorf("the script's last statement returned %q, want 16 (1+2+3+10, from 4 rows)", last)
 	}
 	drivertest.ScriptRefused(t, d, "SELECT 1;\nCREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1;", "an open BEGIN", 2)
+	drivertest.RawRows(t, d, "SELECT 'abc', NULL, 42 UNION ALL SELECT 'de', 'f', 7", driver.SQLOptions{})
 }
 
 // TestDataTableSQL pins the statements' text.

@@ -173,6 +173,18 @@ func (c *conn) bind(s driver.Stmt, args []any) (*stmt, error) {
 // Run executes a prepared statement: as a query when it returns rows,
 // else for its count of rows changed.
 func (c *conn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error) (driver.Outcome, error) {
+	return c.run(ctx, s, args, visit, nil)
+}
+
+// RunRaw implements driver.RawRunner: each value scanned into a
+// sql.RawBytes, which database/sql hands over without copying it (a
+// number the library decoded is written back as text).
+func (c *conn) RunRaw(ctx context.Context, s driver.Stmt, args []any, visit func(row [][]byte) error) (driver.Outcome, error) {
+	return c.run(ctx, s, args, nil, visit)
+}
+
+// run is Run with the rows' values for visit, or their bytes for raw.
+func (c *conn) run(ctx context.Context, s driver.Stmt, args []any, visit func(row []any) error, raw func(row [][]byte) error) (driver.Outcome, error) {
 	st, err := c.bind(s, args)
 	if err != nil {
 		return driver.Outcome{}, err
@@ -195,7 +207,7 @@ func (c *conn) Run(ctx context.Context, s driver.Stmt, args []any, visit func(ro
 			return c.h.Classify(err)
 		}
 		var err error
-		out.Rows, err = c.query(ctx, st, visit)
+		out.Rows, err = c.query(ctx, st, visit, raw)
 		out.Columns = st.cols
 		return err
 	})
@@ -244,8 +256,9 @@ func (c *conn) Exec(ctx context.Context, text string) (driver.Outcome, error) {
 	return out, err
 }
 
-// query runs a statement that returns rows and reads them.
-func (c *conn) query(ctx context.Context, st *stmt, visit func(row []any) error) (int64, error) {
+// query runs a statement that returns rows and reads them, for visit or
+// raw.
+func (c *conn) query(ctx context.Context, st *stmt, visit func(row []any) error, raw func(row [][]byte) error) (int64, error) {
 	var n int64
 	var rows *sql.Rows
 	var err error
@@ -266,19 +279,33 @@ func (c *conn) query(ctx context.Context, st *stmt, visit func(row []any) error)
 		st.cols = cols
 	}
 	values := make([]any, len(cols))
+	raws := make([]sql.RawBytes, len(cols))
+	bytes := make([][]byte, len(cols))
 	dest := make([]any, len(cols))
 	for i := range values {
-		dest[i] = &values[i]
+		if raw != nil {
+			dest[i] = &raws[i]
+		} else {
+			dest[i] = &values[i]
+		}
 	}
 	for rows.Next() {
 		n++
-		if visit == nil {
+		if visit == nil && raw == nil {
 			continue
 		}
 		if err := rows.Scan(dest...); err != nil {
 			return n, c.h.Classify(err)
 		}
-		if err := visit(values); err != nil {
+		if raw != nil {
+			for i, b := range raws {
+				bytes[i] = b
+			}
+			err = raw(bytes)
+		} else {
+			err = visit(values)
+		}
+		if err != nil {
 			return n, err
 		}
 	}

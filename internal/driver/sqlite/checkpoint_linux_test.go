@@ -157,6 +157,7 @@ func TestFileHeldElsewhereIsBadInput(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "held.db")
 	d := openURL(t, "sqlite://"+path, driver.Options{Sessions: 1})
+	keepFile(t, d)
 	d.Close()
 	// The other process keeps a connection in WAL mode, so a SHARED lock
 	// on the file, until its standard input closes.

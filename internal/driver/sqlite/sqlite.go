@@ -111,7 +111,7 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	if err != nil {
 		return nil, err
 	}
-	var dsn, where string
+	var dsn, where, created string
 	if cfg.memory {
 		// cache=shared is what lets the connections of one DB see one
 		// in-memory database; the name keeps two DBs apart.
@@ -126,6 +126,9 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 			return nil, err
 		}
 		mode := "rwc"
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) && !opts.Existing {
+			created = abs
+		}
 		if opts.Existing {
 			if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
 				return nil, badinput.New("sqlite: there is no database at %s; load one first (dbprobe load --db %s) or give the file dbprobe load filled", abs, (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(abs)}).String())
@@ -144,7 +147,7 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	// queries; sessions open connections of their own (see session).
 	pool := sql.OpenDB(conn)
 
-	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts, file: where}
+	d := &db{pool: pool, connector: conn, cfg: cfg, opts: opts, file: where, created: created}
 	d.sqlOpen = &sqltext.Opener{Product: "SQLite", Pool: pool, Connector: func(simple bool) (sqldriver.Connector, error) {
 		if simple {
 			return nil, nil
@@ -156,6 +159,7 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 	}
 	if err := d.openWriter(ctx); err != nil {
 		pool.Close()
+		removeCreated(created)
 		if cfg.memory {
 			return nil, classify(err)
 		}
@@ -305,6 +309,10 @@ type db struct {
 	ckpt      *checkpointer
 	// file is the database file's absolute path; "" in memory.
 	file string
+	// created is file when this DB created it: Close removes it again
+	// if it holds no table, so that a command refused after opening
+	// (bad input) leaves no empty database behind.
+	created string
 
 	// sqlOpen hands out SQL text's connections (SQLOptions).
 	sqlOpen *sqltext.Opener
@@ -634,6 +642,12 @@ var errRefused = errors.New("table not created by dbprobe")
 // Close closes the writer and every pooled connection. Sessions should be
 // closed first.
 func (d *db) Close() error {
+	empty := false
+	if d.created != "" {
+		var n int
+		// sqlite_master lists every table, index, view and trigger.
+		empty = d.pool.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n) == nil && n == 0
+	}
 	d.sqlOpen.Close()
 	err := d.w.close()
 	if d.ckpt != nil {
@@ -647,7 +661,21 @@ func (d *db) Close() error {
 	if d.ckpt != nil {
 		d.ckpt.closeFiles()
 	}
+	if empty {
+		removeCreated(d.created)
+	}
 	return err
+}
+
+// removeCreated removes a database file this process created, with the
+// journal files SQLite keeps beside it.
+func removeCreated(path string) {
+	if path == "" {
+		return
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(path + suffix)
+	}
 }
 
 // dbprobeVersion is the version recorded with each table dbprobe creates.

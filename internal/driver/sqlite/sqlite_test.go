@@ -532,7 +532,9 @@ func TestExistingDatabaseIsNotCreated(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("%s after the refused open: %v, want no such file", path, err)
 	}
-	openURL(t, "sqlite://"+path, driver.Options{Sessions: 1}).Close()
+	created := openURL(t, "sqlite://"+path, driver.Options{Sessions: 1})
+	keepFile(t, created)
+	created.Close()
 	db, err = Driver{}.Open(context.Background(), target, driver.Options{Sessions: 1, Existing: true})
 	if err != nil {
 		t.Fatalf("Open with Existing on a database that exists: %v", err)
@@ -798,6 +800,7 @@ func TestDialect(t *testing.T) {
 func TestFileURIOpensTheNamedFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odd name?x=1#y%z.db")
 	db := openURL(t, "sqlite://"+(&url.URL{Path: path}).EscapedPath(), driver.Options{})
+	keepFile(t, db)
 	db.Close()
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the database file was not created under its own name: %v", err)
@@ -996,5 +999,41 @@ func TestSyncFilesSkipsAMissingWAL(t *testing.T) {
 	defer bad.close()
 	if err := bad.sync(); err == nil {
 		t.Error("sync of a path under a regular file: no error")
+	}
+}
+
+// keepFile gives a database a table, so that closing it does not remove
+// the file Open created (an empty new database is removed at Close).
+func keepFile(t testing.TB, d driver.DB) {
+	t.Helper()
+	if _, err := d.(*db).pool.ExecContext(context.Background(), "CREATE TABLE dbprobe_test_keep (x)"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A database file Open created is removed at Close when nothing was put
+// in it — a command refused after opening leaves no empty file — and
+// kept when it holds a table, or when it was there before.
+func TestEmptyNewDatabaseIsRemovedAtClose(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.db")
+	openURL(t, "sqlite://"+empty, driver.Options{Sessions: 1}).Close()
+	if m, _ := filepath.Glob(empty + "*"); len(m) != 0 {
+		t.Errorf("an empty new database left %v", m)
+	}
+	kept := filepath.Join(dir, "kept.db")
+	d := openURL(t, "sqlite://"+kept, driver.Options{Sessions: 1})
+	keepFile(t, d)
+	d.Close()
+	if _, err := os.Stat(kept); err != nil {
+		t.Errorf("a new database with a table: %v", err)
+	}
+	before := filepath.Join(dir, "before.db")
+	if err := os.WriteFile(before, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openURL(t, "sqlite://"+before, driver.Options{Sessions: 1}).Close()
+	if _, err := os.Stat(before); err != nil {
+		t.Errorf("an empty database that was there before: %v", err)
 	}
 }

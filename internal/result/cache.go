@@ -133,7 +133,9 @@ func writeCacheLines(bw *bufio.Writer, c *CacheFigures) {
 	}
 	fixed := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 	line("CACHE", "EstimateLow(bytes)", strconv.FormatInt(c.Estimate.Low, 10))
-	line("CACHE", "EstimateHigh(bytes)", strconv.FormatInt(c.Estimate.High, 10))
+	if c.Estimate.High > 0 { // 0: the share never fell, there is no top
+		line("CACHE", "EstimateHigh(bytes)", strconv.FormatInt(c.Estimate.High, 10))
+	}
 	if c.Configured >= 0 {
 		line("CACHE", "Configured(bytes)", strconv.FormatInt(c.Configured, 10))
 	}

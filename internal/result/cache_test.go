@@ -77,3 +77,18 @@ func TestCacheSummaryRoundTrip(t *testing.T) {
 		t.Errorf("read back %+v\nwant %+v", got.Cache, want.Cache)
 	}
 }
+
+// A hit share that never fell has no top to its bracket: no
+// EstimateHigh line, as Configured has none when it is not known,
+// rather than a 0 a parser would take for a size.
+func TestCacheLinesWithoutATop(t *testing.T) {
+	st := cacheFixture()
+	st.Cache.Estimate = CacheEstimate{Low: 268_435_456, LowShare: 0.99}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, Summary{Phase: "cache", RunTime: time.Second, Storage: st}); err != nil {
+		t.Fatal(err)
+	}
+	if out := buf.String(); bytes.Contains(buf.Bytes(), []byte("EstimateHigh")) || !bytes.Contains(buf.Bytes(), []byte("[CACHE], EstimateLow(bytes), 268435456")) {
+		t.Errorf("text:\n%s", out)
+	}
+}

@@ -653,7 +653,10 @@ func cacheExpect(e Expectation, est result.CacheEstimate) result.ExpectCheck {
 		if c.Held {
 			c.Verdict = fmt.Sprintf("held: %s hits still at %s, the largest working set read", pctText(est.LowShare), result.BytesText(est.Low))
 		} else {
-			c.Verdict = fmt.Sprintf("not judged: the hit share did not fall up to %s, less than the promise; give --max-size above %s", result.BytesText(est.Low), e.Text)
+			// The largest size read is below the promise: a lower bound,
+			// not a measure of the cache, so no ratio is printed for it.
+			c.NotMeasured = fmt.Sprintf("the hit share did not fall up to %s, less than the promise; give --max-size above %s", result.BytesText(est.Low), e.Text)
+			c.Verdict = "not judged: " + c.NotMeasured
 		}
 		return c
 	}

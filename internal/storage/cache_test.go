@@ -215,7 +215,7 @@ func TestCacheExpect(t *testing.T) {
 		}
 	}
 	open := result.CacheEstimate{Low: 256 * mb, LowShare: 1}
-	if got := cacheExpect(Expectation{Key: "cache", Rate: 1e9, Text: "1GB"}, open); got.Held || !strings.HasPrefix(got.Verdict, "not judged") {
+	if got := cacheExpect(Expectation{Key: "cache", Rate: 1e9, Text: "1GB"}, open); got.Held || !strings.HasPrefix(got.Verdict, "not judged") || got.NotMeasured == "" {
 		t.Errorf("a promise past --max-size: %+v", got)
 	}
 	if got := cacheExpect(Expectation{Key: "cache", Rate: 1e9, Text: "1GB"}, result.CacheEstimate{}); got.NotMeasured == "" {

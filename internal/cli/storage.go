@@ -234,7 +234,7 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 	}
 	if kind != storage.Cache {
 		f.StringVar(&o.size, "size", "1GB", sizeHelp)
-		f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist")
+		f.DurationVar(&o.duration, "duration", storage.DefaultDuration, "how long the experiment repeats its pass (per --threads or --dop value where there is a list), so that per-second and per-minute figures exist; write and bulk stop sooner once --size is written")
 	}
 	f.IntVar(&o.payload, "payload", storage.DefaultPayload, "bytes of payload per row (1 to 8000), stored inline and uncompressed; each row also has an 8-byte id")
 	f.BoolVar(&o.keep, "keep", false, "keep the experiment's tables at the end: the next run of the same experiment uses the one it fills again when it fits (rows and payload), and any storage run drops the rest")

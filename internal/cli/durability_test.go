@@ -14,6 +14,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/cli"
 	"github.com/dbprobe/dbprobe/internal/durability"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
 
 // TestMain lets this test binary be the SQLite writer that dbprobe
@@ -27,7 +28,8 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	// One dbprobe binary for the tests that run it, not one per test.
+	os.Exit(testbin.Main(m))
 }
 
 func TestDurabilityOnSQLite(t *testing.T) {

@@ -24,7 +24,6 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 	_ "github.com/dbprobe/dbprobe/internal/driver/all"
 	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
-	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 	"github.com/dbprobe/dbprobe/internal/workload"
 )
@@ -383,15 +382,7 @@ func TestRetriesPerCodeOnPostgres(t *testing.T) {
 	if byCode == 0 || codes != total {
 		t.Fatalf("[UPDATE] Retries %v, Retries(40001) %v, all codes %v: want 40001 retries adding up to the total\n%s", total, byCode, codes, stdout)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	for _, s := range res.Phases[1].Summary.Series {
 		if s.Name == "UPDATE" {
 			var got int64
@@ -814,6 +805,7 @@ func TestDiagnosisOnPostgres(t *testing.T) {
 // which runs on this host: the parent of a backend.
 func postmasterPID(t *testing.T, url string) int {
 	t.Helper()
+	// The backend is read while its connection is open: it exits with it.
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {

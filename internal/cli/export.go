@@ -185,17 +185,7 @@ func checkExportOut(out, path string) error {
 			return badinput.New("-o %s is the result being exported: give the CSV another name", out)
 		}
 	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
-	case err != nil:
-		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
-	case !st.IsDir():
-		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
-	}
-	return nil
+	return checkOutDir(out)
 }
 
 // cutShort says, as bad input, that the result was not complete, once
@@ -223,4 +213,21 @@ func cutShort(path string, f *result.File, rows int, what string) error {
 		why = append(why, "phases "+strings.Join(open, " and ")+" have no summary")
 	}
 	return badinput.New("%s was cut short (%s: the run was killed or is still going): exported the %d complete %s; once the run is over, dbprobe recover %s completes it", path, strings.Join(why, " and "), rows, what, path)
+}
+
+// checkOutDir refuses an -o file whose directory does not exist or is not
+// a directory, before anything is read or written: export's and report's
+// -o are checked alike.
+func checkOutDir(out string) error {
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
+	case err != nil:
+		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
+	case !st.IsDir():
+		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
+	}
+	return nil
 }

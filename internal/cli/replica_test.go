@@ -27,15 +27,7 @@ func replicaRun(t *testing.T, primary, replica string, args ...string) *result.R
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	s := res.Phases[len(res.Phases)-1].Summary
 	if s == nil || s.Replica == nil {
 		t.Fatalf("no replica summary in the result; stdout:\n%s", stdout)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,15 +207,5 @@ func checkReportOut(out string, paths []string) error {
 			}
 		}
 	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
-	case err != nil:
-		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
-	case !st.IsDir():
-		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
-	}
-	return nil
+	return checkOutDir(out)
 }

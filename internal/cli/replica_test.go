@@ -98,8 +98,13 @@ func TestReadDBPostgresHealthyAndPaused(t *testing.T) {
 	if paused.StaleReads != paused.ReadsChecked {
 		t.Errorf("paused: %d of %d checked reads stale, want all", paused.StaleReads, paused.ReadsChecked)
 	}
-	if paused.StaleReads < 10*max(healthy.StaleReads, 1) {
-		t.Errorf("paused: %d stale reads, not far more than the healthy run's %d", paused.StaleReads, healthy.StaleReads)
+	// Far more stale reads in share, not in count: a run on a loaded
+	// machine checks fewer reads (one saw 1,628 paused against 4,189
+	// healthy, of which 190 stale: a tenth of the count, 22 times the
+	// share).
+	share := func(s *result.ReplicaSummary) float64 { return float64(s.StaleReads) / float64(s.ReadsChecked) }
+	if share(paused) < 10*max(share(healthy), 1/float64(healthy.ReadsChecked)) {
+		t.Errorf("paused: %d of %d reads stale, not far more than the healthy run's %d of %d", paused.StaleReads, paused.ReadsChecked, healthy.StaleReads, healthy.ReadsChecked)
 	}
 	// The heartbeat tables are gone; the YCSB table stays.
 	var left int

@@ -28,6 +28,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	// A sweep run in process (TestSweepBadInput) that gets past its checks
+	// starts os.Executable, this test binary, as its runs' dbprobe: without
+	// this refusal that child would run every test again, each sweeping
+	// again, until the test times out. A refusal (exit 2) stops the sweep.
+	if len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-") {
+		os.Stderr.WriteString("cli.test started as dbprobe " + os.Args[1] + " by a sweep in a test: the sweep should have refused its input\n")
+		os.Exit(2)
+	}
 	// One dbprobe binary for the tests that run it, not one per test.
 	os.Exit(testbin.Main(m))
 }

@@ -38,15 +38,17 @@ func sweepSection(name string, s *sweep.Summary) report.Section {
 	for _, c := range s.Curves {
 		blocks = append(blocks, curveChart(s, c))
 	}
+	// A fit's sentence says why there is no fit when there is none, and is
+	// also among the conclusions, for the text recap: said once here.
+	fitted := map[string]bool{}
 	for _, f := range s.Fits {
-		text := f.Sentence
-		if f.Error != "" {
-			text = f.Error
-		}
-		blocks = append(blocks, report.Verdict{Label: "scalability over " + f.Key + fixedLabel(f.Fixed), Text: text})
+		fitted[f.Sentence] = true
+		blocks = append(blocks, report.Verdict{Label: "scalability over " + f.Key + fixedLabel(f.Fixed), Text: f.Sentence})
 	}
 	for _, c := range s.Conclusions {
-		blocks = append(blocks, report.Verdict{Label: "conclusion", Text: c})
+		if !fitted[c] {
+			blocks = append(blocks, report.Verdict{Label: "conclusion", Text: c})
+		}
 	}
 	for _, n := range s.Notes {
 		blocks = append(blocks, report.Paragraph{Text: "Note: " + n})
@@ -67,7 +69,7 @@ func curveChart(s *sweep.Summary, c sweep.Curve) report.Chart {
 	ch := report.Chart{
 		Title:  label + " over " + c.Key + fixedLabel(c.Fixed),
 		XLabel: c.Key, YLabel: label,
-		X: report.XNumber, Xs: c.X, Points: true,
+		X: report.XNumber, Xs: c.X,
 	}
 	med := report.Series{Label: "median", Points: true}
 	for _, y := range c.Y {

@@ -200,6 +200,12 @@ func runSweep(cmd *cobra.Command, o *sweepOptions, args []string) error {
 		return badinput.New("--keep-db applies to a sweep of ycsb without --db; drop it")
 	}
 
+	// run alone refuses to start without a database; in a sweep, its load
+	// would fill a new SQLite file that no run then finds.
+	if e.path[0] == "run" && !targetGiven(base, vary) && os.Getenv("DBPROBE_DB") == "" {
+		return badinput.New("dbprobe sweep -- run needs --db: the database to load once per table shape and run on; or sweep ycsb, which makes a SQLite database for the sweep")
+	}
+
 	// The database of a ycsb sweep without one: one SQLite file for the
 	// whole sweep, where each ycsb run alone would make and remove its own.
 	var tempDB string
@@ -360,6 +366,22 @@ func shownValue(key, value string) string {
 		return config.ShownValue(value)
 	}
 	return value
+}
+
+// targetGiven reports whether the experiment's command line or a --vary
+// names the database: --db, --shard or --shards-file.
+func targetGiven(base *cobra.Command, vary []sweep.Vary) bool {
+	for _, name := range []string{"db", "shard", "shards-file"} {
+		if base.Flags().Changed(name) {
+			return true
+		}
+		for _, v := range vary {
+			if v.Key == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // planSweep builds every variant's command line, checks that it parses

@@ -57,7 +57,11 @@ func TestSweepBadInput(t *testing.T) {
 		{"experiment flag unknown", []string{"--vary", "threads=1,2", "--", "run", "--db", db, "--threds", "4"}, "unknown flag"},
 		{"no-load with a shape", []string{"--vary", "recordcount=10,20", "--no-load", "--", "run", "--db", db}, "--no-load"},
 		{"existing summary", []string{"--vary", "threads=1,2", "--out", existing, "--", "run", "--db", db}, "exists"},
+		{"run without --db", []string{"--vary", "threads=1,2", "--", "run", "--duration", "1s"}, "needs --db"},
 	}
+	// The refusal of a run without a database holds only when DBPROBE_DB
+	// gives none either.
+	t.Setenv("DBPROBE_DB", "")
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{"sweep"}, tc.args...)

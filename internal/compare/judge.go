@@ -193,6 +193,14 @@ func (m *Metric) toScale(f float64) float64 {
 	return f
 }
 
+// shiftToShow is the shift, on the compared scale, that the runs needed
+// are counted for: the change seen, or minEffect if larger. It is taken
+// from the change itself, not from its size as a percentage: a fall of
+// 67% (to a third) is as large on the log scale as a rise of 200%.
+func (m *Metric) shiftToShow(minEffect float64) float64 {
+	return math.Max(math.Abs(m.toScale(m.Change.Estimate)), m.toScale(minEffect))
+}
+
 // decide sets a compared metric's outcome and verdict; tested is how
 // many metrics the Holm correction is over.
 //
@@ -210,7 +218,7 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 		// way would be a guess.
 		target := math.Max(math.Abs(m.Change.Estimate), minEffect)
 		m.Outcome = TooFew
-		m.RunsNeeded = stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power)
+		m.RunsNeeded = stats.RunsNeeded(m.shiftToShow(minEffect), m.sd, alpha, Power)
 		m.Verdict = fmt.Sprintf("no verdict: %s, too few for the rank test to reach p < 0.05 (it needs %d runs per side)", runs, minRuns())
 		switch {
 		case math.IsNaN(m.sd):
@@ -256,7 +264,7 @@ func decide(m *Metric, minEffect float64, tested int, n sides) {
 			// this many at once.
 			m.Verdict += fmt.Sprintf(": %s cannot show a difference in %d metrics at once", runs, tested)
 			target := math.Max(math.Abs(c.Estimate), minEffect)
-			if n := stats.RunsNeeded(m.toScale(target), m.sd, alpha, Power); target > 0 && n <= stats.MaxRuns {
+			if n := stats.RunsNeeded(m.shiftToShow(minEffect), m.sd, alpha, Power); target > 0 && n <= stats.MaxRuns {
 				m.RunsNeeded = n
 				m.Verdict += fmt.Sprintf("; %d per side would show the %s seen here", n, pct(target))
 			}

@@ -171,3 +171,17 @@ func TestNotCompared(t *testing.T) {
 		t.Errorf("zero median: %q %q", m.Outcome, m.Verdict)
 	}
 }
+
+// A fall to a third is as large a change on the log scale as a rise to
+// three times: the runs needed to show it must not depend on which side
+// is A (they were read from the percentage, 67% against 200%).
+func TestRunsNeededIsSymmetric(t *testing.T) {
+	a, b := []float64{18000, 23000, 28000}, []float64{3300, 7200, 11800}
+	up, down := Judge(b, a, true, 0), Judge(a, b, true, 0)
+	if up.Outcome != TooFew || down.Outcome != TooFew {
+		t.Fatalf("outcomes %q and %q, want both %q", up.Outcome, down.Outcome, TooFew)
+	}
+	if up.RunsNeeded != down.RunsNeeded {
+		t.Errorf("runs needed: %d for B above A, %d for B below A; want the same\n%s\n%s", up.RunsNeeded, down.RunsNeeded, up.Verdict, down.Verdict)
+	}
+}

@@ -233,7 +233,7 @@ func cacheBlocks(c *result.CacheFigures) []Block {
 		out = append(out, Verdict{Label: "cache", Text: c.Estimate.Text})
 	}
 	out = append(out,
-		Chart{Title: "Working-set size → hit share", XLabel: "working set (MB)", YLabel: "hit share (%)", X: XNumber, LogX: true, Xs: xs, Series: []Series{hit, thr}, Points: true},
+		Chart{Title: "Working-set size → hit share", XLabel: "working set (MB)", YLabel: "hit share (%)", X: XNumber, LogX: true, Xs: xs, Series: []Series{hit, thr}},
 		Chart{Title: "Working-set size → lookup latency", XLabel: "working set (MB)", YLabel: "latency (ms)", X: XNumber, LogX: true, LogY: true, Xs: xs, Series: []Series{p50, p99}, Points: true},
 	)
 	return out

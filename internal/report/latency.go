@@ -33,7 +33,7 @@ func latencyBlocks(ru *run, throughput bool) []Block {
 	bands := ru.bands()
 	xs := make([]float64, len(ivs))
 	for i, iv := range ivs {
-		xs[i] = iv.Elapsed.Seconds()
+		xs[i] = iv.End.Sub(ru.start).Seconds()
 	}
 	if throughput {
 		c := Chart{Title: "Throughput over time", XLabel: "elapsed (s)", YLabel: "per second", Xs: xs, Bands: bands}

@@ -224,7 +224,7 @@ func (c *Config) Validate() error {
 	case c.Duration < 0:
 		return badinput.New("--duration %s must not be negative", c.Duration)
 	case c.Iterations == 0 && c.Duration == 0:
-		return badinput.New("--iterations 0 and no --duration: the run would never end; give --iterations N (per thread) or --duration D")
+		return badinput.New("no --iterations count and no --duration: the run would never end; give --iterations N (per thread) or --duration D")
 	case c.Rate < 0:
 		return badinput.New("--target %g must not be negative (0 runs closed loop)", c.Rate)
 	case c.Delay < 0:

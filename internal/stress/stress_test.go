@@ -252,7 +252,7 @@ func TestBadInput(t *testing.T) {
 		{"params-query no result", func(c *Config) { c.Params = nil; c.ParamsQuery = "UPDATE t SET n = 1" }, []string{"--params-query returns no rows"}},
 		{"comment alone", func(c *Config) { c.Scripts[0].Path = p("hint.sql") }, []string{"hint.sql line 2:", "only comments"}},
 		{"source twice", func(c *Config) { c.ParamsCSV = p("ids.csv") }, []string{"parameter :id is given twice"}},
-		{"no count no duration", func(c *Config) { c.Iterations = 0 }, []string{"--iterations 0 and no --duration"}},
+		{"no count no duration", func(c *Config) { c.Iterations = 0 }, []string{"no --iterations count and no --duration"}},
 		{"null database", func(c *Config) { c.Target.DB = "null" }, []string{"has no SQL text"}},
 	}
 	for _, tc := range cases {

@@ -308,12 +308,15 @@ func fit(s *Summary, key string, g group, c Curve, hkey, hlabel string) FitRecor
 		}
 	}
 	var sentence string
+	// The knee starts the trailing run of steps that add less than
+	// KneeGain: on a noisy curve one flat step (1,428 → 3,808 → 4,044 →
+	// 7,418) is not where scaling stops if later steps grow again.
 	knee := -1
-	for i := 0; i+1 < len(c.Y); i++ {
-		if c.Y[i] > 0 && c.Y[i+1]/c.Y[i]-1 < KneeGain {
-			knee = i
+	for i := len(c.Y) - 2; i >= 0; i-- {
+		if c.Y[i] <= 0 || c.Y[i+1]/c.Y[i]-1 >= KneeGain {
 			break
 		}
+		knee = i
 	}
 	last := len(c.Y) - 1
 	if knee >= 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/measure"
@@ -117,6 +118,13 @@ func measurePhase(ph result.Phase) Measured {
 	case s.Storage != nil:
 		m.Metrics[MetricRate] = s.Storage.Rate
 		m.Metrics[MetricBytes] = float64(s.Storage.Bytes)
+		// A storage run judges its own limit ("log-bound: …") in its
+		// verdict and carries no monitor diagnosis: without this, the
+		// knee sentence of a logcopy sweep said the monitor gave none.
+		if m.Verdict == "" && s.Storage.Verdict != "" {
+			m.Verdict = s.Storage.Verdict
+			m.Limit, _, _ = strings.Cut(s.Storage.Verdict, ":")
+		}
 	case m.Kind == result.ExperimentStress:
 		latencies(m.Metrics, s.Series, []string{"ITERATION"}, MetricIterationAvg, MetricIterationP99)
 	default:

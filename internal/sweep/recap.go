@@ -170,8 +170,13 @@ func costRows(s *Summary) [][]string {
 	}
 	priced := []string{"price"}
 	run := []string{"cost per run"}
-	perM := []string{"per 1M ops"}
-	per1k := []string{"per 1,000 ops/s"}
+	// A stress run counts iterations, not statements: say so.
+	unit := "ops"
+	if s.Kind == result.ExperimentStress {
+		unit = "iterations"
+	}
+	perM := []string{"per 1M " + unit}
+	per1k := []string{"per 1,000 " + unit + "/s"}
 	perGB := []string{"per GB"}
 	for _, v := range s.Variants {
 		c := v.Cost

@@ -397,3 +397,50 @@ func TestCrashedRunsDoNotStopTheSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestStorageVerdictIsTheRunsDiagnosis checks that a storage run, which
+// judges its own limit and has no monitor diagnosis, gives the sweep its
+// verdict, while a monitor diagnosis, where there is one, still wins.
+func TestStorageVerdictIsTheRunsDiagnosis(t *testing.T) {
+	verdict := "log-bound: 22.4 MB/s at DOP 2: the copy waited on the log"
+	ph := result.Phase{Summary: &result.Summary{Storage: &result.StorageSummary{Rate: 25e6, Bytes: 473e6, Verdict: verdict}}}
+	m := measurePhase(ph)
+	if m.Limit != "log-bound" || m.Verdict != verdict {
+		t.Errorf("storage run: limit %q, verdict %q; want log-bound and the storage verdict", m.Limit, m.Verdict)
+	}
+	if m.Metrics[MetricRate] != 25e6 {
+		t.Errorf("rate %v, want 25e6", m.Metrics[MetricRate])
+	}
+	ph.Summary.Diagnosis = &result.Diagnosis{Limit: "server CPU", Verdict: "CPU — the host is 0% idle"}
+	if m := measurePhase(ph); m.Limit != "server CPU" {
+		t.Errorf("with a monitor diagnosis: limit %q, want the monitor's", m.Limit)
+	}
+}
+
+// TestKneeIgnoresAFlatStepBeforeGrowth checks that the knee is where the
+// curve stops growing for good, not its first flat step: the threads
+// sweep of docs/experiments/key-value-sweep.md grew 6% from 2 to 4
+// threads and then 83%, 51% and 15%.
+func TestKneeIgnoresAFlatStepBeforeGrowth(t *testing.T) {
+	xs := []float64{1, 2, 4, 8, 16, 32}
+	for _, tc := range []struct {
+		ys   []float64
+		knee float64
+		says string
+	}{
+		{[]float64{1428, 3808, 4044, 7418, 11196, 12892}, 0, "still grows at threads=32"},
+		{[]float64{1000, 1900, 2000, 3500, 3600, 3650}, 8, "stops growing past threads=8"},
+		{[]float64{1000, 1900, 3535, 5148, 5300, 5350}, 8, "stops growing past threads=8"},
+	} {
+		s := &Summary{}
+		g := group{xs: xs, byX: map[float64]*VariantRecord{}, ids: map[int]float64{}}
+		for i, x := range xs {
+			g.ids[i+1] = x
+			s.Runs = append(s.Runs, RunRecord{Variant: i + 1, Status: StatusOK, Metrics: map[string]float64{MetricThroughput: tc.ys[i]}})
+		}
+		f := fit(s, "threads", g, Curve{Key: "threads", X: xs, Y: tc.ys}, MetricThroughput, "throughput")
+		if f.Knee != tc.knee || !strings.Contains(f.Sentence, tc.says) {
+			t.Errorf("curve %v: knee %v, sentence %q; want knee %v and %q", tc.ys, f.Knee, f.Sentence, tc.knee, tc.says)
+		}
+	}
+}

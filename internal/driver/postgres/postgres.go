@@ -302,18 +302,11 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	}
 	var st driver.TableState
 	name := foldName(t.Name)
-	rows, err := db.pool.Query(ctx,
-		`SELECT column_name::text FROM information_schema.columns
-		 WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, name)
-	if err != nil {
-		return st, classify(err)
-	}
-	st.Columns, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return st, classify(err)
-	}
+	// Existence first, columns after: each statement sees the catalog as
+	// it is then, and a table another client creates between the two
+	// would otherwise be seen to exist with no columns.
 	var persistence, accessMethod string
-	err = db.pool.QueryRow(ctx,
+	err := db.pool.QueryRow(ctx,
 		`SELECT r.oid IS NOT NULL, coalesce(c.relpersistence::text, ''), coalesce(am.amname::text, '')
 		 FROM (SELECT to_regclass(format('%I.%I', current_schema(), $1::text)) AS oid) r
 		 LEFT JOIN pg_class c ON c.oid = r.oid
@@ -323,8 +316,17 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 		return st, classify(err)
 	}
 	if !st.Exists {
-		st.Columns = nil
 		return st, nil
+	}
+	rows, err := db.pool.Query(ctx,
+		`SELECT column_name::text FROM information_schema.columns
+		 WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`, name)
+	if err != nil {
+		return st, classify(err)
+	}
+	st.Columns, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return st, classify(err)
 	}
 	st.Type, st.Storage = tableStorage(persistence, accessMethod)
 	own, err := db.ownership(ctx, db.pool, name)

@@ -1252,3 +1252,34 @@ func TestSearchPathWithoutASchema(t *testing.T) {
 		t.Errorf("Open = %v, want one line of bad input naming the search_path", err)
 	}
 }
+
+// TestInspectWhileCreated inspects tables while another client creates
+// them, as a load's client 1 does while client 0 creates the table: a
+// table seen to exist must be seen with its columns, or the client
+// refuses it as a table of another shape ("has columns , but …").
+func TestInspectWhileCreated(t *testing.T) {
+	u := testdb.FreshPostgresDatabase(t)
+	creator := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
+	watcher := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
+	ctx := context.Background()
+	for i := range 40 {
+		tbl := drivertest.Table(fmt.Sprintf("race%d", i), 3)
+		done := make(chan error, 1)
+		go func() { done <- creator.CreateTable(ctx, tbl) }()
+		for {
+			st, err := watcher.Inspect(ctx, tbl)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Exists {
+				if len(st.Columns) != 4 {
+					t.Fatalf("table %s seen to exist with columns %q, want its 4", tbl.Name, st.Columns)
+				}
+				break
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -116,16 +116,9 @@ func exportResult(stdout, stderr io.Writer, path string, o exportOptions) error 
 	if err != nil {
 		return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
 	}
-	file, err := result.Read(bytes.NewReader(data))
+	file, err := parseResult(path, data, "export")
 	if err != nil {
-		return badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-	}
-	if len(file.Phases) == 0 {
-		what := "it is empty"
-		if file.Truncated {
-			what = "its only line was cut short"
-		}
-		return badinput.New("%s holds no phase to export: %s; give the JSON result a run wrote with --out", path, what)
+		return err
 	}
 	write, what := export.IntervalsCSV, "intervals"
 	count := 0
@@ -230,4 +223,22 @@ func checkOutDir(out string) error {
 		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
 	}
 	return nil
+}
+
+// parseResult reads the JSON result in data (read from path) for the
+// command verb ("export", "report"), and refuses as bad input what is no
+// dbprobe result or holds no phase.
+func parseResult(path string, data []byte, verb string) (*result.File, error) {
+	file, err := result.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
+	}
+	if len(file.Phases) == 0 {
+		what := "it is empty"
+		if file.Truncated {
+			what = "its only line was cut short"
+		}
+		return nil, badinput.New("%s holds no phase to %s: %s; give the JSON result a run wrote with --out", path, verb, what)
+	}
+	return file, nil
 }

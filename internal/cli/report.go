@@ -118,16 +118,9 @@ func writeReport(stderr, stdout io.Writer, paths []string, out string) error {
 		} else if !errors.Is(serr, sweep.ErrNotSweep) && strings.Contains(serr.Error(), "schema version") {
 			return badinput.New("%s: %s", path, serr)
 		}
-		file, err := result.Read(bytes.NewReader(data))
+		file, err := parseResult(path, data, "report")
 		if err != nil {
-			return badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-		}
-		if len(file.Phases) == 0 {
-			what := "it is empty"
-			if file.Truncated {
-				what = "its only line was cut short"
-			}
-			return badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
+			return err
 		}
 		dropIntervalHistograms(file)
 		inputs = append(inputs, report.Input{Name: path, File: file})

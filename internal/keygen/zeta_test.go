@@ -52,22 +52,20 @@ func TestZetaEMReference(t *testing.T) {
 	}
 }
 
-// neumaier is a running sum with Neumaier's compensation: s+c is the sum
-// of what was added, to within about one ulp of it even over 10^8 terms,
-// where a plain float64 sum drifts by some 10^-10.
-type neumaier struct{ s, c float64 }
-
-func (n *neumaier) add(x float64) {
-	u := n.s + x
-	if math.Abs(n.s) >= math.Abs(x) {
-		n.c += (n.s - u) + x
+// neumaier adds x to the running sum s with Neumaier's compensation c:
+// s+c is the sum of what was added, to within about one ulp of it even
+// over 10^8 terms, where a plain float64 sum drifts by some 10^-10. A
+// function of values, so that the hot loop keeps them in registers: the
+// race detector instruments every write to memory.
+func neumaier(s, c, x float64) (float64, float64) {
+	u := s + x
+	if math.Abs(s) >= math.Abs(x) {
+		c += (s - u) + x
 	} else {
-		n.c += (x - u) + n.s
+		c += (x - u) + s
 	}
-	n.s = u
+	return u, c
 }
-
-func (n *neumaier) sum() float64 { return n.s + n.c }
 
 // zetaCompensated returns Σ_{i=1}^{n} i^-θ with math.Pow and compensated
 // summation for each n of ns (ascending): one pass over 1…max(ns) gives
@@ -80,7 +78,7 @@ func zetaCompensated(ns []int64, theta float64) []float64 {
 	type piece struct {
 		lo, hi int64 // terms lo…hi
 		last   bool  // hi is one of ns
-		sum    neumaier
+		s, c   float64
 	}
 	var pieces []piece
 	lo := int64(1)
@@ -97,20 +95,22 @@ func zetaCompensated(ns []int64, theta float64) []float64 {
 		wg.Go(func() {
 			for k := next.Add(1) - 1; k < int64(len(pieces)); k = next.Add(1) - 1 {
 				p := &pieces[k]
+				var s, c float64
 				for i := p.lo; i <= p.hi; i++ {
-					p.sum.add(math.Pow(float64(i), -theta))
+					s, c = neumaier(s, c, math.Pow(float64(i), -theta))
 				}
+				p.s, p.c = s, c
 			}
 		})
 	}
 	wg.Wait()
-	var total neumaier
+	var s, c float64
 	var sums []float64
 	for _, p := range pieces {
-		total.add(p.sum.s)
-		total.add(p.sum.c)
+		s, c = neumaier(s, c, p.s)
+		s, c = neumaier(s, c, p.c)
 		if p.last {
-			sums = append(sums, total.sum())
+			sums = append(sums, s+c)
 		}
 	}
 	return sums

@@ -24,7 +24,6 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 	_ "github.com/dbprobe/dbprobe/internal/driver/all"
 	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
-	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/testdb"
 	"github.com/dbprobe/dbprobe/internal/workload"
 )
@@ -383,15 +382,7 @@ func TestRetriesPerCodeOnPostgres(t *testing.T) {
 	if byCode == 0 || codes != total {
 		t.Fatalf("[UPDATE] Retries %v, Retries(40001) %v, all codes %v: want 40001 retries adding up to the total\n%s", total, byCode, codes, stdout)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	for _, s := range res.Phases[1].Summary.Series {
 		if s.Name == "UPDATE" {
 			var got int64
@@ -726,9 +717,14 @@ func TestDiagnosisOnPostgres(t *testing.T) {
 	if _, stderr, err := run(t, "load", "--db", url, "-p", "recordcount=5000", "--threads", "4"); err != nil {
 		t.Fatalf("load: %v\n%s", err, stderr)
 	}
-	bottleneck := func(t *testing.T, args ...string) string {
+	postmaster := postmasterPID(t, url)
+	// bottleneck runs the workload and returns the verdict, and how many
+	// cores other processes than dbprobe and the server used meanwhile
+	// (-1 when /proc cannot tell).
+	bottleneck := func(t *testing.T, args ...string) (string, float64) {
 		t.Helper()
 		args = append([]string{"run", "--db", url, "-p", "recordcount=5000", "-p", "operationcount=0", "--duration", "3s", "--threads", "8"}, args...)
+		neighbours, followed := followNeighbours(postmaster)
 		stdout, stderr, err := run(t, args...)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr)
@@ -737,21 +733,42 @@ func TestDiagnosisOnPostgres(t *testing.T) {
 		if m == nil {
 			t.Fatalf("no bottleneck line:\n%s", stdout)
 		}
-		return m[1]
+		others := -1.0
+		if followed {
+			if c, err := neighbours.cores(); err == nil {
+				others = c
+			}
+		}
+		return m[1], others
 	}
-	// The diagnosis judges a 3 s run on a machine others share: when a
-	// neighbour takes the CPU, a run can come out unsaturated. Each case
-	// gets three runs and must be diagnosed right in one of them; a
-	// diagnosis that is wrong every time still fails.
+	// The diagnosis judges a 3 s run from the host's CPU, which the test
+	// shares: when other processes take it (other packages' tests, a
+	// benchmark), a run comes out CPU-bound or starved whatever the
+	// database did. So a case gets up to four runs and must be diagnosed
+	// right in one of them; a wrong verdict counts only from a run in
+	// which the other processes used less than spoiledCores. A case whose
+	// every run was spoiled is not judged, and the test says so (skips);
+	// where /proc cannot tell, every run counts.
+	const spoiledCores = 0.5
+	var unjudged []string
 	diagnosed := func(t *testing.T, want func(string) bool, args ...string) []string {
 		t.Helper()
 		var got []string
-		for range 3 {
-			b := bottleneck(t, args...)
+		spoiled := 0
+		for range 4 {
+			b, others := bottleneck(t, args...)
 			if want(b) {
 				return nil
 			}
+			if others >= spoiledCores {
+				t.Logf("%v: %q beside other processes using %.2f cores: not judged", args, b, others)
+				spoiled++
+				continue
+			}
 			got = append(got, b)
+		}
+		if got == nil && spoiled > 0 {
+			unjudged = append(unjudged, strings.Join(args, " "))
 		}
 		return got
 	}
@@ -779,4 +796,33 @@ func TestDiagnosisOnPostgres(t *testing.T) {
 	if got := diagnosed(t, func(b string) bool { return strings.HasPrefix(b, "dbprobe itself") }, "--durability", "delayed"); got != nil {
 		t.Errorf("client starved of CPU: %q, want dbprobe itself", got)
 	}
+	if unjudged != nil && !t.Failed() {
+		t.Skipf("other processes took %.1f cores or more in every run of %q: the diagnosis was not judged there", spoiledCores, unjudged)
+	}
+}
+
+// postmasterPID returns the process ID of the PostgreSQL server at url,
+// which runs on this host: the parent of a backend.
+func postmasterPID(t *testing.T, url string) int {
+	t.Helper()
+	// The backend is read while its connection is open: it exits with it.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var backend int
+	if err := conn.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&backend); err != nil {
+		t.Fatal(err)
+	}
+	f, err := statFields(strconv.Itoa(backend))
+	if err != nil {
+		return -1 // not on this host, or no /proc: followNeighbours says so
+	}
+	pid, err := strconv.Atoi(f[1])
+	if err != nil {
+		t.Fatalf("backend %d's parent %q: %v", backend, f[1], err)
+	}
+	return pid
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"slices"
+
 	"github.com/spf13/cobra"
 
 	"github.com/dbprobe/dbprobe/internal/runner"
@@ -71,11 +73,9 @@ const ycsbExamples = `  dbprobe ycsb
   dbprobe run  --db mysql://ycsb@127.0.0.1:3306/bench -p operationcount=1000000 --threads 64 --durability delayed --op-path procedure --retries 5`
 
 func newLoadCommand() *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "load",
-		Short: "Load the YCSB table: insert recordcount records",
-		Long: `load creates the YCSB table (usertable: YCSB_KEY varchar(255) primary key,
+	cmd, o := newYCSBFlags("load")
+	cmd.Short = "Load the YCSB table: insert recordcount records"
+	cmd.Long = `load creates the YCSB table (usertable: YCSB_KEY varchar(255) primary key,
 FIELD0…FIELDn varchar(fieldlength) NOT NULL) when it is absent, records that
 dbprobe created it, and inserts the records insertstart …
 insertstart+insertcount-1 in batches of db.batchsize rows (PostgreSQL: COPY;
@@ -87,60 +87,70 @@ from the working directory, as in YCSB), and its longest length sizes the
 FIELD columns instead of fieldlength.
 
 A table that holds rows dbprobe did not write is never loaded into, emptied or
-dropped; --drop-existing drops only a table dbprobe created.` + loadPacing + ycsbCommon,
-		Example: ycsbExamples,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return execute(cmd, o, []runner.Phase{runner.Load})
-		},
+dropped; --drop-existing drops only a table dbprobe created.` + loadPacing + ycsbCommon
+	cmd.Example = ycsbExamples
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return execute(cmd, o, ycsbPhases["load"])
 	}
-	addCommonFlags(cmd, o)
-	addLoadFlags(cmd, o)
 	return cmd
 }
 
 func newRunCommand() *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run the YCSB transaction phase: operationcount operations of the workload's mix",
-		Long: `run executes the workload's mix of reads, updates, inserts, scans and
+	cmd, o := newYCSBFlags("run")
+	cmd.Short = "Run the YCSB transaction phase: operationcount operations of the workload's mix"
+	cmd.Long = `run executes the workload's mix of reads, updates, inserts, scans and
 read-modify-writes against a table dbprobe load filled, and prints YCSB's
 text results: [OVERALL] RunTime and Throughput, and per operation its count,
 average, min, max and percentile latencies in microseconds and Return= counts.
 
 With a table type given (--table-type or -p tabletype=…), run refuses a
-table stored otherwise, rather than label its figures wrongly.` + runEnds + ycsbCommon,
-		Example: ycsbExamples,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return execute(cmd, o, []runner.Phase{runner.Run})
-		},
+table stored otherwise, rather than label its figures wrongly.` + runEnds + ycsbCommon
+	cmd.Example = ycsbExamples
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return execute(cmd, o, ycsbPhases["run"])
 	}
-	addCommonFlags(cmd, o)
-	addRunFlags(cmd, o)
 	return cmd
 }
 
 func newYCSBCommand() *cobra.Command {
-	o := &options{}
-	cmd := &cobra.Command{
-		Use:   "ycsb",
-		Short: "Load then run a YCSB workload (default: workload A on a new SQLite database)",
-		Long: `ycsb runs load and then run with the same settings. With no --db it
+	cmd, o := newYCSBFlags("ycsb")
+	cmd.Short = "Load then run a YCSB workload (default: workload A on a new SQLite database)"
+	cmd.Long = `ycsb runs load and then run with the same settings. With no --db it
 creates an SQLite database in a temporary directory (and says where),
 loads it, runs core workload A and removes it (--keep-db keeps it).
-A phase stopped by Ctrl-C is the last: ycsb stops after it.` + runEnds + loadPacing + ycsbCommon,
-		Example: ycsbExamples,
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return execute(cmd, o, []runner.Phase{runner.Load, runner.Run})
-		},
+A phase stopped by Ctrl-C is the last: ycsb stops after it.` + runEnds + loadPacing + ycsbCommon
+	cmd.Example = ycsbExamples
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		return execute(cmd, o, ycsbPhases["ycsb"])
 	}
-	addCommonFlags(cmd, o)
-	addLoadFlags(cmd, o)
-	addRunFlags(cmd, o)
-	cmd.Flags().BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite database created when no --db is given")
-	setGroup(cmd.Flags(), groupTarget, "keep-db")
 	return cmd
+}
+
+// ycsbPhases are the phases each YCSB command runs, by its name.
+var ycsbPhases = map[string][]runner.Phase{
+	"load": {runner.Load},
+	"run":  {runner.Run},
+	"ycsb": {runner.Load, runner.Run},
+}
+
+// newYCSBFlags builds the YCSB command name ("load", "run" or "ycsb")
+// with its flags and the options they fill, but no help and no action.
+// The commands and the sweep, which parses each variant's command line
+// into a fresh copy, both build theirs here, so that a flag added to one
+// of the commands is never missed by the sweep.
+func newYCSBFlags(name string) (*cobra.Command, *options) {
+	o := &options{}
+	cmd := &cobra.Command{Use: name, Args: cobra.NoArgs}
+	addCommonFlags(cmd, o)
+	if slices.Contains(ycsbPhases[name], runner.Load) {
+		addLoadFlags(cmd, o)
+	}
+	if slices.Contains(ycsbPhases[name], runner.Run) {
+		addRunFlags(cmd, o)
+	}
+	if name == "ycsb" {
+		cmd.Flags().BoolVar(&o.keepDB, "keep-db", false, "keep the temporary SQLite database created when no --db is given")
+		setGroup(cmd.Flags(), groupTarget, "keep-db")
+	}
+	return cmd, o
 }

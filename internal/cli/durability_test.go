@@ -14,6 +14,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/cli"
 	"github.com/dbprobe/dbprobe/internal/durability"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
 
 // TestMain lets this test binary be the SQLite writer that dbprobe
@@ -35,7 +36,8 @@ func TestMain(m *testing.M) {
 		os.Stderr.WriteString("cli.test started as dbprobe " + os.Args[1] + " by a sweep in a test: the sweep should have refused its input\n")
 		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	// One dbprobe binary for the tests that run it, not one per test.
+	os.Exit(testbin.Main(m))
 }
 
 func TestDurabilityOnSQLite(t *testing.T) {

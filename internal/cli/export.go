@@ -116,16 +116,9 @@ func exportResult(stdout, stderr io.Writer, path string, o exportOptions) error 
 	if err != nil {
 		return badinput.New("cannot read %s: %v", path, experiment.ShortError(err))
 	}
-	file, err := result.Read(bytes.NewReader(data))
+	file, err := parseResult(path, data, "export")
 	if err != nil {
-		return badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-	}
-	if len(file.Phases) == 0 {
-		what := "it is empty"
-		if file.Truncated {
-			what = "its only line was cut short"
-		}
-		return badinput.New("%s holds no phase to export: %s; give the JSON result a run wrote with --out", path, what)
+		return err
 	}
 	write, what := export.IntervalsCSV, "intervals"
 	count := 0
@@ -185,17 +178,7 @@ func checkExportOut(out, path string) error {
 			return badinput.New("-o %s is the result being exported: give the CSV another name", out)
 		}
 	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
-	case err != nil:
-		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
-	case !st.IsDir():
-		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
-	}
-	return nil
+	return checkOutDir(out)
 }
 
 // cutShort says, as bad input, that the result was not complete, once
@@ -223,4 +206,39 @@ func cutShort(path string, f *result.File, rows int, what string) error {
 		why = append(why, "phases "+strings.Join(open, " and ")+" have no summary")
 	}
 	return badinput.New("%s was cut short (%s: the run was killed or is still going): exported the %d complete %s; once the run is over, dbprobe recover %s completes it", path, strings.Join(why, " and "), rows, what, path)
+}
+
+// checkOutDir refuses an -o file whose directory does not exist or is not
+// a directory, before anything is read or written: export's and report's
+// -o are checked alike.
+func checkOutDir(out string) error {
+	dir := filepath.Dir(out)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
+	case err != nil:
+		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
+	case !st.IsDir():
+		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
+	}
+	return nil
+}
+
+// parseResult reads the JSON result in data (read from path) for the
+// command verb ("export", "report"), and refuses as bad input what is no
+// dbprobe result or holds no phase.
+func parseResult(path string, data []byte, verb string) (*result.File, error) {
+	file, err := result.Read(bytes.NewReader(data))
+	if err != nil {
+		return nil, badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
+	}
+	if len(file.Phases) == 0 {
+		what := "it is empty"
+		if file.Truncated {
+			what = "its only line was cut short"
+		}
+		return nil, badinput.New("%s holds no phase to %s: %s; give the JSON result a run wrote with --out", path, verb, what)
+	}
+	return file, nil
 }

@@ -31,10 +31,7 @@ func TestInterrupts(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin, err := testbin.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testbin.ForTest(t)
 	dbPath := filepath.Join(dir, "ycsb.db")
 	db := "sqlite://" + filepath.ToSlash(dbPath)
 	if _, stderr, err := run(t, "load", "--db", db, "-p", "recordcount=1000", "--no-monitor"); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -28,15 +27,7 @@ func replicaRun(t *testing.T, primary, replica string, args ...string) *result.R
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	s := res.Phases[len(res.Phases)-1].Summary
 	if s == nil || s.Replica == nil {
 		t.Fatalf("no replica summary in the result; stdout:\n%s", stdout)
@@ -107,8 +98,13 @@ func TestReadDBPostgresHealthyAndPaused(t *testing.T) {
 	if paused.StaleReads != paused.ReadsChecked {
 		t.Errorf("paused: %d of %d checked reads stale, want all", paused.StaleReads, paused.ReadsChecked)
 	}
-	if paused.StaleReads < 10*max(healthy.StaleReads, 1) {
-		t.Errorf("paused: %d stale reads, not far more than the healthy run's %d", paused.StaleReads, healthy.StaleReads)
+	// Far more stale reads in share, not in count: a run on a loaded
+	// machine checks fewer reads (one saw 1,628 paused against 4,189
+	// healthy, of which 190 stale: a tenth of the count, 22 times the
+	// share).
+	share := func(s *result.ReplicaSummary) float64 { return float64(s.StaleReads) / float64(s.ReadsChecked) }
+	if share(paused) < 10*max(share(healthy), 1/float64(healthy.ReadsChecked)) {
+		t.Errorf("paused: %d of %d reads stale, not far more than the healthy run's %d of %d", paused.StaleReads, paused.ReadsChecked, healthy.StaleReads, healthy.ReadsChecked)
 	}
 	// The heartbeat tables are gone; the YCSB table stays.
 	var left int

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -333,19 +332,12 @@ func readReportInput(path string) (reportInput, error) {
 	// the time 100 one-hour results take. A phase without a summary
 	// needs them (its summary is added up from them): the file is then
 	// read again whole.
-	file, err := result.Read(bytes.NewReader(withoutIntervalHistograms(data)))
+	file, err := parseResult(path, withoutIntervalHistograms(data), "report")
 	if err == nil && slices.ContainsFunc(file.Phases, func(p result.Phase) bool { return p.Summary == nil }) {
-		file, err = result.Read(bytes.NewReader(data))
+		file, err = parseResult(path, data, "report")
 	}
 	if err != nil {
-		return reportInput{}, badinput.New("%s is not a dbprobe result (%s); give the JSON result a run wrote with --out", path, strings.TrimPrefix(err.Error(), "result: "))
-	}
-	if len(file.Phases) == 0 {
-		what := "it is empty"
-		if file.Truncated {
-			what = "its only line was cut short"
-		}
-		return reportInput{}, badinput.New("%s holds no phase to report: %s; give the JSON result a run wrote with --out", path, what)
+		return reportInput{}, err
 	}
 	dropIntervalHistograms(file)
 	return reportInput{file: file}, nil
@@ -426,15 +418,5 @@ func checkReportOut(out string, paths []string) error {
 			}
 		}
 	}
-	dir := filepath.Dir(out)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return badinput.New("cannot write -o %s: directory %s does not exist", out, dir)
-	case err != nil:
-		return badinput.New("cannot write -o %s: %v", out, experiment.ShortError(err))
-	case !st.IsDir():
-		return badinput.New("cannot write -o %s: %s is not a directory", out, dir)
-	}
-	return nil
+	return checkOutDir(out)
 }

@@ -106,6 +106,13 @@ func TestShardsBadInputWritesNothing(t *testing.T) {
 
 func pgTables(t *testing.T, url string) int {
 	t.Helper()
+	return pgInt(t, url, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'")
+}
+
+// pgInt returns the integer a query asks the PostgreSQL database at url
+// for, on a connection of its own.
+func pgInt(t *testing.T, url, query string) int {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -113,7 +120,7 @@ func pgTables(t *testing.T, url string) int {
 	}
 	defer conn.Close(ctx)
 	var n int
-	if err := conn.QueryRow(ctx, "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'public'").Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, query).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

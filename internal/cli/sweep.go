@@ -158,22 +158,9 @@ type sweepExperiment struct {
 // command line into.
 func (e *sweepExperiment) fresh() (*cobra.Command, *options) {
 	if e.ycsb {
-		// The YCSB commands keep their options in a closure; a probe with
-		// the same flags gives them to the sweep, to resolve the
-		// properties each variant ends up with.
-		o := &options{}
-		c := &cobra.Command{Use: e.path[0], Args: cobra.NoArgs}
-		addCommonFlags(c, o)
-		if e.path[0] != "run" {
-			addLoadFlags(c, o)
-		}
-		if e.path[0] != "load" {
-			addRunFlags(c, o)
-		}
-		if e.path[0] == "ycsb" {
-			c.Flags().BoolVar(&o.keepDB, "keep-db", false, "")
-		}
-		return c, o
+		// The options the flags fill, to resolve the properties each
+		// variant ends up with.
+		return newYCSBFlags(e.path[0])
 	}
 	c, _, _ := NewRoot().Find(e.path)
 	return c, nil

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,30 +87,6 @@ func TestSweepBadInput(t *testing.T) {
 	}
 }
 
-var (
-	sweepBinOnce sync.Once
-	sweepBin     string
-	sweepBinErr  error
-)
-
-// sweepBinary builds the binary once for the sweep tests, whose runs are
-// its children.
-func sweepBinary(t *testing.T) string {
-	t.Helper()
-	sweepBinOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "dbprobe-sweep-test-")
-		if err != nil {
-			sweepBinErr = err
-			return
-		}
-		sweepBin, sweepBinErr = testbin.Build(dir)
-	})
-	if sweepBinErr != nil {
-		t.Fatal(sweepBinErr)
-	}
-	return sweepBin
-}
-
 func isUsage(err error) bool {
 	return badinput.Is(err) || strings.HasPrefix(err.Error(), "unknown flag")
 }
@@ -140,7 +115,7 @@ func sweepThreads(t *testing.T, db string) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := t.TempDir()
-	bin := sweepBinary(t)
+	bin := testbin.ForTest(t)
 	out := filepath.Join(dir, "threads.json")
 	log := filepath.Join(dir, "between.log")
 	p := start(t, bin, "sweep", "--vary", "threads=1,2", "--reps", "2", "--seed", "11", "--out", out,
@@ -221,7 +196,7 @@ func TestSweepLoadsOncePerShape(t *testing.T) {
 		t.Skip("runs the binary")
 	}
 	dir := t.TempDir()
-	bin := sweepBinary(t)
+	bin := testbin.ForTest(t)
 	out := filepath.Join(dir, "rows.json")
 	p := start(t, bin, "sweep", "--vary", "recordcount=200,400", "--vary", "threads=1,2", "--reps", "1", "--seed", "5", "--out", out,
 		"--", "ycsb", "--workload", "c", "-p", "operationcount=300", "--no-monitor")
@@ -261,7 +236,7 @@ func TestSweepInterrupt(t *testing.T) {
 		t.Skip("runs the binary")
 	}
 	dir := t.TempDir()
-	bin := sweepBinary(t)
+	bin := testbin.ForTest(t)
 	out := filepath.Join(dir, "intr.json")
 	p := start(t, bin, "sweep", "--vary", "threads=1,2", "--reps", "3", "--out", out,
 		"--", "ycsb", "-p", "recordcount=200", "--duration", "3s", "-p", "operationcount=0", "--no-monitor")
@@ -315,7 +290,7 @@ func TestSweepHidesPasswords(t *testing.T) {
 	}
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sec.json")
-	p := start(t, sweepBinary(t), "sweep", "--vary", "db=postgres://u:canary-one@127.0.0.1:1/x,postgres://u:canary-two@127.0.0.1:1/y",
+	p := start(t, testbin.ForTest(t), "sweep", "--vary", "db=postgres://u:canary-one@127.0.0.1:1/x,postgres://u:canary-two@127.0.0.1:1/y",
 		"--reps", "1", "--between", "psql postgres://u:canary-three@127.0.0.1:1/x", "--out", out, "--", "run", "--workload", "a")
 	if code := p.wait(t, time.Minute); code != 2 {
 		t.Fatalf("exit status %d, want 2 (the load cannot reach the database)\n%s", code, p.stderr.String())

@@ -38,7 +38,7 @@ func viaRelay(t *testing.T, srv *instance.Server, r *relay) string {
 }
 
 // TestNetworkCut drops every packet between dbprobe and PostgreSQL for
-// 5 s in the middle of a 15 s run with --op-timeout 1s: operations time
+// 5 s in the middle of a 13 s run with --op-timeout 1s: operations time
 // out, the sessions reconnect once the network is back, the run goes on
 // to its end, and the outage is reported within 1.5 s of the cut.
 func TestNetworkCut(t *testing.T) {
@@ -51,9 +51,12 @@ func TestNetworkCut(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "run.jsonl")
 	wait := dbprobeAsync(t, 40*time.Second, append([]string{"run", "--operations", "0", "--threads", "4",
-		"--duration", "15s", "--op-timeout", "1s", "--out", out}, common...)...)
+		"--duration", "13s", "--op-timeout", "1s", "--out", out}, common...)...)
 
-	time.Sleep(4 * time.Second)
+	// The cut comes 2.5 s in, once the workers serve; the run's 13 s
+	// leave it 5.5 s after the network is back, for the reconnections
+	// (1.5 s at most, as the outage is checked) and seconds served after.
+	time.Sleep(2500 * time.Millisecond)
 	cutAt := time.Now()
 	ns.drop(t, 100)
 	time.Sleep(time.Until(cutAt.Add(5 * time.Second)))
@@ -65,8 +68,8 @@ func TestNetworkCut(t *testing.T) {
 	if o.code != 0 {
 		t.Errorf("exit status %d, want 0: a run with a duration keeps trying until its end\n%s", o.code, o.all())
 	}
-	if o.elapsed > 25*time.Second {
-		t.Errorf("a 15 s run took %v", o.elapsed)
+	if o.elapsed > 23*time.Second {
+		t.Errorf("a 13 s run took %v", o.elapsed)
 	}
 	sum := summaryOf(t, readResult(t, out), "run")
 	// Operations that timed out are counted once, in the interval they

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -229,28 +230,62 @@ func TestOnStartGivesTheTicksOrigin(t *testing.T) {
 // transient error (an Azure SQL failover: 40613) for 300 ms: that span is
 // an outage, the sessions stay (their driver already let the connection
 // go), and the retry policy carries operations across it.
+//
+// The failover is timed by the calls themselves, from the first call it
+// fails, not by timers set before the phase: on a loaded machine a timer
+// fires late and a phase starts late, which shortened the span or moved it
+// out of the phase. So the outage is at least the 300 ms whatever the load:
+// it begins no later than the first failed call and ends no earlier than
+// the first call answered after the span.
 func TestTransientFailuresAreAnOutage(t *testing.T) {
+	const span = 300 * time.Millisecond
 	db := &fakeDB{}
 	plan := db.plan(0, PerWorker)
 	ctx := context.Background()
 	failover := driver.Classify(errors.New("database is not currently available"), "40613", driver.ClassTransient)
-	var failing atomic.Bool
+	var (
+		mu     sync.Mutex
+		calls  int
+		began  time.Time // the first failed call
+		failed int
+	)
+	fails := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		// Some calls served first, so that the outage begins within a
+		// serving phase.
+		if calls <= 200 {
+			return false
+		}
+		if began.IsZero() {
+			began = time.Now()
+		}
+		if time.Since(began) < span {
+			failed++
+			return true
+		}
+		return false
+	}
 	db.fail = func(int64) error {
-		if failing.Load() {
+		if fails() {
 			time.Sleep(time.Millisecond)
 			return failover
 		}
 		return nil
 	}
-	time.AfterFunc(200*time.Millisecond, func() { failing.Store(true) })
-	time.AfterFunc(500*time.Millisecond, func() { failing.Store(false) })
 	before := db.sessions.Load()
 	out, err := Execute(ctx, plan, Options{Threads: 2, MaxExecutionTime: time.Second,
 		Retry: RetryPolicy{Max: 3, Backoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Outages) != 1 || out.Outages[0].Duration() < 250*time.Millisecond || out.Outages[0].Ongoing {
+	mu.Lock()
+	defer mu.Unlock()
+	if failed == 0 || time.Since(began) < span {
+		t.Fatalf("%d calls, %d failed: the phase ended before the failover did", calls, failed)
+	}
+	if len(out.Outages) != 1 || out.Outages[0].Duration() < span || out.Outages[0].Ongoing {
 		t.Fatalf("outages %+v, want the 300 ms failover, ended", out.Outages)
 	}
 	if out.Reconnects != 0 || db.sessions.Load() != before+2 {

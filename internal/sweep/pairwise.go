@@ -161,7 +161,10 @@ func (p *Pairwise) Table() [][]string {
 		if m.PAdjusted != nil {
 			pv = strconv.FormatFloat(*m.PAdjusted, 'g', 2, 64)
 		}
-		rows = append(rows, []string{c.B.Name, strconv.FormatFloat(m.MedianA, 'g', 6, 64), strconv.FormatFloat(m.MedianB, 'g', 6, 64), change, pv, string(m.Outcome)})
+		// The medians as compare prints them: grouped, to what the runs
+		// can tell (15,839, not 15838.9).
+		medA, medB, _ := m.Cells()
+		rows = append(rows, []string{c.B.Name, medA, medB, change, pv, string(m.Outcome)})
 	}
 	return rows
 }

@@ -509,6 +509,14 @@ func TestPairwiseAgainstBaseline(t *testing.T) {
 	if err != nil || p == nil || s.Baseline != 3 || len(p.Comparisons) != 4 || len(p.Table()) != 5 {
 		t.Fatalf("from the summary (baseline %d): %+v, %v", s.Baseline, p, err)
 	}
+	// The medians as compare prints them: grouped (3,500, not 3500).
+	for _, row := range p.Table()[1:] {
+		for _, cell := range row[1:3] {
+			if !strings.Contains(cell, ",") || strings.Contains(cell, ".") {
+				t.Errorf("a median printed as %q in %q", cell, row)
+			}
+		}
+	}
 	if _, err := BaselineID(c.Variants, "threads=3"); err == nil || !strings.Contains(err.Error(), "threads=1; threads=2") {
 		t.Errorf("an unknown baseline: %v", err)
 	}

@@ -18,6 +18,7 @@ const (
 	codeTimeout  = "timeout"
 	codeConnLost = "connection-lost"
 	codeCanceled = "canceled"
+	codeCopyIn   = "copy-from-stdin"
 )
 
 // codeInsufficientPrivilege is the SQLSTATE of a statement the user lacks a
@@ -34,6 +35,9 @@ func classify(err error) error {
 		// The caller gave up (the run is stopping): not the database's
 		// fault, even when the server answered the cancel with 57014.
 		return driver.Classify(err, codeCanceled, driver.ClassOther)
+	}
+	if errors.Is(err, errCopyIn) {
+		return driver.Classify(err, codeCopyIn, driver.ClassOther)
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {

@@ -178,6 +178,9 @@ func (c *sqlConn) Prepare(ctx context.Context, text string) (driver.Stmt, error)
 	if err != nil {
 		return nil, badinput.New("PostgreSQL statement: %v", err)
 	}
+	if copiesFromClient(text) {
+		return nil, badinput.New("PostgreSQL statement: %s", copyInAdvice)
+	}
 	c.n++
 	name := "dbprobe_sql_" + strconv.Itoa(c.n)
 	if c.w != nil {
@@ -451,4 +454,25 @@ func (c *sqlConn) explain(ctx context.Context, sql string) (string, error) {
 		return "", classify(err)
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// copiesFromClient reports whether text is a COPY … FROM STDIN, which
+// waits for rows the client sends: refused before the measurement rather
+// than failing every iteration (or, on pgx's simple protocol, waiting for
+// ever).
+func copiesFromClient(text string) bool {
+	code, err := sqlgen.Strip(sqlgen.Postgres, text)
+	if err != nil {
+		return false // the server will say what is wrong with it
+	}
+	words := strings.Fields(strings.ToUpper(code))
+	if len(words) == 0 || words[0] != "COPY" {
+		return false
+	}
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "FROM" && strings.TrimRight(words[i+1], ";") == "STDIN" {
+			return true
+		}
+	}
+	return false
 }

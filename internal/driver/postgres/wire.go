@@ -61,6 +61,13 @@ type wire struct {
 	// 'T' in a transaction, 'E' in a failed one.
 	txStatus byte
 	broken   error // set once the connection cannot be used any more
+	// extended is set while the exchange in flight is the extended
+	// protocol's (it ends with a Sync), clear for a simple query.
+	extended bool
+	// copyRefused is set when the exchange's statement was a COPY … FROM
+	// STDIN, answered with CopyFail: its error is errCopyIn, not the
+	// server's query_canceled, which would read as a timeout.
+	copyRefused bool
 
 	// Cancellation. A context is watched from the first exchange that
 	// uses it until an exchange uses another one (driver.ContextWatch), so
@@ -75,6 +82,12 @@ type wire struct {
 
 // errBroken marks every use of a connection that broke earlier.
 var errBroken = errors.New("connection is broken")
+
+// errCopyIn is the error of a user's COPY … FROM STDIN, which waits for
+// rows from the client: a statement run by dbprobe has none to send.
+var errCopyIn = errors.New("postgres: " + copyInAdvice)
+
+const copyInAdvice = "COPY … FROM STDIN waits for rows from the client, and dbprobe sends none: load rows with dbprobe storage bulk, or COPY from a file the server reads"
 
 // hijack takes over a connection pgconn established. SyncConn leaves
 // nothing unread in pgconn's buffers, so a new Frontend on the bare
@@ -168,9 +181,13 @@ func (c *wire) bindExecute(stmt string, params [][]byte) {
 	c.put(c.executeMsg.Encode(c.wbuf))
 }
 
-func (c *wire) sync() { c.put((&pgproto3.Sync{}).Encode(c.wbuf)) }
+func (c *wire) sync() {
+	c.put((&pgproto3.Sync{}).Encode(c.wbuf))
+	c.extended = true
+}
 
 func (c *wire) query(sql string) {
+	c.extended = false
 	c.queryMsg.String = sql
 	c.put(c.queryMsg.Encode(c.wbuf))
 }
@@ -199,6 +216,7 @@ func (c *wire) send(ctx context.Context) error {
 	}
 	c.ready = false
 	c.pgErr = nil
+	c.copyRefused = false
 	c.tag = nil
 	_, err := c.conn.Write(c.wbuf)
 	c.wbuf = c.wbuf[:0]
@@ -313,18 +331,42 @@ func (c *wire) next() bool {
 }
 
 // other handles the messages that need no action here; anything
-// unexpected breaks the connection.
+// unexpected breaks the connection. A user's statement may be a COPY: the
+// rows of a COPY … TO STDOUT are read and dropped (its tag counts them),
+// and a COPY … FROM STDIN is refused with CopyFail, so that the
+// connection lives on either way.
 func (c *wire) other(msg pgproto3.BackendMessage) error {
 	switch msg.(type) {
 	case *pgproto3.ParseComplete, *pgproto3.BindComplete, *pgproto3.CloseComplete,
 		*pgproto3.NoData, *pgproto3.PortalSuspended, *pgproto3.EmptyQueryResponse,
 		*pgproto3.NoticeResponse, *pgproto3.ParameterStatus, *pgproto3.NotificationResponse,
-		*pgproto3.ParameterDescription, *pgproto3.RowDescription:
+		*pgproto3.ParameterDescription, *pgproto3.RowDescription,
+		*pgproto3.CopyOutResponse, *pgproto3.CopyData, *pgproto3.CopyDone:
 		return nil
+	case *pgproto3.CopyInResponse:
+		return c.refuseCopyIn()
 	}
+	return c.unexpected(msg)
+}
+
+// unexpected breaks the connection on a message the protocol does not
+// allow where it came: client and server no longer agree where they are.
+func (c *wire) unexpected(msg pgproto3.BackendMessage) error {
 	err := fmt.Errorf("postgres: protocol error: unexpected message %T", msg)
 	c.fail(err)
 	return err
+}
+
+// refuseCopyIn ends a COPY … FROM STDIN the server is waiting on. In the
+// extended protocol the server ignored the exchange's Sync while it waited
+// and now skips everything up to the next one, so a Sync follows.
+func (c *wire) refuseCopyIn() error {
+	c.put((&pgproto3.CopyFail{Message: "dbprobe sends no rows to COPY FROM STDIN"}).Encode(c.wbuf))
+	if c.extended {
+		c.sync()
+	}
+	c.copyRefused = true
+	return c.flushCopy()
 }
 
 // result reads the rest of the exchange, up to ReadyForQuery, and returns
@@ -346,6 +388,9 @@ func (c *wire) result() (int64, error) {
 
 // outcome is the exchange's error: the server's, else the connection's.
 func (c *wire) outcome() error {
+	if c.copyRefused && c.broken == nil {
+		return errCopyIn
+	}
 	if c.pgErr != nil {
 		return c.pgErr
 	}
@@ -462,6 +507,8 @@ wait:
 			c.ready = true
 			c.txStatus = m.TxStatus
 			return 0, c.end(c.outcome())
+		case *pgproto3.CopyOutResponse, *pgproto3.CopyData, *pgproto3.CopyDone:
+			return 0, c.end(c.unexpected(msg)) // dbprobe's own COPY is FROM STDIN
 		default:
 			if err := c.other(msg); err != nil {
 				return 0, c.end(err)

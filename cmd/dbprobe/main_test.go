@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
+
+// TestMain runs the tests with one dbprobe binary for them all.
+func TestMain(m *testing.M) {
+	os.Exit(testbin.Main(m))
+}
 
 // The binary itself: exit codes and what reaches the terminal.
 func TestExitCodes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.ForTest(t)
 	tests := []struct {
 		name   string
 		args   []string
@@ -68,10 +71,7 @@ func TestExitCodes(t *testing.T) {
 // Ctrl-C drains, prints the summary and marks the JSON result interrupted.
 func TestInterruptKeepsTheResult(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "dbprobe")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := testbin.ForTest(t)
 	out := filepath.Join(dir, "result.jsonl")
 	cmd := exec.Command(bin, "run", "--db", "null", "--duration", "60s", "-p", "operationcount=0", "--target", "20000", "--out", out)
 	var stdout, stderr bytes.Buffer

@@ -17,11 +17,12 @@ import (
 	"github.com/dbprobe/dbprobe/internal/keygen"
 	"github.com/dbprobe/dbprobe/internal/measure"
 	"github.com/dbprobe/dbprobe/internal/result"
+	"github.com/dbprobe/dbprobe/internal/testbin"
 )
 
-// dbprobeIn runs the binary inside a network namespace, as a client on
-// a machine of its own would, killing it after limit.
-func dbprobeIn(ns string, limit time.Duration, args ...string) (outcome, error) {
+// dbprobeIn runs the binary bin inside a network namespace, as a client
+// on a machine of its own would, killing it after limit.
+func dbprobeIn(bin, ns string, limit time.Duration, args ...string) (outcome, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns, bin}, args...)...)
@@ -46,13 +47,14 @@ func dbprobeIn(ns string, limit time.Duration, args ...string) (outcome, error) 
 // fails the test unless every one exits 0. It returns the results' paths.
 func clientsInParallel(t *testing.T, nss []*netNS, dir, name string, args ...string) []string {
 	t.Helper()
+	bin := testbin.ForTest(t)
 	paths := make([]string, len(nss))
 	errs := make(chan error, len(nss))
 	for i, ns := range nss {
 		paths[i] = filepath.Join(dir, fmt.Sprintf("%s-%d.jsonl", name, i))
 		a := append(append([]string{}, args...), "--client-index", fmt.Sprint(i), "--client-count", fmt.Sprint(len(nss)), "--out", paths[i])
 		go func() {
-			o, err := dbprobeIn(ns.Name, 2*time.Minute, a...)
+			o, err := dbprobeIn(bin, ns.Name, 2*time.Minute, a...)
 			if err == nil && o.code != 0 {
 				err = fmt.Errorf("status %d", o.code)
 			}

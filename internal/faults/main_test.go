@@ -17,24 +17,12 @@ import (
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
-// bin is the dbprobe binary TestMain built.
-var bin string
-
+// TestMain clears what an earlier, killed run of these tests left, and
+// runs them with one dbprobe binary, built by the first test that runs it
+// (testbin.ForTest): a suite whose tests all skip builds none.
 func TestMain(m *testing.M) {
 	removeStale()
-	dir, err := os.MkdirTemp("", "dbprobe-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if bin, err = testbin.Build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testbin.Main(m))
 }
 
 // outcome is what one dbprobe command did.
@@ -64,7 +52,7 @@ func tail(s string, n int) string {
 // the test; a non-zero exit does not.
 func dbprobe(t *testing.T, limit time.Duration, args ...string) outcome {
 	t.Helper()
-	o, err := runDbprobe(limit, args...)
+	o, err := runDbprobe(testbin.ForTest(t), limit, args...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, o.all())
 	}
@@ -79,9 +67,10 @@ func dbprobeAsync(t *testing.T, limit time.Duration, args ...string) func() outc
 		o   outcome
 		err error
 	}
+	bin := testbin.ForTest(t)
 	ch := make(chan done, 1)
 	go func() {
-		o, err := runDbprobe(limit, args...)
+		o, err := runDbprobe(bin, limit, args...)
 		ch <- done{o, err}
 	}()
 	return func() outcome {
@@ -94,9 +83,9 @@ func dbprobeAsync(t *testing.T, limit time.Duration, args ...string) func() outc
 	}
 }
 
-// runDbprobe runs the binary with args in a directory of its own,
+// runDbprobe runs the binary bin with args in a directory of its own,
 // killing it after limit.
-func runDbprobe(limit time.Duration, args ...string) (outcome, error) {
+func runDbprobe(bin string, limit time.Duration, args ...string) (outcome, error) {
 	dir, err := os.MkdirTemp("", "dbprobe-faults-run-")
 	if err != nil {
 		return outcome{}, err

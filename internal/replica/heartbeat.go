@@ -51,6 +51,9 @@ type Heartbeat struct {
 	acks chan struct{}
 
 	mu sync.Mutex
+	// from is when the measured part of the run begins (MeasureFrom);
+	// zero until then, when the heartbeat's start stands for it.
+	from time.Time
 	// acked[k-1] is when the primary acknowledged heartbeat k.
 	acked []time.Time
 	// seen[k-1] is when heartbeat k was first found on the replica.
@@ -137,7 +140,31 @@ func (h *Heartbeat) CaughtUp() (waited time.Duration, applied bool) { return h.w
 // Start is when the heartbeat began.
 func (h *Heartbeat) Start() time.Time { return h.start }
 
-// Origin is the wall clock's whole second Start falls in, which the
+// MeasureFrom keeps, of what the heartbeat measures, only what comes at
+// from or later, as the runner's figures leave out the --start-at wait
+// and the warm-up: the heartbeats acknowledged from then on, the lag of
+// the looks from then on, and the seconds counted from Origin(from). The
+// heartbeat goes on writing and looking before it, so that the lag is
+// known from the first measured second.
+func (h *Heartbeat) MeasureFrom(from time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.from = from
+	// What was kept so far came before from, and its seconds counted
+	// from the heartbeat's start.
+	h.lag, h.errors = nil, 0
+}
+
+// measuredFrom is from, or the heartbeat's start before MeasureFrom.
+// h.mu is held.
+func (h *Heartbeat) measuredFrom() time.Time {
+	if h.from.IsZero() {
+		return h.start
+	}
+	return h.from
+}
+
+// Origin is the wall clock's whole second start falls in, which a
 // heartbeat's seconds count from: the runner's intervals end on whole
 // seconds too (runner.Origin), so the seconds of the lag, the stale reads
 // and the operations line up, and so do those of several clients.
@@ -146,8 +173,13 @@ func Origin(start time.Time) time.Time {
 	return start.Add(-start.Sub(start.Truncate(time.Second)))
 }
 
-// Origin is Origin(h.Start()).
-func (h *Heartbeat) Origin() time.Time { return Origin(h.start) }
+// Origin is the origin of the heartbeat's seconds: Origin of its start,
+// or of MeasureFrom's from once it was called.
+func (h *Heartbeat) Origin() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return Origin(h.measuredFrom())
+}
 
 // write writes heartbeat 1, 2, … every interval, each acknowledged before
 // the next.
@@ -163,7 +195,9 @@ func (h *Heartbeat) write(ctx context.Context) {
 		}
 		h.mu.Lock()
 		if err != nil {
-			h.errors++
+			if !now.Before(h.measuredFrom()) {
+				h.errors++
+			}
 			seq--
 		} else {
 			h.acked = append(h.acked, now)
@@ -200,7 +234,9 @@ func (h *Heartbeat) look(ctx context.Context) {
 		h.mu.Lock()
 		switch {
 		case err != nil:
-			h.errors++
+			if !now.Before(h.measuredFrom()) {
+				h.errors++
+			}
 		case found:
 			h.observe(seq, now)
 		default:
@@ -224,28 +260,32 @@ func (h *Heartbeat) look(ctx context.Context) {
 	}
 }
 
-// observe records that the replica showed heartbeat seq at now, and the
-// lag at now: the time since the oldest acknowledged heartbeat it did not
-// show was acknowledged. h.mu is held.
+// observe records that the replica showed heartbeat seq at now, and,
+// from the measured part on, the lag at now: the time since the oldest
+// acknowledged heartbeat it did not show was acknowledged. h.mu is held.
 func (h *Heartbeat) observe(seq int64, now time.Time) {
 	for k := h.visible + 1; k <= seq; k++ {
 		h.seen = append(h.seen, now)
 	}
 	h.visible = max(h.visible, seq)
+	from := h.measuredFrom()
+	if now.Before(from) {
+		return
+	}
 	var lag time.Duration
 	if h.visible < int64(len(h.acked)) {
 		lag = max(now.Sub(h.acked[h.visible]), 0)
 	}
-	sec := int(now.Sub(h.Origin()) / time.Second)
+	sec := int(now.Sub(Origin(from)) / time.Second)
 	for len(h.lag) <= sec {
 		h.lag = append(h.lag, 0)
 	}
 	h.lag[sec] = max(h.lag[sec], lag)
 }
 
-// Stop ends the writes and the looks and returns what they measured, the
-// heartbeats the replica had not shown counted with the time they had
-// waited.
+// Stop ends the writes and the looks and returns what they measured from
+// the measured part on (MeasureFrom), the heartbeats the replica had not
+// shown counted with the time they had waited.
 func (h *Heartbeat) Stop() (result.ReplicaLag, []time.Duration) {
 	if h.cancel == nil {
 		return result.ReplicaLag{Table: h.name}, nil
@@ -255,24 +295,26 @@ func (h *Heartbeat) Stop() (result.ReplicaLag, []time.Duration) {
 	end := time.Now()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	lags := make([]time.Duration, len(h.acked))
-	for i, a := range h.acked {
-		switch {
-		case i < len(h.seen):
-			// Seen before its acknowledgement reached dbprobe: no lag.
-			lags[i] = max(h.seen[i].Sub(a), 0)
-		default:
-			lags[i] = end.Sub(a)
-		}
-	}
+	from := h.measuredFrom()
 	l := result.ReplicaLag{
-		Table: h.name, Start: h.start,
+		Table: h.name, Start: from,
 		IntervalMS: ms(h.o.Interval), PollMS: ms(h.o.Poll), FinePollMS: ms(h.o.FinePoll), FineForMS: ms(h.o.FineFor),
-		Written: int64(len(h.acked)), Seen: int64(min(len(h.seen), len(h.acked))),
 		Errors: h.errors,
 	}
-	for _, d := range lags {
-		l.LagsMS = append(l.LagsMS, ms(d))
+	for i, a := range h.acked {
+		if a.Before(from) {
+			continue
+		}
+		l.Written++
+		var lag time.Duration
+		if i < len(h.seen) {
+			l.Seen++
+			// Seen before its acknowledgement reached dbprobe: no lag.
+			lag = max(h.seen[i].Sub(a), 0)
+		} else {
+			lag = end.Sub(a)
+		}
+		l.LagsMS = append(l.LagsMS, ms(lag))
 	}
 	l.SetLagFigures()
 	return l, slices.Clone(h.lag)

@@ -119,3 +119,50 @@ func TestHeartbeatCatchUp(t *testing.T) {
 	}
 	h.Stop()
 }
+
+// After MeasureFrom, the figures are of the heartbeats acknowledged from
+// then on, the seconds count from its whole second, and Start says when
+// it was: with replay paused, no lag kept is longer than the time since.
+func TestHeartbeatMeasuresFrom(t *testing.T) {
+	s, p, r := pair()
+	s.paused = true
+	e, _ := NewEpoch(time.Now())
+	h, err := StartHeartbeat(context.Background(), p, r, HeartbeatName(e), fastOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitWritten(t, h, 3)
+	from := time.Now()
+	h.MeasureFrom(from)
+	if !h.Origin().Equal(Origin(from)) {
+		t.Errorf("Origin %s, want %s", h.Origin(), Origin(from))
+	}
+	h.mu.Lock()
+	before := len(h.acked)
+	h.mu.Unlock()
+	waitWritten(t, h, before+3)
+	lag, seconds := h.Stop()
+	since := time.Since(from)
+	h.mu.Lock()
+	var after int64
+	for _, a := range h.acked {
+		if !a.Before(from) {
+			after++
+		}
+	}
+	total := len(h.acked)
+	h.mu.Unlock()
+	if lag.Written != after || after < 3 || int64(total) <= after || int64(len(lag.LagsMS)) != lag.Written {
+		t.Errorf("%d written of %d (%d lags), want the %d acknowledged from MeasureFrom on", lag.Written, total, len(lag.LagsMS), after)
+	}
+	if !lag.Start.Equal(from) {
+		t.Errorf("lag.Start %s, want %s", lag.Start, from)
+	}
+	if limit := ms(since); lag.MaxMS > limit {
+		t.Errorf("max lag %v ms, longer than the %v ms since MeasureFrom: an earlier heartbeat counted", lag.MaxMS, limit)
+	}
+	if n := int(since/time.Second) + 2; len(seconds) > n {
+		t.Errorf("%d seconds of lag, want at most %d from %s", len(seconds), n, Origin(from))
+	}
+	h.Drop(context.Background())
+}

@@ -28,9 +28,11 @@ type Tracker struct {
 	// partial says reads may read some fields only, so each key's mask
 	// is kept.
 	partial bool
-	start   time.Time
-	next    atomic.Uint64
-	shards  [numShards]shard
+	// start is the origin of the seconds, from is when the measured part
+	// begins (MeasureFrom): a read that ends before it is not counted.
+	start, from time.Time
+	next        atomic.Uint64
+	shards      [numShards]shard
 
 	// live are the other runs whose heartbeat tables were there when
 	// this one began (Settle); read-only once the workers start.
@@ -97,6 +99,16 @@ func NewTracker(e Epoch, fields int, partial bool, start time.Time) *Tracker {
 		}
 	}
 	return t
+}
+
+// MeasureFrom counts only the reads that end at from or later, and the
+// seconds from Origin(from): the runner's figures leave out what comes
+// before the measured part (the --start-at wait, the warm-up), and so do
+// the replica's. Writes before from are remembered all the same: a
+// warm-up's update still makes a later read checkable. Call it before
+// the workers start.
+func (t *Tracker) MeasureFrom(from time.Time) {
+	t.from, t.start = from, Origin(from)
 }
 
 // Epoch returns the tracker's epoch.
@@ -212,14 +224,20 @@ func (w *Worker) BeginRead(key int64) {
 // EndRead judges a read that BeginRead began: fields are the fields read
 // (nil: all), values what it returned, err its error. A read that failed
 // otherwise than by finding no row is not judged.
+// A read that ends before the measured part (MeasureFrom) is not
+// counted at all.
 func (w *Worker) EndRead(fields []int, values [][]byte, err error) {
+	now := time.Now()
+	if now.Before(w.t.from) {
+		return
+	}
 	w.reads++
 	if w.want == 0 {
 		return
 	}
 	switch {
 	case errors.Is(err, driver.ErrNotFound):
-		w.count(true)
+		w.count(true, now)
 		w.missing++
 		return
 	case err != nil:
@@ -227,7 +245,7 @@ func (w *Worker) EndRead(fields []int, values [][]byte, err error) {
 	}
 	stale, judged := w.judge(fields, values)
 	if judged {
-		w.count(stale)
+		w.count(stale, now)
 	}
 }
 
@@ -278,10 +296,10 @@ func (w *Worker) judge(fields []int, values [][]byte) (stale, judged bool) {
 	return true, true
 }
 
-// count counts a judged read in its second.
-func (w *Worker) count(stale bool) {
+// count counts a judged read that ended at now in its second.
+func (w *Worker) count(stale bool, now time.Time) {
 	w.checked++
-	sec := int(time.Since(w.t.start) / time.Second)
+	sec := int(now.Sub(w.t.start) / time.Second)
 	if sec < 0 {
 		sec = 0
 	}

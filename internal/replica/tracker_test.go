@@ -232,3 +232,46 @@ func BenchmarkTrackerUpdateRead(b *testing.B) {
 		w.EndRead(nil, replica, nil)
 	}
 }
+
+// Reads that end before the measured part (MeasureFrom: the --start-at
+// wait, the warm-up) are not counted, while the writes made then are
+// remembered: a measured read of a key updated in the warm-up is judged.
+// The seconds count from the whole second the measured part began in.
+func TestTrackerCountsOnlyMeasuredReads(t *testing.T) {
+	tr := NewTracker(testEpoch, 4, false, time.Now())
+	w := tr.NewWorker()
+	replica, primary := row(4), row(4)
+	tr.MeasureFrom(time.Now().Add(time.Hour))
+	update(w, 1, nil, primary, true)
+	read(w, 1, nil, replica, nil)
+	read(w, 7, nil, replica, nil)
+	update(w, 3, nil, nil, true)
+	read(w, 3, nil, nil, driver.ErrNotFound)
+	if c := tr.Counts(); c.Reads != 0 || c.Checked != 0 || c.Stale != 0 || c.Missing != 0 || len(c.SecondChecked) != 0 || c.Keys != 2 {
+		t.Fatalf("after the warm-up's reads: %+v; want no read counted and both keys remembered", c)
+	}
+	// The measured part began 2.5 s ago.
+	from := time.Now().Add(-2500 * time.Millisecond)
+	tr.MeasureFrom(from)
+	before := time.Now()
+	read(w, 1, nil, replica, nil)
+	read(w, 7, nil, replica, nil)
+	read(w, 3, nil, nil, driver.ErrNotFound)
+	after := time.Now()
+	c := tr.Counts()
+	if c.Reads != 3 || c.Checked != 2 || c.Stale != 2 || c.Missing != 1 {
+		t.Errorf("measured reads: %+v; want 3 reads, 2 checked and stale, 1 missing", c)
+	}
+	// Each second's index counts from Origin(from).
+	first, last := int(before.Sub(Origin(from))/time.Second), int(after.Sub(Origin(from))/time.Second)
+	var stale int64
+	for i, n := range c.SecondStale {
+		if n > 0 && (i < first || i > last) {
+			t.Errorf("stale reads in second %d, want them in %d..%d from %s", i, first, last, Origin(from))
+		}
+		stale += n
+	}
+	if stale != 2 {
+		t.Errorf("per second stale %v, want 2 in all", c.SecondStale)
+	}
+}

@@ -57,7 +57,10 @@ type ReplicaSummary struct {
 // FinePoll while it is under FineFor, and to within Poll above.
 type ReplicaLag struct {
 	// Table is the heartbeat table dbprobe created, and dropped after.
-	Table      string    `json:"table"`
+	Table string `json:"table"`
+	// Start is when the measured part of the run began, after the
+	// --start-at wait and the warm-up: the figures below are of the
+	// heartbeats acknowledged from then on.
 	Start      time.Time `json:"start"`
 	IntervalMS float64   `json:"interval_ms"`
 	PollMS     float64   `json:"poll_ms"`
@@ -283,7 +286,8 @@ func CombineShardReplicas(target string, per []*ReplicaSummary) *ReplicaSummary 
 // mergeReplica adds up the replica figures of the clients of one run
 // (dbprobe merge). Each client ran its own heartbeat (one per shard's
 // replica in a sharded run) and judged its own reads, so the counts are
-// the sums of the clients' over their whole run phases, the lag figures
+// the sums of the clients' over their measured parts (after the
+// --start-at wait and the warm-up, as their other figures), the lag figures
 // those of every client's heartbeats together (from their LagsMS, not
 // from their percentiles), and each wall-clock second holds the clients'
 // checked and stale reads of that second added up and the longest lag any

@@ -588,6 +588,8 @@ func TestDiskFullMidRun(t *testing.T) {
 	// SQLite needs room in its WAL to drop a table: on a disk this full a
 	// drop may fail. Then the run must have said so, and the next run,
 	// with space again, drops what was left.
+	// The stop line says a table was dropped only when it was, and names
+	// one left behind with the statement that drops it.
 	var left []string
 	for _, table := range []string{"dbprobe_storage_write", "dbprobe_storage_write_src"} {
 		if exists(t, db, table) {
@@ -595,7 +597,17 @@ func TestDiskFullMidRun(t *testing.T) {
 			if !strings.Contains(errb.String(), "could not drop the table "+table+" this run made") {
 				t.Errorf("the table %s is still there and the run did not say so; stderr:\n%s", table, errb.String())
 			}
+			if !strings.Contains(msg, "DROP TABLE "+table) {
+				t.Errorf("the table %s is still there and the stop line does not say how to drop it: %s", table, msg)
+			}
+			continue
 		}
+		if strings.Contains(msg, "DROP TABLE "+table) {
+			t.Errorf("the table %s is gone but the stop line says it was left: %s", table, msg)
+		}
+	}
+	if len(left) == 0 && !strings.Contains(msg, " dropped") {
+		t.Errorf("both tables are gone and the stop line does not say so: %s", msg)
 	}
 	if len(left) > 0 {
 		t.Logf("left on the full disk, and said: %v", left)

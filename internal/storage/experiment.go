@@ -493,28 +493,75 @@ func (j *job) statementError(doing string, err error) error {
 }
 
 // dropMade drops the tables this run made, unless --keep: at the end, and
-// after Ctrl-C or a failure, on a context of its own.
-func (j *job) dropMade(ctx context.Context) {
+// after Ctrl-C or a failure, on a context of its own. A stopped run calls
+// it before its stop line, which says from what it returns what became of
+// the tables; the deferred call then finds nothing left to do.
+func (j *job) dropMade(ctx context.Context) dropOutcome {
+	var out dropOutcome
 	if len(j.made) == 0 {
-		return
+		return out
 	}
 	if j.c.Keep {
-		names := make([]string, len(j.made))
-		for i, t := range j.made {
-			names[i] = t.Name
+		for _, t := range j.made {
+			out.kept = append(out.kept, t.Name)
 		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", strings.Join(names, ", "), j.c.Kind)
-		return
+		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", strings.Join(out.kept, ", "), j.c.Kind)
+		j.made = nil
+		return out
 	}
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	for i := len(j.made) - 1; i >= 0; i-- {
 		t := j.made[i]
 		if err := j.db.(driver.TableFiller).DropDataTable(dctx, t); err != nil {
+			out.left = append(out.left, t.Name)
 			fmt.Fprintf(j.c.Stderr, "dbprobe: could not drop the table %s this run made: %s; the next dbprobe storage %s drops it, or drop it yourself\n", t.Name, j.target.ScrubError(err), j.c.Kind)
+			continue
 		}
+		out.dropped = append(out.dropped, t.Name)
 	}
 	j.made = nil
+	return out
+}
+
+// dropOutcome is what dropMade did with the tables this run made, by
+// name.
+type dropOutcome struct {
+	dropped, left, kept []string
+}
+
+// text says it for a stop line, "" when the run made no table: a table
+// is said dropped only once its drop succeeded, and one left behind is
+// named with the statement that drops it.
+func (d dropOutcome) text() string {
+	var parts []string
+	if len(d.kept) > 0 {
+		noun, _ := tablesWords(d.kept)
+		parts = append(parts, fmt.Sprintf("%s %s kept (--keep)", noun, strings.Join(d.kept, ", ")))
+	}
+	if len(d.dropped) > 0 {
+		noun, _ := tablesWords(d.dropped)
+		parts = append(parts, fmt.Sprintf("%s %s dropped", noun, strings.Join(d.dropped, ", ")))
+	}
+	if len(d.left) > 0 {
+		drops := make([]string, len(d.left))
+		for i, name := range d.left {
+			drops[i] = "DROP TABLE " + name
+		}
+		noun, pronoun := tablesWords(d.left)
+		parts = append(parts, fmt.Sprintf("%s %s could not be dropped: drop %s yourself (%s), or let the next dbprobe storage run see to %[3]s",
+			noun, strings.Join(d.left, ", "), pronoun, strings.Join(drops, "; ")))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// tablesWords are "the table" and "it", or "the tables" and "them", for
+// names.
+func tablesWords(names []string) (noun, pronoun string) {
+	if len(names) == 1 {
+		return "the table", "it"
+	}
+	return "the tables", "them"
 }
 
 // dropOne drops one table this run made, between passes.
@@ -745,9 +792,12 @@ func (j *job) finish(ctx context.Context) error {
 	}
 	var stopped error
 	if j.stopped != nil {
+		// The tables go before the stop line is written, so that it says
+		// what became of them rather than what should.
+		left := j.dropMade(ctx).text()
 		rec, _ := experiment.Stopped(j.stopped, j.db, j.target.Target, experiment.StopContext{
 			Phase: j.c.Kind.String(), Progress: fmt.Sprintf("after %s of %s", result.BytesText(st.Bytes), j.c.Kind),
-			Left: "its tables are dropped (unless --keep)", DataDir: j.dataDir})
+			Left: left, DataDir: j.dataDir})
 		sum.Stopped = rec
 		stopped = &experiment.PhaseStopped{Text: rec.Text, UserFix: badinput.Is(j.stopped.Err), Failed: ErrRunFailed}
 	}

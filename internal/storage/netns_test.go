@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,13 +10,14 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/instance"
 	"github.com/dbprobe/dbprobe/internal/testdb"
+	"github.com/dbprobe/dbprobe/internal/testnet"
 )
 
 // postgresBehindRate starts a throwaway PostgreSQL in a network namespace
-// of the test's, reached through a veth pair whose namespace end sends at
-// most mbit megabits per second (a tbf qdisc: this kernel has no netem,
-// but a token bucket it has). The namespace, the pair and the server go
-// at the test's end. Names and addresses carry the test process's PID.
+// of the test's (testnet), reached through a veth pair whose namespace end
+// sends at most mbit megabits per second (a tbf qdisc: this kernel has no
+// netem, but a token bucket it has). The namespace, the pair and the
+// server go at the test's end.
 func postgresBehindRate(t *testing.T, mbit int) *instance.Server {
 	t.Helper()
 	needRoot(t)
@@ -26,37 +26,13 @@ func postgresBehindRate(t *testing.T, mbit int) *instance.Server {
 			testdb.Unavailable(t, tool+" is missing: install the Debian package iproute2")
 		}
 	}
-	pid := os.Getpid()
-	ns := fmt.Sprintf("dbprobe-storage-%d", pid)
-	host, inside := fmt.Sprintf("vsh%d", pid%1000000), fmt.Sprintf("vsn%d", pid%1000000)
-	// 172.30.0.0/16 in /30s by PID: apart from the fault tests' 10.64/10.
-	third, last := (pid>>6)&0xff, (pid&0x3f)*4
-	hostAddr, nsAddr := fmt.Sprintf("172.30.%d.%d", third, last+1), fmt.Sprintf("172.30.%d.%d", third, last+2)
-	run := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v: %s", args, err, out)
-		}
-	}
-	run("ip", "netns", "add", ns)
-	t.Cleanup(func() {
-		exec.Command("ip", "link", "del", host).Run()
-		if out, err := exec.Command("ip", "netns", "del", ns).CombinedOutput(); err != nil {
-			t.Errorf("ip netns del %s: %v: %s", ns, err, out)
-		}
-	})
-	run("ip", "link", "add", host, "type", "veth", "peer", "name", inside, "netns", ns)
-	run("ip", "addr", "add", hostAddr+"/30", "dev", host)
-	run("ip", "link", "set", host, "up")
-	run("ip", "-n", ns, "addr", "add", nsAddr+"/30", "dev", inside)
-	run("ip", "-n", ns, "link", "set", inside, "up")
-	run("ip", "-n", ns, "link", "set", "lo", "up")
+	ns := testnet.New(t, "dbprobe-storage-")
 	// The server's side sends the rows: its egress is the link's cap.
-	run("ip", "netns", "exec", ns, "tc", "qdisc", "add", "dev", inside, "root", "tbf",
+	ns.Exec(t, "", "tc", "qdisc", "add", "dev", ns.Link, "root", "tbf",
 		"rate", fmt.Sprintf("%dmbit", mbit), "burst", "32kb", "latency", "100ms")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := instance.Start(ctx, instance.Postgres, instance.Options{Addr: nsAddr, Netns: ns})
+	s, err := instance.Start(ctx, instance.Postgres, instance.Options{Addr: ns.Addr, Netns: ns.Name})
 	if err != nil {
 		testdb.Unavailable(t, "PostgreSQL did not start in the namespace: "+err.Error())
 	}

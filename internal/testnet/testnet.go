@@ -1,7 +1,8 @@
 // Package testnet makes network namespaces for tests that cut, slow or
 // cap the link to a server: a namespace of the test's own, joined to the
 // host's by a veth pair, removed when the test ends. The fault tests
-// (internal/faults) use it; it needs root and iproute2's ip, which the
+// (internal/faults) and the storage tests of a capped link
+// (internal/storage) use it; it needs root and iproute2's ip, which the
 // caller checks first so that it can skip with its own words.
 package testnet
 

@@ -308,6 +308,7 @@ func (j *job) phase(ctx context.Context, ph runner.Phase) (bool, error) {
 	}
 	experiment.PhaseWiring{Phase: ph.String(), Outputs: j.outs, Monitor: mon, Log: j.log, Target: j.target, StatusInterval: cfg.StatusInterval}.Wire(&ropts)
 	alignShardMonitors(&ropts, shardMons)
+	j.measureReplicaFrom(&ropts)
 
 	out, err := ExecuteReads(ctx, j.db, j.rep.reads, j.table, j.phaseSpec(ph), ropts)
 	mon.EndMonitor(out)

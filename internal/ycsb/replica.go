@@ -371,6 +371,28 @@ func (j *job) startReplica(ctx context.Context) ([]string, error) {
 	), nil
 }
 
+// measureReplicaFrom makes the replica's figures cover what the runner's
+// do: the reads and heartbeats from the end of the warm-up, which begins
+// once the --start-at wait is over. The heartbeats start before both, so
+// that the lag is known from the first measured second.
+func (j *job) measureReplicaFrom(opts *runner.Options) {
+	r := &j.rep
+	if r.reads == nil {
+		return
+	}
+	onStart, warmup := opts.OnStart, opts.Warmup
+	opts.OnStart = func(start, origin time.Time) {
+		from := start.Add(warmup)
+		r.reads.Tracker.MeasureFrom(from)
+		for _, hb := range r.hbs {
+			hb.MeasureFrom(from)
+		}
+		if onStart != nil {
+			onStart(start, origin)
+		}
+	}
+}
+
 // catchUpLimit bounds the wait, after a load in the same command, for the
 // replica to apply it before the run starts.
 const catchUpLimit = 5 * time.Minute

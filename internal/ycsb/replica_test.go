@@ -89,3 +89,48 @@ func TestCheckReplicaWorkload(t *testing.T) {
 		}
 	}
 }
+
+// The replica's counts cover what the runner's do: the reads of the
+// warm-up are sent to the replica but not counted (measureReplicaFrom).
+// The tracker cuts at the warm-up's end, the runner at its tick just
+// after: every read the runner measured is counted, but for the one a
+// worker may have had in flight at the cut.
+func TestReplicaReadsOfTheWarmupAreNotCounted(t *testing.T) {
+	primary, frozen := newMemDB(), newMemDB()
+	spec := testSpec(200, 0)
+	ctx := context.Background()
+	if _, err := Execute(ctx, primary, testTable, spec, runner.Options{Phase: runner.Load, Threads: 2, BatchSize: 50, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	for k, row := range primary.rows {
+		frozen.rows[k] = append([][]byte(nil), row...)
+	}
+	epoch, err := replica.NewEpoch(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracker := replica.NewTracker(epoch, spec.FieldCount, !spec.ReadAllFields, time.Now())
+	j := &job{rep: replicaRun{reads: &Reads{DB: frozen, Tracker: tracker}}}
+	const threads = 2
+	opts := runner.Options{Phase: runner.Run, Threads: threads, Seed: 2, Warmup: 200 * time.Millisecond, MaxExecutionTime: 600 * time.Millisecond}
+	j.measureReplicaFrom(&opts)
+	out, err := ExecuteReads(ctx, primary, j.rep.reads, testTable, spec, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.WarmupUnfinished {
+		t.Fatal("the phase ended before its warm-up did")
+	}
+	measured := summaryOf(out, "READ").Count + summaryOf(out, "READ-FAILED").Count
+	sent := frozen.calls.Load()
+	c := tracker.Counts()
+	if c.Reads+threads < measured {
+		t.Errorf("the tracker counted %d reads, the runner %d (%d threads): want every measured read counted", c.Reads, measured, threads)
+	}
+	if c.Reads+threads >= sent {
+		t.Errorf("the tracker counted %d of the %d reads sent to the replica: want the warm-up's left out", c.Reads, sent)
+	}
+	if c.Checked == 0 || c.Stale != c.Checked {
+		t.Errorf("tracker %+v: want every judged read stale on a replica that applies nothing", c)
+	}
+}

@@ -121,16 +121,16 @@ func open(ctx context.Context, cfg config, opts driver.Options) (driver.DB, erro
 			where += "; --table-type memory: the file " + cfg.unusedPath + " in the URL is not used"
 		}
 	} else {
-		abs, err := checkPath(cfg.path)
+		abs, missing, err := checkPath(cfg.path)
 		if err != nil {
 			return nil, err
 		}
 		mode := "rwc"
-		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) && !opts.Existing {
+		if missing && !opts.Existing {
 			created = abs
 		}
 		if opts.Existing {
-			if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+			if missing {
 				return nil, badinput.New("sqlite: there is no database at %s; load one first (dbprobe load --db %s) or give the file dbprobe load filled", abs, (&url.URL{Scheme: "sqlite", Path: filepath.ToSlash(abs)}).String())
 			}
 			// Not created should it vanish between the check and the open.
@@ -221,26 +221,30 @@ func (d *db) startCheckpointer(ctx context.Context, info *driver.Info) error {
 }
 
 // checkPath makes the path absolute and names the usual mistakes before
-// SQLite does, in words the user can act on.
-func checkPath(path string) (string, error) {
-	abs, err := filepath.Abs(path)
+// SQLite does, in words the user can act on. missing says whether no file
+// is there yet: open decides from this one look both whether it creates
+// the file (and so removes it at Close if it stays empty) and whether
+// --existing can be honoured.
+func checkPath(path string) (abs string, missing bool, err error) {
+	abs, err = filepath.Abs(path)
 	if err != nil {
-		return "", badinput.New("sqlite: cannot resolve path %s: %v", path, err)
+		return "", false, badinput.New("sqlite: cannot resolve path %s: %v", path, err)
 	}
 	dir := filepath.Dir(abs)
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", badinput.New("sqlite: directory %s does not exist; create it or give another path for the database", dir)
+		return "", false, badinput.New("sqlite: directory %s does not exist; create it or give another path for the database", dir)
 	case err != nil:
-		return "", badinput.New("sqlite: cannot reach directory %s (%v); check the path and its permissions", dir, err)
+		return "", false, badinput.New("sqlite: cannot reach directory %s (%v); check the path and its permissions", dir, err)
 	case !st.IsDir():
-		return "", badinput.New("sqlite: %s is not a directory, so %s cannot be created there; give another path", dir, filepath.Base(abs))
+		return "", false, badinput.New("sqlite: %s is not a directory, so %s cannot be created there; give another path", dir, filepath.Base(abs))
 	}
-	if st, err := os.Stat(abs); err == nil && st.IsDir() {
-		return "", badinput.New("sqlite: %s is a directory, not a database file; add a file name such as %s", abs, filepath.Join(abs, "bench.db"))
+	st, err = os.Stat(abs)
+	if err == nil && st.IsDir() {
+		return "", false, badinput.New("sqlite: %s is a directory, not a database file; add a file name such as %s", abs, filepath.Join(abs, "bench.db"))
 	}
-	return abs, nil
+	return abs, errors.Is(err, os.ErrNotExist), nil
 }
 
 // setupPragmas are run on every new connection, in this order: the busy

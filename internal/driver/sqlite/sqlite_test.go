@@ -1036,4 +1036,30 @@ func TestEmptyNewDatabaseIsRemovedAtClose(t *testing.T) {
 	if _, err := os.Stat(before); err != nil {
 		t.Errorf("an empty database that was there before: %v", err)
 	}
+	openURL(t, "sqlite://"+before, driver.Options{Sessions: 1, Existing: true}).Close()
+	if _, err := os.Stat(before); err != nil {
+		t.Errorf("an empty database opened with Existing: %v", err)
+	}
+}
+
+// checkPath's one look at the file tells open whether it is missing:
+// that decides both what Close may remove and what Existing refuses.
+func TestCheckPathSaysMissing(t *testing.T) {
+	dir := t.TempDir()
+	there := filepath.Join(dir, "there.db")
+	if err := os.WriteFile(there, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path    string
+		missing bool
+	}{
+		{there, false},
+		{filepath.Join(dir, "absent.db"), true},
+	} {
+		abs, missing, err := checkPath(tc.path)
+		if err != nil || abs != tc.path || missing != tc.missing {
+			t.Errorf("checkPath(%s) = %s, %v, %v; want %s, %v, nil", tc.path, abs, missing, err, tc.path, tc.missing)
+		}
+	}
 }

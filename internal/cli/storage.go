@@ -137,7 +137,11 @@ until --size is written or --duration is up.
 The rate's bytes are the target table's size on disk at the end. The
 summary adds the log bytes from the database's counters (MB/s of log, log
 bytes per byte of table) and the device's written bytes per byte of table:
-the write amplification.`,
+the write amplification. Where the database gives its checkpoint age
+(MariaDB 10.5+, MySQL 8.0.30+), the summary adds its peak against the most
+the log may hold: from 75% the verdict says the writes waited on the
+database's checkpoints, a log too small rather than a device too slow
+(bulk and logcopy report it too).`,
 			`  dbprobe storage write --size 2GB --chunk 100MB
   dbprobe storage write --db postgres://bench@127.0.0.1:5432/bench --size 10GB --expect write=250MB/min,log=48MB/s`),
 		newStorageKind(storage.Bulk, "Bulk load rate through the database's bulk API with N writers",

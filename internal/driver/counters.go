@@ -21,6 +21,10 @@ package driver
 //	page_bytes (gauge)  block_size                innodb_page_size                     8192                                page_size
 //	commits             xact_commit               Handler_commit                       Transactions/sec (the database's)   the writer's commits
 //	checkpoints         checkpoints_timed + _req  —                                    —                                   the checkpointer's passes
+//	checkpoint_age      —                         Innodb_checkpoint_age (MariaDB),     —                                   —
+//	  (gauge)                                     current − checkpoint LSN (MySQL 8.0.30+)
+//	checkpoint_age_max  —                         Innodb_checkpoint_max_age (MariaDB), —                                   —
+//	  (gauge)                                     Innodb_redo_log_capacity_resized (MySQL)
 //
 // Redis has no monitor, so none of these.
 const (
@@ -62,7 +66,28 @@ const (
 	// GaugePageBytes is the database's page size in bytes, which turns
 	// page counts into bytes.
 	GaugePageBytes = "page_bytes"
+	// GaugeCheckpointAge is the bytes of log written since the last
+	// checkpoint: changes the log holds that the data files do not have
+	// yet. The log is finite, so when this nears GaugeCheckpointAgeMax
+	// the database must flush pages before it may log more, and a
+	// write-heavy statement waits on its checkpoints however fast the
+	// log's device is: the log is too small.
+	GaugeCheckpointAge = "checkpoint_age"
+	// GaugeCheckpointAgeMax is the age at which writes wait on a
+	// checkpoint (the age overshoots it a little while they do):
+	// MariaDB's own figure, or, on MySQL, the redo log's capacity (MySQL
+	// starts to flush hard a little before it).
+	GaugeCheckpointAgeMax = "checkpoint_age_max"
 )
+
+// LogSizer is implemented by a Monitor whose database bounds its
+// checkpoint age (GaugeCheckpointAge) by the size of its log: a verdict
+// that finds the log too small says which setting makes it larger.
+type LogSizer interface {
+	// LogSizeSetting names that setting as the database spells it
+	// ("innodb_log_file_size").
+	LogSizeSetting() string
+}
 
 // StandardCounters lists the standard counter names, in the order of the
 // table above.

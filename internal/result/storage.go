@@ -58,6 +58,9 @@ type StorageSummary struct {
 	// Amplification is what writing the table cost the log and the
 	// device (write, bulk, logcopy).
 	Amplification *WriteAmplification `json:"write_amplification,omitempty"`
+	// CheckpointAge is the peak of the log the database held past its
+	// last checkpoint while it wrote (write, bulk, logcopy).
+	CheckpointAge *CheckpointAge `json:"checkpoint_age,omitempty"`
 	// Device is the block device that holds the table's files, when the
 	// database is on this machine, over the measured part.
 	Device *DeviceFigures `json:"device,omitempty"`
@@ -200,6 +203,62 @@ type WriteAmplification struct {
 	// or why there is none.
 	Checkpoints    int64  `json:"checkpoints"`
 	CheckpointsHow string `json:"checkpoints_how,omitempty"`
+}
+
+// CheckpointAge is the database's checkpoint age at its peak over the
+// measured part: the bytes of log written past the last checkpoint,
+// changes the data files do not have yet, against the most the log may
+// hold before writes wait on a checkpoint. Near that most, the database
+// flushes pages to make room and the writes wait on it however fast the
+// log's device is: the log is too small for the rate.
+type CheckpointAge struct {
+	// PeakBytes is the highest age sampled, MaxBytes the most it may
+	// reach at that sample (0 when the database does not say), and
+	// Share PeakBytes ÷ MaxBytes: a little above 1 while writes wait at
+	// the most, which the database holds them to, not a hard end.
+	PeakBytes int64   `json:"peak_bytes"`
+	MaxBytes  int64   `json:"max_bytes"`
+	Share     float64 `json:"share,omitempty"`
+	// PeakAt is when the peak was sampled, in seconds from the measured
+	// part's start, and Point the step it was in ("DOP 2"), when the
+	// experiment ran at several.
+	PeakAt float64 `json:"peak_at_s"`
+	Point  string  `json:"point,omitempty"`
+	// Samples is how many of the monitor's intervals it is over; Metric
+	// the monitor's metric that holds the series.
+	Samples int    `json:"samples"`
+	Metric  string `json:"metric,omitempty"`
+	// Full is Share at FullCheckpointShare or above: the writes were
+	// held back by the database's checkpoints. Setting names the setting
+	// that makes the log larger.
+	Full    bool   `json:"full,omitempty"`
+	Setting string `json:"setting,omitempty"`
+	// NotSampled says why there is no figure; "" when there is one.
+	NotSampled string `json:"not_sampled,omitempty"`
+}
+
+// FullCheckpointShare is the share of its maximum from which a
+// checkpoint age says the writes waited on checkpoints: InnoDB flushes
+// ever harder as the age grows past innodb_adaptive_flushing_lwm (10%
+// of the log by default), flushes as fast as it can from 7/8 of the
+// maximum, and stops every write at the maximum; three quarters is well
+// into that, where the log's size, not its device, sets the pace.
+const FullCheckpointShare = 0.75
+
+// Text says the figure in a line: "peak 70.0 MB of at most 87.0 MB
+// (80% of the log un-checkpointed) at 12 s".
+func (c *CheckpointAge) Text() string {
+	if c.NotSampled != "" {
+		return "not sampled: " + c.NotSampled
+	}
+	at := fmt.Sprintf("at %.1f s", c.PeakAt)
+	if c.Point != "" {
+		at += " (" + c.Point + ")"
+	}
+	if c.MaxBytes <= 0 {
+		return fmt.Sprintf("peak %s %s, over %d sample(s) (%s); the database does not say the most it may reach", BytesText(c.PeakBytes), at, c.Samples, c.Metric)
+	}
+	return fmt.Sprintf("peak %s of at most %s (%.0f%% of the log un-checkpointed) %s, over %d sample(s) (%s)", BytesText(c.PeakBytes), BytesText(c.MaxBytes), 100*c.Share, at, c.Samples, c.Metric)
 }
 
 // DeviceFigures are a block device's figures over the measured part,
@@ -521,6 +580,9 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			ck = fmt.Sprintf("%d checkpoint(s) during the run (%s)", a.Checkpoints, a.CheckpointsHow)
 		}
 		put("write amplification: per byte of table written (%s), %s and %s; %s", BytesText(a.TableBytes), log, dev, ck)
+	}
+	if c := st.CheckpointAge; c != nil {
+		put("checkpoint age: %s", c.Text())
 	}
 	if d := st.Device; d != nil {
 		put("device %s: read %s, wrote %s, %.0f IO/s, %s per request, await %.2f ms, utilisation %.0f%%",

@@ -26,6 +26,7 @@ func storageFixture() *StorageSummary {
 			{Label: "DOP 2", Seconds: 42.5, Bytes: 2_040_000_000, Rate: 48e6, Rows: 1_984_126, LogBytes: 2_100_000_000, LogRate: 49.4e6, PhysicalBytes: -1, DeviceReadBytes: -1, DeviceWriteBytes: -1, Degree: 2},
 		},
 		Amplification: &WriteAmplification{TableBytes: 4_080_000_000, LogBytes: 4_200_000_000, LogPerByte: 1.029, DeviceBytes: -1, Device: "loop0", Checkpoints: 3, CheckpointsHow: "the database's checkpoints counter"},
+		CheckpointAge: &CheckpointAge{PeakBytes: 80_500_000, MaxBytes: 87_000_000, Share: 0.925, PeakAt: 61, Point: "DOP 2", Samples: 85, Metric: "db.checkpoint_age", Full: true, Setting: "innodb_log_file_size"},
 		Proof:         &StorageProof{Bytes: 6_120_000_000, DatabaseBytes: 6_300_000_000, Counter: "log_bytes", DeviceBytes: 6_600_000_000, Device: "loop0"},
 		Device: &DeviceFigures{Name: "loop0", WriteBytes: 6_600_000_000, IOPS: 60, AvgRequestBytes: 860_000, AwaitMs: 12.5, UtilPct: 4,
 			Bursts: &DeviceBursts{Seconds: 85, MedianRate: 51e6, MaxRate: 160e6, MaxAt: 3, MedianIOPS: 60, MaxIOPS: 190, MedianAwaitMs: 12, MaxAwaitMs: 40, SaturatedShare: 0.96}},

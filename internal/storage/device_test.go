@@ -423,6 +423,79 @@ func TestThrottledScan(t *testing.T) {
 	}
 }
 
+// MariaDB's scan reads at the rate its data's device is throttled to,
+// within 15%, and is physical: its data directory on the test's loop
+// device, the server restarted before the scan (its buffer pool, at its
+// minimum of 6 MB for 16 kB pages, emptied and not reloaded) and then its
+// reads of that device capped for its own process. InnoDB reads its files with O_DIRECT, past the page
+// cache, so every page the scan needs comes from the device, read ahead
+// a whole extent at a time by InnoDB's I/O threads (in the same process,
+// so under the same cap).
+func TestThrottledScanMariaDB(t *testing.T) {
+	dev := loopDevice(t, 400, "")
+	needBlkio(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv, err := instance.Start(ctx, instance.MariaDB, instance.Options{DataDir: filepath.Join(dev.mnt, "data"), Settings: map[string]string{
+		"innodb_buffer_pool_size": "6M", "innodb_flush_method": "O_DIRECT",
+		"innodb_buffer_pool_dump_at_shutdown": "OFF", "innodb_buffer_pool_load_at_startup": "OFF"}})
+	if err != nil {
+		testdb.Unavailable(t, "MariaDB did not start: "+err.Error())
+	}
+	t.Cleanup(func() { srv.Close() })
+	const bps = 25_000_000
+	c := small(t, Scan, srv.URL())
+	c.Size, c.Duration = 60_000_000, 3*time.Second
+	c.Restart = func(ctx context.Context) error {
+		if err := restart(ctx, srv); err != nil {
+			return err
+		}
+		pid, err := mariadbPID(srv)
+		if err != nil {
+			return err
+		}
+		return throttle(t, dev, pid, "read_bps_device", bps)
+	}
+	o, st := mustRun(t, c)
+	devRate := 0.0
+	if st.Proof != nil && st.Seconds > 0 {
+		devRate = float64(st.Proof.DeviceBytes) / st.Seconds
+	}
+	if st.Proof == nil || !st.Proof.Physical || !near(devRate, bps, 0.15) || !near(st.Rate, bps, 0.15) {
+		t.Errorf("scan at %.1f MB/s (the device read %.1f MB/s), the device is throttled to %.1f MB/s; verdict %q\n%s", st.Rate/1e6, devRate/1e6, float64(bps)/1e6, st.Verdict, o.text)
+	}
+	// Second by second, the device read at the cap while the scan ran,
+	// and never well above it.
+	d := st.Device
+	if d == nil || d.Name != dev.name {
+		t.Fatalf("device figures %+v", d)
+	}
+	atCap, maxRead := 0, 0.0
+	for _, s := range d.PerSecond {
+		if s.Seconds >= 0.9 && near(s.ReadRate, bps, 0.15) {
+			atCap++
+		}
+		maxRead = max(maxRead, s.ReadRate)
+	}
+	if atCap < 1 || maxRead > 1.25*bps {
+		t.Errorf("%d seconds at the cap, busiest read %.1f MB/s, per second %+v", atCap, maxRead/1e6, d.PerSecond)
+	}
+	t.Logf("scan %.1f MB/s, device %.1f MB/s at a cap of %.1f MB/s; %s", st.Rate/1e6, devRate/1e6, float64(bps)/1e6, st.Verdict)
+}
+
+// mariadbPID is the PID of a throwaway MariaDB's server process.
+func mariadbPID(s *instance.Server) (int, error) {
+	data, err := os.ReadFile(filepath.Join(s.Dir(), "mysqld.pid"))
+	if err != nil {
+		return 0, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil || pid <= 0 {
+		return 0, fmt.Errorf("mysqld.pid holds %q", data)
+	}
+	return pid, nil
+}
+
 // logcopy finds a log device's write cap, within 15%, and names the log:
 // PostgreSQL's WAL alone on the throttled device.
 func TestThrottledLogCopy(t *testing.T) {
@@ -478,12 +551,11 @@ func TestThrottledLogCopyMariaDB(t *testing.T) {
 	c.Size, c.Dops, c.Duration = 6_000_000, []int{1, 2}, 100*time.Millisecond
 	c.around = func(label string, after bool) {
 		if !after && label == "DOP 1" {
-			data, err := os.ReadFile(filepath.Join(srv.Dir(), "mysqld.pid"))
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
-			if err == nil && pid > 0 {
+			pid, err := mariadbPID(srv)
+			if err == nil {
 				err = throttle(t, dev, pid, "write_bps_device", bps)
 			}
-			if err != nil || pid == 0 {
+			if err != nil {
 				t.Errorf("throttling the server (pid %d): %v", pid, err)
 			}
 		}

@@ -759,12 +759,19 @@ func (j *job) finish(ctx context.Context) error {
 	}
 	j.stepFigures()
 	j.amplification()
+	var intervals []monitor.Interval
+	if j.mon != nil {
+		intervals = j.mon.Intervals()
+	}
 	if j.verdict != nil {
-		var intervals []monitor.Interval
-		if j.mon != nil {
-			intervals = j.mon.Intervals()
-		}
 		j.verdict(intervals)
+	}
+	// A write's log running full of changes not yet checkpointed is said
+	// whatever else the verdict found: it is another wall than the log's
+	// device.
+	st.CheckpointAge = j.checkpointAge(intervals, j.c.Monitor.Off)
+	if line := checkpointVerdict(j.c.Kind, st.CheckpointAge); line != "" {
+		st.Verdict += "; " + line
 	}
 	for _, e := range j.c.Expect {
 		if j.c.Kind == Cache && st.Cache != nil {

@@ -357,7 +357,11 @@ func TestWriteAndRead(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
 			url := tg.url(t)
-			_, st := mustRun(t, small(t, Write, url))
+			w := small(t, Write, url)
+			// Samples often enough for the checkpoint age to be seen
+			// while the chunks are written.
+			w.Monitor.Interval = 50 * time.Millisecond
+			o, st := mustRun(t, w)
 			if want := int64(4 * (2_000_000 / (8 + DefaultPayload))); st.Rows != want {
 				t.Errorf("wrote %d rows, want %d (4 chunks)", st.Rows, want)
 			}
@@ -378,6 +382,22 @@ func TestWriteAndRead(t *testing.T) {
 				t.Errorf("checkpoints: %s", a.CheckpointsHow)
 			} else if tg.name == "postgres" && (a.LogPerByte < 0.9 || a.LogPerByte > 1.5) {
 				t.Errorf("%.2f bytes of log per byte of table", a.LogPerByte)
+			}
+			// The checkpoint age: sampled on MariaDB (between 0 and its
+			// maximum, the setting that sizes the log named), and on the
+			// others a line that says why not.
+			ca := st.CheckpointAge
+			switch {
+			case ca == nil:
+				t.Errorf("no checkpoint age in the result")
+			case tg.name == "mariadb" && (ca.NotSampled != "" || ca.Samples < 2 || ca.PeakBytes < 0 || ca.MaxBytes <= 0 || ca.PeakBytes > ca.MaxBytes ||
+				ca.Setting != "innodb_log_file_size" || !strings.Contains(o.text, "# checkpoint age: peak ")):
+				t.Errorf("checkpoint age %+v\n%s", ca, o.text)
+			case tg.name != "mariadb" && (ca.NotSampled == "" || !strings.Contains(o.text, "# checkpoint age: not sampled: ")):
+				t.Errorf("checkpoint age %+v\n%s", ca, o.text)
+			}
+			if ca != nil {
+				t.Logf("checkpoint age: %s", ca.Text())
 			}
 			c := small(t, Read, url)
 			c.Threads = []int{1, 2}

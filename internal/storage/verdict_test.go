@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -170,5 +171,102 @@ func TestLogCopyAtTheCap(t *testing.T) {
 	j.logcopyVerdict(noWaits)
 	if strings.HasPrefix(j.sum.Verdict, "log-bound") {
 		t.Errorf("below the cap: %q", j.sum.Verdict)
+	}
+}
+
+// The log-bound rule of a capped log device: the larger of the device's
+// bytes over the copy's time and the median of its whole seconds within
+// a copy, at 85% of the cap or more. Each case fails if one half of the
+// max() is dropped, if the threshold moves, or if a claim is made with
+// no cap known.
+func TestLogAtCapRule(t *testing.T) {
+	const cap = 8e6
+	t0 := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	type copyRun struct {
+		from, to float64 // seconds from t0
+	}
+	cases := []struct {
+		name string
+		cap  float64 // 0: no cap known
+		// secs and devBytes are each step's copying time and the
+		// device's bytes over it.
+		secs, devBytes []float64
+		// perSec are the device's write rates in the whole seconds
+		// from t0 on.
+		perSec []float64
+		copies []copyRun
+		want   bool
+		share  float64
+	}{
+		{name: "slow start, the median second at the cap", cap: cap,
+			secs: []float64{10}, devBytes: []float64{0.7 * cap * 10},
+			perSec: []float64{0.1 * cap, 0.1 * cap, 0.3 * cap, cap, cap, cap, cap, cap, cap, 0.5 * cap},
+			copies: []copyRun{{0, 10}}, want: true, share: 1},
+		{name: "at the cap over the copy, the few whole seconds below it", cap: cap,
+			secs: []float64{3}, devBytes: []float64{1.01 * cap * 3},
+			perSec: []float64{0, 0.55 * cap, 1.05 * cap},
+			copies: []copyRun{{0.5, 3.5}}, want: true, share: 1.01},
+		{name: "80% both ways", cap: cap,
+			secs: []float64{10}, devBytes: []float64{0.8 * cap * 10},
+			perSec: []float64{0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap, 0.8 * cap},
+			copies: []copyRun{{0, 10}}, want: false, share: 0.8},
+		{name: "86% over the copy", cap: cap,
+			secs: []float64{10}, devBytes: []float64{0.86 * cap * 10},
+			copies: []copyRun{{0, 10}}, want: true, share: 0.86},
+		{name: "84% over the copy", cap: cap,
+			secs: []float64{10}, devBytes: []float64{0.84 * cap * 10},
+			copies: []copyRun{{0, 10}}, want: false, share: 0.84},
+		{name: "86% median second", cap: cap,
+			secs: []float64{5}, devBytes: []float64{0.5 * cap * 5},
+			perSec: []float64{0.86 * cap, 0.86 * cap, 0.86 * cap, 0.1 * cap, 0.1 * cap},
+			copies: []copyRun{{0, 5}}, want: true, share: 0.86},
+		{name: "84% median second", cap: cap,
+			secs: []float64{5}, devBytes: []float64{0.5 * cap * 5},
+			perSec: []float64{0.84 * cap, 0.84 * cap, 0.84 * cap, 0.1 * cap, 0.1 * cap},
+			copies: []copyRun{{0, 5}}, want: false, share: 0.84},
+		{name: "seconds at the cap outside every copy do not count", cap: cap,
+			secs: []float64{4}, devBytes: []float64{0.3 * cap * 4},
+			perSec: []float64{0.3 * cap, 0.3 * cap, 0.3 * cap, 0.3 * cap, cap, cap, cap, cap, cap, cap},
+			copies: []copyRun{{0, 4}}, want: false, share: 0.3},
+		{name: "the slowest degree decides the bytes over time", cap: cap,
+			secs: []float64{10, 10}, devBytes: []float64{cap * 10, 0.5 * cap * 10},
+			copies: []copyRun{{0, 10}, {10, 20}}, want: false, share: 0.5},
+		{name: "no cap known", cap: 0,
+			secs: []float64{10}, devBytes: []float64{cap * 10},
+			perSec: []float64{cap, cap, cap, cap, cap, cap, cap, cap, cap, cap},
+			copies: []copyRun{{0, 10}}, want: false, share: 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &job{c: Config{Kind: LogCopy, Dops: []int{1}}, local: true, caps: driver.Capabilities{Database: "MariaDB"},
+				ev: &evidence{device: "loop3"}, origin: t0}
+			if tc.cap > 0 {
+				j.logCap = &deviceCap{bps: tc.cap, group: "/sys/fs/cgroup/blkio/g"}
+			}
+			var total float64
+			for i := range tc.secs {
+				j.sum.Steps = append(j.sum.Steps, result.StorageStep{Label: "DOP " + strconv.Itoa(i+1), Seconds: tc.secs[i], Bytes: 7e7,
+					LogBytes: int64(tc.devBytes[i]), LogRate: tc.devBytes[i] / tc.secs[i], DeviceWriteBytes: int64(tc.devBytes[i]), HostCores: 0.2})
+				j.steps = append(j.steps, stepWindow{i, t0.Add(time.Duration(total * float64(time.Second))), t0.Add(time.Duration((total + tc.secs[i]) * float64(time.Second)))})
+				total += tc.secs[i]
+			}
+			j.sum.Device = &result.DeviceFigures{Name: "loop3", UtilPct: 30}
+			for i, r := range tc.perSec {
+				j.sum.Device.PerSecond = append(j.sum.Device.PerSecond, result.DeviceSecond{Elapsed: float64(i + 1), Seconds: 1, WriteRate: r, UtilPct: 30})
+			}
+			for _, c := range tc.copies {
+				j.copies = append(j.copies, span{start: t0.Add(time.Duration(c.from * float64(time.Second))), end: t0.Add(time.Duration(c.to * float64(time.Second)))})
+			}
+			got, share := j.logAtCap(j.sum.Steps)
+			if got != tc.want || !near(share, tc.share, 0.005) {
+				t.Errorf("logAtCap = %v at %.3f of the cap, want %v at %.3f", got, share, tc.want, tc.share)
+			}
+			// The verdict follows the rule: a log-bound claim naming the
+			// write cap exactly when the rule holds.
+			j.logcopyVerdict(fixture(t0, int(total), map[string]float64{"db.sessions.active": 1}))
+			if claims := strings.HasPrefix(j.sum.Verdict, "log-bound") && strings.Contains(j.sum.Verdict, "write cap"); claims != tc.want {
+				t.Errorf("verdict %q", j.sum.Verdict)
+			}
+		})
 	}
 }

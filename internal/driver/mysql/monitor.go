@@ -34,6 +34,18 @@ var statusCounters = []string{
 // instant rather than running totals.
 var statusGauges = []string{"Threads_running", "Threads_connected", "Innodb_row_lock_current_waits"}
 
+// checkpointStatus are the SHOW GLOBAL STATUS variables the redo log's
+// checkpoint age comes from, of which a server has one set or none:
+// MariaDB 10.5 and later (and Percona's XtraDB) give the age and its
+// maximum; MySQL 8.0.30 and later the current and the checkpoint LSNs
+// and the redo log's capacity. They are gauges, values at an instant,
+// and never reported missing one by one: probe says once when the server
+// gives no checkpoint age at all.
+var checkpointStatus = []string{
+	"Innodb_checkpoint_age", "Innodb_checkpoint_max_age",
+	"Innodb_redo_log_current_lsn", "Innodb_redo_log_checkpoint_lsn", "Innodb_redo_log_capacity_resized",
+}
+
 // statusAlternatives are counters of which one is enough: MariaDB 10.8
 // and later has no Innodb_os_log_fsyncs, and Innodb_data_fsyncs then
 // counts the log's fsyncs with the data files'.
@@ -92,6 +104,9 @@ type monitor struct {
 	noWaits     bool    // PROCESSLIST may not be read
 	noLockWaits bool    // INNODB_TRX may not be read
 	checkpoints bool    // INNODB_METRICS' log_checkpoints is enabled and read
+	// logSetting is the setting that sizes the redo log, which bounds
+	// the checkpoint age; "" when the server gives no checkpoint age.
+	logSetting string
 
 	// lockWaits are the threads whose transaction waited for a row lock
 	// when INNODB_TRX was last read, at lockWaitsRead.
@@ -111,9 +126,20 @@ func (m *monitor) probe(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, _, missing := statusSample(status)
+	counters, gauges, missing := statusSample(status)
 	if len(missing) > 0 {
 		m.unavailable = append(m.unavailable, "SHOW GLOBAL STATUS: this server has no "+strings.Join(missing, ", "))
+	}
+	standardize(counters, gauges, m.pageSize)
+	switch _, ok := gauges[driver.GaugeCheckpointAge]; {
+	case !ok:
+		m.unavailable = append(m.unavailable, noCheckpointAge)
+	case hasGauge(gauges, "Innodb_checkpoint_age"):
+		// MariaDB: one redo log file of this size (10.5 and later).
+		m.logSetting = "innodb_log_file_size"
+	default:
+		// MySQL 8.0.30 and later sizes the redo log by its capacity.
+		m.logSetting = "innodb_redo_log_capacity"
 	}
 
 	m.probeCheckpoints(ctx)
@@ -154,6 +180,12 @@ func (m *monitor) probe(ctx context.Context) error {
 	}
 	return nil
 }
+
+// noCheckpointAge is the Unavailable line of a server that gives no
+// checkpoint age (MySQL before 8.0.30, MariaDB before 10.5).
+const noCheckpointAge = "checkpoint age: this server gives neither Innodb_checkpoint_age (MariaDB 10.5+) nor " +
+	"Innodb_redo_log_current_lsn and Innodb_redo_log_checkpoint_lsn (MySQL 8.0.30+) in SHOW GLOBAL STATUS, " +
+	"so whether writes waited on InnoDB's checkpoints (a redo log too small) cannot be seen"
 
 // checkpointsQuery reads InnoDB's count of its checkpoints, which it
 // keeps only while the metric is enabled (off by default; MySQL and
@@ -286,6 +318,31 @@ func standardize(counters, gauges map[string]float64, pageSize float64) {
 	if pageSize > 0 {
 		gauges[driver.GaugePageBytes] = pageSize
 	}
+	checkpointAge(gauges)
+}
+
+// checkpointAge adds the standard checkpoint age and its maximum from
+// MariaDB's own pair or, on MySQL 8.0.30 and later, from the LSNs (the
+// log written past the last checkpoint) and the redo log's capacity.
+// The LSNs are up to 2^64 as float64s: exact to 2^53 bytes (9 PB of
+// log), beyond which their difference may be off by a few kilobytes.
+func checkpointAge(gauges map[string]float64) {
+	if age, ok := gauges["Innodb_checkpoint_age"]; ok {
+		gauges[driver.GaugeCheckpointAge] = age
+		if most, ok := gauges["Innodb_checkpoint_max_age"]; ok && most > 0 {
+			gauges[driver.GaugeCheckpointAgeMax] = most
+		}
+		return
+	}
+	current, ok1 := gauges["Innodb_redo_log_current_lsn"]
+	checkpoint, ok2 := gauges["Innodb_redo_log_checkpoint_lsn"]
+	if !ok1 || !ok2 || current < checkpoint {
+		return
+	}
+	gauges[driver.GaugeCheckpointAge] = current - checkpoint
+	if capacity, ok := gauges["Innodb_redo_log_capacity_resized"]; ok && capacity > 0 {
+		gauges[driver.GaugeCheckpointAgeMax] = capacity
+	}
 }
 
 // readStatus reads the status variables of statusQuery by name.
@@ -410,6 +467,17 @@ func waitEvent(state string, lockWait bool) string {
 	return strings.TrimSpace(state)
 }
 
+// LogSizeSetting names the setting that sizes the redo log, which bounds
+// the checkpoint age: innodb_log_file_size on MariaDB,
+// innodb_redo_log_capacity on MySQL 8.0.30 and later; "" on a server
+// that gives no checkpoint age.
+func (m *monitor) LogSizeSetting() string { return m.logSetting }
+
+func hasGauge(gauges map[string]float64, name string) bool {
+	_, ok := gauges[name]
+	return ok
+}
+
 // Unavailable lists what the monitor cannot read, one line each.
 func (m *monitor) Unavailable() []string {
 	return append([]string(nil), m.unavailable...)
@@ -425,7 +493,7 @@ func (m *monitor) Close() error {
 func statusQuery() string {
 	var b strings.Builder
 	b.WriteString("SHOW GLOBAL STATUS WHERE Variable_name IN (")
-	for i, n := range append(append([]string(nil), statusCounters...), statusGauges...) {
+	for i, n := range slices.Concat(statusCounters, statusGauges, checkpointStatus) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
@@ -437,7 +505,8 @@ func statusQuery() string {
 
 // statusSample turns status variables into a sample's counters and gauges
 // under their canonical names, and lists the variables the server did not
-// have (an alternative present counts for its pair). A value that is not a
+// have (an alternative present counts for its pair; checkpointStatus is
+// never listed). A value that is not a
 // number is left out and listed as missing.
 func statusSample(status map[string]string) (counters, gauges map[string]float64, missing []string) {
 	byLower := make(map[string]string, len(status))
@@ -461,6 +530,7 @@ func statusSample(status map[string]string) (counters, gauges map[string]float64
 	gauges = map[string]float64{}
 	read(statusCounters, counters)
 	read(statusGauges, gauges)
+	read(checkpointStatus, gauges)
 	for _, n := range statusCounters {
 		if _, ok := counters[n]; ok {
 			continue
@@ -630,4 +700,7 @@ func intValue(v sqldriver.Value) (int64, error) {
 	return 0, fmt.Errorf("mysql: an integer column came back as %T", v)
 }
 
-var _ driver.Monitorable = (*DB)(nil)
+var (
+	_ driver.Monitorable = (*DB)(nil)
+	_ driver.LogSizer    = (*monitor)(nil)
+)

@@ -327,6 +327,10 @@ func TestStatusSample(t *testing.T) {
 		{name: "names in another case", status: map[string]string{"COM_UPDATE": " 12 "}, counter: "Com_update", want: 12},
 		{name: "not a number", status: map[string]string{"Com_update": "many"}, counter: "Com_update"},
 		{name: "large values", status: map[string]string{"Bytes_sent": "18446744073709551615"}, counter: "Bytes_sent", want: 18446744073709551615},
+		// The checkpoint age's variables are one server's or the
+		// other's: none is ever missing on its own.
+		{name: "no checkpoint variables", status: full, wantMissing: []string{}},
+		{name: "a checkpoint variable", status: map[string]string{"Innodb_checkpoint_age": "4096"}, gauge: "Innodb_checkpoint_age", wantGauge: 4096},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			counters, gauges, missing := statusSample(tc.status)
@@ -373,7 +377,7 @@ func FuzzStatusSample(f *testing.F) {
 			}
 		}
 		for n := range gauges {
-			if !slices.Contains(statusGauges, n) {
+			if !slices.Contains(statusGauges, n) && !slices.Contains(checkpointStatus, n) {
 				t.Errorf("sampled gauge %q was not asked for", n)
 			}
 			if slices.Contains(missing, n) {
@@ -585,4 +589,82 @@ func TestMonitorCheckpoints(t *testing.T) {
 		}
 	}
 	t.Errorf("no checkpoint counted within 15 s of 200 inserts with every dirty page to be flushed (from %v)", before)
+}
+
+// The standard checkpoint age comes from MariaDB's own pair, or from
+// MySQL 8.0.30's LSNs and redo capacity, and is left out when neither
+// is there or the LSNs make no sense.
+func TestCheckpointAge(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		status   map[string]string
+		age, max float64 // -1: left out
+	}{
+		{"MariaDB", map[string]string{"Innodb_checkpoint_age": "1048576", "Innodb_checkpoint_max_age": "87031808"}, 1048576, 87031808},
+		{"MariaDB before its first checkpoint", map[string]string{"Innodb_checkpoint_age": "12", "Innodb_checkpoint_max_age": "0"}, 12, -1},
+		{"MySQL 8.0.30", map[string]string{"Innodb_redo_log_current_lsn": "900000000000", "Innodb_redo_log_checkpoint_lsn": "899990000000",
+			"Innodb_redo_log_capacity_resized": "104857600"}, 10000000, 104857600},
+		// Near 2^63: float64 loses units there, the difference stays
+		// about right.
+		{"MySQL, large LSNs", map[string]string{"Innodb_redo_log_current_lsn": "9223372036854775807", "Innodb_redo_log_checkpoint_lsn": "9223372036753000000"}, 101775807, -1},
+		{"the checkpoint past the current LSN", map[string]string{"Innodb_redo_log_current_lsn": "10", "Innodb_redo_log_checkpoint_lsn": "20"}, -1, -1},
+		{"only one LSN", map[string]string{"Innodb_redo_log_current_lsn": "10"}, -1, -1},
+		{"MySQL before 8.0.30", map[string]string{"Innodb_os_log_written": "10"}, -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			counters, gauges, _ := statusSample(tc.status)
+			standardize(counters, gauges, 16384)
+			for name, want := range map[string]float64{driver.GaugeCheckpointAge: tc.age, driver.GaugeCheckpointAgeMax: tc.max} {
+				got, ok := gauges[name]
+				switch {
+				case want < 0 && ok:
+					t.Errorf("%s = %v, want it left out", name, got)
+				case want >= 0 && (!ok || got < want-4096 || got > want+4096):
+					t.Errorf("%s = %v (%v), want %v", name, got, ok, want)
+				}
+			}
+		})
+	}
+}
+
+// The checkpoint age is sampled on a server that gives it (MariaDB 10.5+,
+// MySQL 8.0.30+), between 0 and its maximum, and equal to the server's
+// own figure beside it; a server that gives none says so in Unavailable.
+func TestMonitorCheckpointAge(t *testing.T) {
+	_, admin, db, tbl := monitored(t, 1)
+	m := openMonitor(t, db)
+	s := openSession(t, db, tbl)
+	ctx := context.Background()
+	first := mustSample(t, m)
+	if _, ok := first.Gauges[driver.GaugeCheckpointAge]; !ok {
+		if !unavailableMentions(m, "checkpoint age: this server gives neither") {
+			t.Errorf("no checkpoint age and no word of it in Unavailable %q", m.Unavailable())
+		}
+		t.Skipf("this server gives no checkpoint age: %q", m.Unavailable())
+	}
+	for i := range 200 {
+		k := []byte(fmt.Sprintf("ca%04d", i))
+		if err := s.Insert(ctx, k, fields(string(k), 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mustSample(t, m)
+	g := after.Gauges
+	age, most := g[driver.GaugeCheckpointAge], g[driver.GaugeCheckpointAgeMax]
+	if age < 0 || most <= 0 || age > most {
+		t.Errorf("checkpoint age %v of at most %v", age, most)
+	}
+	if own, ok := g["Innodb_checkpoint_age"]; ok && own != age {
+		t.Errorf("checkpoint_age %v, Innodb_checkpoint_age %v", age, own)
+	}
+	if unavailableMentions(m, "checkpoint age:") {
+		t.Errorf("the age is sampled, yet Unavailable says %q", m.Unavailable())
+	}
+	// The setting named to make the log larger is one the server has.
+	setting := m.(driver.LogSizer).LogSizeSetting()
+	var v sql.NullInt64
+	if err := admin.QueryRowContext(ctx, "SELECT @@GLOBAL."+setting).Scan(&v); err != nil || v.Int64 <= 0 {
+		t.Errorf("LogSizeSetting %q: %v (%v)", setting, v, err)
+	}
+	t.Logf("checkpoint age %.0f of at most %.0f (%.1f%%)", age, most, 100*age/most)
 }

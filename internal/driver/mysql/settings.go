@@ -50,6 +50,10 @@ var variables = []variable{
 	{names: []string{"innodb_buffer_pool_size"}},
 	{names: []string{"innodb_doublewrite"}},
 	{names: []string{"innodb_flush_method"}},
+	// The redo log's size bounds the checkpoint age: writes faster than
+	// the checkpoints free it wait on them. MySQL 8.0.30 and later sizes
+	// it by its capacity, MariaDB by its one file.
+	{names: []string{"innodb_redo_log_capacity", "innodb_log_file_size"}},
 	// How long a write waits for a row lock, or a statement for a table
 	// or metadata lock, before it fails (1205).
 	{names: []string{"innodb_lock_wait_timeout"}},

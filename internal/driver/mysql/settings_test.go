@@ -13,7 +13,7 @@ func mariaDB10() map[string]string {
 	return map[string]string{
 		"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "0", "log_bin": "OFF", "binlog_format": "MIXED",
 		"tx_isolation": "REPEATABLE-READ", "autocommit": "ON", "tx_read_only": "OFF",
-		"innodb_buffer_pool_size": "268435456", "innodb_doublewrite": "ON", "innodb_flush_method": "O_DIRECT",
+		"innodb_buffer_pool_size": "268435456", "innodb_doublewrite": "ON", "innodb_flush_method": "O_DIRECT", "innodb_log_file_size": "100663296",
 		"innodb_lock_wait_timeout": "50", "lock_wait_timeout": "86400", "innodb_deadlock_detect": "ON",
 		"max_statement_time": "0.000000", "general_log": "OFF", "slow_query_log": "OFF", "long_query_time": "10.000000",
 		"performance_schema": "OFF", "max_connections": "151", "max_allowed_packet": "16777216", "local_infile": "ON",

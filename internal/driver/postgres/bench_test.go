@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
+	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
 // benchRecords is how many rows BenchmarkReadUpdate reads and updates.
@@ -106,4 +108,44 @@ func benchmarkReadUpdate(b *testing.B, cancelable bool) {
 	})
 	b.StopTimer()
 	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkCopyBatch is storage bulk's load at the driver: one session
+// loads batches of 1000 rows of one 1000-byte field through COPY, one
+// COPY per batch. Besides MB/s it reports cpu-s/GB, this process's CPU
+// per GB of payload (the server's is another process's): the client
+// cost that bench/RESULTS.md holds against psql's \copy.
+//
+//	scripts/with-databases go test -run '^$' -bench CopyBatch -benchtime 300x ./internal/driver/postgres/
+func BenchmarkCopyBatch(b *testing.B) {
+	const rows, payload = 1000, 1000
+	ctx := context.Background()
+	db := drivertest.MustOpen(b, testdb.FreshPostgresDatabase(b), driver.Options{Sessions: 1, BulkLoad: true})
+	tbl := drivertest.Table("usertable", 1)
+	tbl.FieldLength = payload
+	if err := db.CreateTable(ctx, tbl); err != nil {
+		b.Fatalf("CreateTable: %v", err)
+	}
+	s := drivertest.Session(b, db, tbl)
+	keys := make([][]byte, rows)
+	values := make([][][]byte, rows)
+	for i := range values {
+		v := []byte(strings.Repeat("x", payload))
+		v[i%payload] = 'y'
+		values[i] = [][]byte{v}
+	}
+	b.SetBytes(rows * payload)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	for n := range b.N {
+		for i := range keys {
+			keys[i] = fmt.Appendf(keys[i][:0], "user%012d", n*rows+i)
+		}
+		if err := s.InsertBatch(ctx, keys, values); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric((cpuTime(b)-cpu0).Seconds()/(float64(b.N)*rows*payload/1e9), "cpu-s/GB")
 }

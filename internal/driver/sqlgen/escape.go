@@ -17,28 +17,51 @@ var CopyEscapes = Escapes{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r'}
 var LoadDataEscapes = Escapes{'\\': '\\', '\t': 't', '\n': 'n', '\r': 'r', 0: '0', 0x1a: 'Z'}
 
 // AppendEscaped appends v to dst with each byte e escapes written as a
-// backslash and its letter. Eight bytes at a time are checked for a byte
-// that may need escaping and copied whole when none does: byte by byte,
-// the check was most of a bulk load's client CPU (1 µs per 1000-byte
-// payload, 1 s per GB loaded).
+// backslash and its letter. Thirty-two bytes at a time are checked for a
+// byte that may need escaping and copied whole when none does, and a
+// block that holds one is checked by its words of eight, only a word
+// that holds one byte by byte: byte by byte, the check was most of a
+// bulk load's client CPU (1 µs per 1000-byte payload, 1 s per GB
+// loaded); eight at a time it was still 37% of a PostgreSQL bulk load's
+// (BenchmarkAppendEscaped: 218 ns per 1000 bytes against 164 now,
+// medians of 7 alternating runs on a loaded machine).
 func AppendEscaped(dst, v []byte, e *Escapes) []byte {
-	start := 0
-	for i := 0; i < len(v); {
-		if i+8 <= len(v) && maySpecial(binary.LittleEndian.Uint64(v[i:])) == 0 {
-			i += 8
+	start, i := 0, 0
+	for ; i+32 <= len(v); i += 32 {
+		w := v[i : i+32 : i+32]
+		if maySpecial(binary.LittleEndian.Uint64(w))|maySpecial(binary.LittleEndian.Uint64(w[8:]))|
+			maySpecial(binary.LittleEndian.Uint64(w[16:]))|maySpecial(binary.LittleEndian.Uint64(w[24:])) == 0 {
 			continue
 		}
-		esc := e[v[i]]
-		if esc == 0 {
-			i++
-			continue
+		for j := i; j < i+32; j += 8 {
+			if maySpecial(binary.LittleEndian.Uint64(v[j:])) != 0 {
+				dst, start = escapeRange(dst, v, start, j, j+8, e)
+			}
 		}
-		dst = append(dst, v[start:i]...)
-		dst = append(dst, '\\', esc)
-		i++
-		start = i
 	}
+	// The tail, shorter than a block: a word at a time, then byte by
+	// byte.
+	for ; i+8 <= len(v); i += 8 {
+		if maySpecial(binary.LittleEndian.Uint64(v[i:])) != 0 {
+			dst, start = escapeRange(dst, v, start, i, i+8, e)
+		}
+	}
+	dst, start = escapeRange(dst, v, start, i, len(v), e)
 	return append(dst, v[start:]...)
+}
+
+// escapeRange escapes the bytes of v[from:to] that e escapes: each is
+// appended to dst after what is pending from start on, and start moves
+// past it. It returns dst and the new start.
+func escapeRange(dst, v []byte, start, from, to int, e *Escapes) ([]byte, int) {
+	for k := from; k < to; k++ {
+		if esc := e[v[k]]; esc != 0 {
+			dst = append(dst, v[start:k]...)
+			dst = append(dst, '\\', esc)
+			start = k + 1
+		}
+	}
+	return dst, start
 }
 
 // maySpecial is not 0 when one of the eight bytes of x is a control byte

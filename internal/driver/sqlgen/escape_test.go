@@ -38,11 +38,11 @@ func TestAppendEscaped(t *testing.T) {
 	}
 }
 
-// Every word of eight bytes with one byte of each value at each place
-// escapes as the model does: the word check misses no byte.
+// Every block of 32 and word of eight bytes with one byte of each value
+// at each place escapes as the model does: the checks miss no byte.
 func TestAppendEscapedEveryByte(t *testing.T) {
-	v := bytes.Repeat([]byte{'x'}, 16)
-	for pos := range 16 {
+	v := bytes.Repeat([]byte{'x'}, 48)
+	for pos := range len(v) {
 		for c := range 256 {
 			v[pos] = byte(c)
 			for _, e := range []*Escapes{&CopyEscapes, &LoadDataEscapes} {
@@ -72,6 +72,20 @@ func FuzzAppendEscaped(f *testing.F) {
 // bytes, none to escape.
 func BenchmarkAppendEscaped(b *testing.B) {
 	v := bytes.Repeat([]byte{'x'}, 1000)
+	dst := make([]byte, 0, 2048)
+	b.SetBytes(int64(len(v)))
+	for range b.N {
+		dst = AppendEscaped(dst[:0], v, &CopyEscapes)
+	}
+}
+
+// BenchmarkAppendEscapedSome escapes 1000 printable bytes with a
+// backslash in every 100: the blocks that hold one take the slower path.
+func BenchmarkAppendEscapedSome(b *testing.B) {
+	v := bytes.Repeat([]byte{'x'}, 1000)
+	for i := 50; i < len(v); i += 100 {
+		v[i] = '\\'
+	}
 	dst := make([]byte, 0, 2048)
 	b.SetBytes(int64(len(v)))
 	for range b.N {

@@ -127,7 +127,15 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	}
 	db := &DB{connOpts: copts, opts: opts, addr: copts.addr, index: copts.db}
 	db.pool = &redis.Pool{
-		DialContext:     func(ctx context.Context) (redis.Conn, error) { return copts.dial(ctx, nil) },
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			// The pool dials under the context it waited with, which
+			// pool_timeout bounds; the dial takes the caller's instead, so
+			// that only dial_timeout bounds it.
+			if caller, ok := ctx.Value(callerKey{}).(context.Context); ok {
+				ctx = caller
+			}
+			return copts.dial(ctx, nil)
+		},
 		MaxActive:       copts.poolSize,
 		MaxIdle:         copts.maxIdle,
 		Wait:            true,
@@ -716,6 +724,10 @@ func library() string {
 	return "redigo (version unknown)"
 }
 
+// callerKey holds, in the context a pool waits under, the caller's own
+// context, for the dial.
+type callerKey struct{}
+
 // get takes a connection of the pool, waiting at most pool_timeout for one
 // when every connection is busy.
 func (db *DB) get(ctx context.Context) (redis.Conn, error) {
@@ -727,6 +739,7 @@ func (db *DB) get(ctx context.Context) (redis.Conn, error) {
 		var cancel context.CancelFunc
 		wait, cancel = context.WithTimeoutCause(ctx, t, errPoolTimeout)
 		defer cancel()
+		wait = context.WithValue(wait, callerKey{}, ctx)
 	}
 	c, err := db.pool.GetContext(wait)
 	if err != nil {

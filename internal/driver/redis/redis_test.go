@@ -259,7 +259,9 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	info := db.Info()
 	t.Logf("%+v", info)
-	if info.Driver != "redis" || !strings.HasPrefix(info.Library, "redigo v1.") {
+	// A test binary records no dependencies' versions: "redigo (version
+	// unknown)" here, "redigo v1.9.3" in dbprobe.
+	if info.Driver != "redis" || !strings.HasPrefix(info.Library, "redigo ") {
 		t.Errorf("Driver, Library = %q, %q", info.Driver, info.Library)
 	}
 	c := admin(t, u)

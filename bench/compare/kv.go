@@ -67,7 +67,7 @@ func sysbench(common []string, threads, ops int) measurement {
 
 // compareRedis measures client CPU per operation of dbprobe on Redis
 // against redis-benchmark's GET and HSET at the same number of clients.
-func compareRedis(bin, redisURL string, records, ops, threads, reps int) {
+func compareRedis(bin string, base *build, redisURL string, records, ops, threads, reps int) {
 	u, err := url.Parse(redisURL)
 	check(err)
 	pw, _ := u.User.Password()
@@ -91,10 +91,21 @@ func compareRedis(bin, redisURL string, records, ops, threads, reps int) {
 		hmget = append(hmget, fmt.Sprintf("FIELD%d", f))
 	}
 	redisBenchmarkCommand(rb, 3*records, hmset)
-	var a, c, get, hset, hm []measurement
-	for range reps {
+	var a, c, get, hset, hm, oldA, oldC []measurement
+	for rep := range reps {
+		// The base build, when given, takes turns going first.
+		runBase := func() {
+			oldA = append(oldA, dbprobe(base.bin, kvArgs(redisURL, "a", records, ops, threads), ops))
+			oldC = append(oldC, dbprobe(base.bin, kvArgs(redisURL, "c", records, ops, threads), ops))
+		}
+		if base != nil && rep%2 == 1 {
+			runBase()
+		}
 		a = append(a, dbprobe(bin, kvArgs(redisURL, "a", records, ops, threads), ops))
 		c = append(c, dbprobe(bin, kvArgs(redisURL, "c", records, ops, threads), ops))
+		if base != nil && rep%2 == 0 {
+			runBase()
+		}
 		get = append(get, redisBenchmark(rb, "get", ops))
 		hset = append(hset, redisBenchmark(rb, "hset", ops))
 		hm = append(hm, redisBenchmarkCommand(rb, ops, hmget))
@@ -105,6 +116,13 @@ func compareRedis(bin, redisURL string, records, ops, threads, reps int) {
 	ma, mc, mg, mh, mm := median(a), median(c), median(get), median(hset), median(hm)
 	fmt.Printf("| dbprobe | A (50%% HMGET of 10 fields, 50%% update script, uniform) | %.0f | %.1f |\n", ma.opsPerSec, ma.cpuPerOp)
 	fmt.Printf("| dbprobe | C (100%% HMGET of 10 fields, uniform) | %.0f | %.1f |\n", mc.opsPerSec, mc.cpuPerOp)
+	if base != nil {
+		ba, bc := median(oldA), median(oldC)
+		fmt.Printf("| %s | A | %.0f | %.1f |\n", base.name, ba.opsPerSec, ba.cpuPerOp)
+		fmt.Printf("| %s | C | %.0f | %.1f |\n", base.name, bc.opsPerSec, bc.cpuPerOp)
+		fmt.Printf("| dbprobe / base (median of %d pairs, range) | A | %s | %s |\n", reps, pairRatios(a, oldA, opsPerSec), pairRatios(a, oldA, cpuPerOp))
+		fmt.Printf("| dbprobe / base (median of %d pairs, range) | C | %s | %s |\n", reps, pairRatios(c, oldC, opsPerSec), pairRatios(c, oldC, cpuPerOp))
+	}
 	fmt.Printf("| redis-benchmark | GET, 100-byte values | %.0f | %.1f |\n", mg.opsPerSec, mg.cpuPerOp)
 	fmt.Printf("| redis-benchmark | HSET, 100-byte values | %.0f | %.1f |\n", mh.opsPerSec, mh.cpuPerOp)
 	fmt.Printf("| redis-benchmark | HMGET of 10 × 100-byte fields (a dbprobe read's work) | %.0f | %.1f |\n", mm.opsPerSec, mm.cpuPerOp)

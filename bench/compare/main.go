@@ -18,7 +18,7 @@
 // thread counts with its server-side reads.
 //
 // With --base REV it also builds dbprobe from that git revision and runs
-// it beside the current build in the PostgreSQL and --db null parts, the
+// it beside the current build in the PostgreSQL, --db null and Redis parts, the
 // two back to back in each repetition and taking turns going first, with
 // the ratios of current to base: whether a change kept the speed.
 package main
@@ -75,7 +75,7 @@ func main() {
 	oltpThreads := flag.String("oltp-threads", "1,4,16", "thread counts of the stress part's OLTP mix (\"\" skips it)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: pg, null, sqlite, mysql, redis, bulk, monitor, stress")
 	only := flag.String("only", "", "comma-separated parts to run (default: all)")
-	baseRev := flag.String("base", "", "a git revision to build as a second dbprobe and run beside the current one in the pg and null parts (rows \"dbprobe (base REV)\", ratios current/base)")
+	baseRev := flag.String("base", "", "a git revision to build as a second dbprobe and run beside the current one in the pg, null and redis parts (rows \"dbprobe (base REV)\", ratios current/base)")
 	flag.Parse()
 	want := func(part string) bool {
 		if *only != "" {
@@ -121,7 +121,7 @@ func main() {
 		if *redisURL == "" {
 			fmt.Fprintln(os.Stderr, "no --redis URL: skipping the Redis comparison (run through scripts/with-databases)")
 		} else {
-			compareRedis(bin, *redisURL, *records, *kvOps, *kvThreads, *reps)
+			compareRedis(bin, base, *redisURL, *records, *kvOps, *kvThreads, *reps)
 		}
 	}
 	if want("monitor") {

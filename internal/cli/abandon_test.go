@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/dbprobe/dbprobe/internal/instance"
 	"github.com/dbprobe/dbprobe/internal/result"
 	"github.com/dbprobe/dbprobe/internal/testbin"
@@ -109,7 +111,7 @@ func settingOf(t *testing.T, kind instance.Kind, url string) serverSetting {
 		return serverSetting{
 			durability: "full",
 			read: func(t *testing.T) string {
-				v, err := admin.ConfigGet(ctx, "appendfsync").Result()
+				v, err := redis.StringMap(admin.Do(ctx, "CONFIG", "GET", "appendfsync"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,7 +119,7 @@ func settingOf(t *testing.T, kind instance.Kind, url string) serverSetting {
 			},
 			block: func(t *testing.T) func() {
 				// Writes wait; CONFIG GET and SET do not.
-				if err := admin.Do(ctx, "CLIENT", "PAUSE", "60000", "WRITE").Err(); err != nil {
+				if _, err := admin.Do(ctx, "CLIENT", "PAUSE", "60000", "WRITE"); err != nil {
 					t.Fatal(err)
 				}
 				return func() { admin.Do(ctx, "CLIENT", "UNPAUSE") }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/dbprobe/dbprobe/internal/instance"
@@ -296,11 +298,11 @@ func TestKilledConnectionsAreReplaced(t *testing.T) {
 			name: "redis", url: func(t *testing.T) string { return testdb.FreshRedisDatabase(t) },
 			kill: func(t *testing.T, url string) int {
 				c := testdb.OpenRedis(t, url)
-				n, err := c.ClientKillByFilter(context.Background(), "TYPE", "normal", "SKIPME", "yes").Result()
+				n, err := redis.Int(c.Do(context.Background(), "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"))
 				if err != nil || n < 4 {
 					t.Fatalf("CLIENT KILL: %d killed, %v", n, err)
 				}
-				return int(n)
+				return n
 			},
 			// The four workers' connections at least; idle pool
 			// connections killed beside them are not noticed.

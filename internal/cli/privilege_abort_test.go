@@ -23,7 +23,7 @@ func TestMissingWritePermissionStopsTheRun(t *testing.T) {
 	admin := testdb.OpenRedis(t, base)
 	ctx := context.Background()
 	const user, password = "dbprobe_reader", "reader-Secret-1"
-	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "~*", "+@read", "+@connection", "+@scripting", "-@write").Err(); err != nil {
+	if _, err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+password, "~*", "+@read", "+@connection", "+@scripting", "-@write"); err != nil {
 		t.Fatalf("ACL SETUSER: %v", err)
 	}
 	t.Cleanup(func() { admin.Do(context.Background(), "ACL", "DELUSER", user) })

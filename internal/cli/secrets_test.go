@@ -157,11 +157,11 @@ func redisSecretTarget(t *testing.T) secretTarget {
 	user := randomName(t, "canary_")
 	admin := testdb.OpenRedis(t, fresh)
 	ctx := context.Background()
-	if err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+c.password, "~*", "&*", "+@all").Err(); err != nil {
+	if _, err := admin.Do(ctx, "ACL", "SETUSER", user, "on", ">"+c.password, "~*", "&*", "+@all"); err != nil {
 		t.Fatalf("ACL SETUSER: %v", strings.ReplaceAll(err.Error(), c.password, "…"))
 	}
 	t.Cleanup(func() {
-		if err := admin.Do(ctx, "ACL", "DELUSER", user).Err(); err != nil {
+		if _, err := admin.Do(ctx, "ACL", "DELUSER", user); err != nil {
 			t.Errorf("ACL DELUSER: %v", err)
 		}
 	})

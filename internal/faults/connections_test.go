@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
 	"github.com/jackc/pgx/v5"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/dbprobe/dbprobe/internal/instance"
 	"github.com/dbprobe/dbprobe/internal/testdb"
@@ -103,15 +103,14 @@ func tableState(t *testing.T, srv *instance.Server) string {
 		}
 		return strconv.FormatInt(n, 10) + " rows, checksum " + sum
 	default:
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr() + ":" + strconv.Itoa(srv.Port()), Password: srv.Password()})
-		defer c.Close()
-		keys, err := c.DBSize(ctx).Result()
+		c := testdb.OpenRedis(t, srv.URL())
+		keys, err := redis.Int64(c.Do(ctx, "DBSIZE"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		// Redis saves nothing here (save ""), so this counts every write
 		// since it started.
-		info, err := c.Info(ctx, "persistence").Result()
+		info, err := redis.String(c.Do(ctx, "INFO", "persistence"))
 		if err != nil {
 			t.Fatal(err)
 		}

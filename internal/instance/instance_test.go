@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+	"github.com/gomodule/redigo/redis"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/testdb"
@@ -292,18 +292,13 @@ func TestRedisLifecycle(t *testing.T) {
 	if !strings.HasPrefix(s.Version(), "Redis ") || !strings.HasPrefix(s.URL(), "redis://:") {
 		t.Fatalf("version %q, URL scheme of %q", s.Version(), strings.ReplaceAll(s.URL(), s.Password(), "xxxxx"))
 	}
-	opts, err := redis.ParseURL(s.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	defer c.Close()
-	if err := c.Set(ctx, "kept", "committed", 0).Err(); err != nil {
+	c := testdb.OpenRedis(t, s.URL())
+	if _, err := c.Do(ctx, "SET", "kept", "committed"); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string) {
 		t.Helper()
-		if v, err := c.Get(ctx, "kept").Result(); err != nil || v != "committed" {
+		if v, err := redis.String(c.Do(ctx, "GET", "kept")); err != nil || v != "committed" {
 			t.Fatalf("%s: GET kept = %q, %v", when, v, err)
 		}
 	}
@@ -328,7 +323,7 @@ func TestRedisLifecycle(t *testing.T) {
 		t.Fatalf("Pause: %v", err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
-	err = c.Ping(short).Err()
+	_, err := c.Do(short, "PING")
 	cancelShort()
 	if err == nil {
 		t.Fatal("a paused server answered PING")

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 )
@@ -78,7 +78,11 @@ func (s *Server) configureRedis(settings map[string]string) error {
 
 // pingRedis succeeds once the server answers PING with the password.
 func (s *Server) pingRedis(ctx context.Context) error {
-	c := redis.NewClient(&redis.Options{Addr: net.JoinHostPort(s.addr, strconv.Itoa(s.port)), Password: s.password, MaxRetries: -1, DialTimeout: 0})
+	c, err := redis.DialContext(ctx, "tcp", net.JoinHostPort(s.addr, strconv.Itoa(s.port)), redis.DialPassword(s.password))
+	if err != nil {
+		return err
+	}
 	defer c.Close()
-	return c.Ping(ctx).Err()
+	_, err = redis.DoContext(c, ctx, "PING")
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -15,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+	"github.com/gomodule/redigo/redis"
 )
 
 // RedisURLEnv names the variable scripts/test sets to the URL of its
@@ -49,7 +49,7 @@ const (
 )
 
 // releaseClaim deletes a claim only if it is still ours.
-var releaseClaim = redis.NewScript(`
+var releaseClaim = redis.NewScript(1, `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
@@ -73,23 +73,22 @@ return 0
 func FreshRedisDatabase(t testing.TB) string {
 	t.Helper()
 	base := RedisURL(t)
-	opts, err := redis.ParseURL(base)
-	if err != nil {
-		t.Fatalf("%s is not a Redis URL: %v", RedisURLEnv, redactedError(err))
-	}
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("%s is not a URL: %v", RedisURLEnv, redactedError(err))
 	}
-	opts.DB = 0
-	quiet(opts)
+	at := func(n int) string {
+		v := *u
+		v.Path = "/" + strconv.Itoa(n)
+		return v.String()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), claimWait+time.Minute)
 	defer cancel()
-	admin := redis.NewClient(opts)
+	admin := newRedisClient(at(0))
 	defer admin.Close()
 
 	databases := 16
-	if m, err := admin.ConfigGet(ctx, "databases").Result(); err == nil {
+	if m, err := redis.StringMap(admin.Do(ctx, "CONFIG", "GET", "databases")); err == nil {
 		if n, err := strconv.Atoi(m["databases"]); err == nil {
 			databases = n
 		}
@@ -102,11 +101,12 @@ func FreshRedisDatabase(t testing.TB) string {
 	deadline := time.Now().Add(claimWait)
 	for index < 0 {
 		for n := 1; n < databases; n++ {
-			ok, err := admin.SetNX(ctx, claimPrefix+strconv.Itoa(n), token, claimTTL).Result()
+			// SET NX answers OK to the one client that wins, nil to others.
+			reply, err := admin.Do(ctx, "SET", claimPrefix+strconv.Itoa(n), token, "NX", "PX", claimTTL.Milliseconds())
 			if err != nil {
-				t.Fatalf("claim a Redis database: %v", err)
+				t.Fatalf("claim a Redis database: %v", redactedError(err))
 			}
-			if ok {
+			if reply != nil {
 				index = n
 				break
 			}
@@ -118,54 +118,89 @@ func FreshRedisDatabase(t testing.TB) string {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	flush(t, opts, index)
+	flush(t, at(index), index)
 	t.Cleanup(func() {
-		flush(t, opts, index)
+		flush(t, at(index), index)
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		c := redis.NewClient(opts)
+		c := newRedisClient(at(0))
 		defer c.Close()
-		if err := releaseClaim.Run(ctx, c, []string{claimPrefix + strconv.Itoa(index)}, token).Err(); err != nil {
+		conn, err := c.pool.GetContext(ctx)
+		if err == nil {
+			_, err = releaseClaim.DoContext(ctx, conn, claimPrefix+strconv.Itoa(index), token)
+			conn.Close()
+		}
+		if err != nil {
 			t.Errorf("release Redis database %d: %v", index, err)
 		}
 	})
-	u.Path = "/" + strconv.Itoa(index)
-	return u.String()
+	return at(index)
 }
 
-// flush empties logical database n.
-func flush(t testing.TB, base *redis.Options, n int) {
+// flush empties the logical database of rawURL, number n.
+func flush(t testing.TB, rawURL string, n int) {
 	t.Helper()
-	opts := *base
-	opts.DB = n
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := redis.NewClient(&opts)
+	c := newRedisClient(rawURL)
 	defer c.Close()
-	if err := c.FlushDB(ctx).Err(); err != nil {
+	if _, err := c.Do(ctx, "FLUSHDB"); err != nil {
 		t.Errorf("flush Redis database %d: %v", n, err)
 	}
 }
 
-// OpenRedis opens a client on rawURL for a test's own commands (ACL
-// users, CONFIG, CLIENT KILL), closed when the test ends.
-func OpenRedis(t testing.TB, rawURL string) *redis.Client {
-	t.Helper()
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quiet(opts)
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+// RedisClient runs a test's own commands (ACL users, CONFIG, CLIENT KILL)
+// outside the driver, each on a connection of a small pool, so that the
+// goroutines of a test may share one. Replies are redigo's: read them with
+// redis.String, redis.Int, redis.StringMap and the like.
+type RedisClient struct {
+	pool *redis.Pool
 }
 
-// quiet turns off what the test helpers have no use for: retries, and the
-// maintenance-notification handshake go-redis tries on every connection.
-func quiet(opts *redis.Options) {
-	opts.MaxRetries = -1
-	opts.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+func newRedisClient(rawURL string) *RedisClient {
+	return &RedisClient{pool: &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			return redis.DialURLContext(ctx, rawURL)
+		},
+		MaxIdle: 2,
+	}}
+}
+
+// Do runs one command under ctx and returns its reply; an error reply is
+// returned as the error. A command that fails for its connection (one
+// the server closed since it was last used: a restart, CLIENT KILL) runs
+// once more on a new one while ctx lasts.
+func (c *RedisClient) Do(ctx context.Context, cmd string, args ...any) (any, error) {
+	reply, err := c.do(ctx, cmd, args...)
+	var serverReply redis.Error
+	if err != nil && !errors.As(err, &serverReply) && ctx.Err() == nil {
+		reply, err = c.do(ctx, cmd, args...)
+	}
+	return reply, err
+}
+
+func (c *RedisClient) do(ctx context.Context, cmd string, args ...any) (any, error) {
+	conn, err := c.pool.GetContext(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return redis.DoContext(conn, ctx, cmd, args...)
+}
+
+// Close closes the client's connections.
+func (c *RedisClient) Close() error { return c.pool.Close() }
+
+// OpenRedis opens a client on rawURL for a test's own commands, closed
+// when the test ends.
+func OpenRedis(t testing.TB, rawURL string) *RedisClient {
+	t.Helper()
+	if _, err := url.Parse(rawURL); err != nil {
+		t.Fatal(redactedError(err))
+	}
+	c := newRedisClient(rawURL)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func randomHex(t testing.TB, n int) string {
@@ -244,8 +279,8 @@ func startRedis(t testing.TB, server, dir, password string, port int, extra []st
 		}
 	}
 
-	// Wait for the port: go-redis's pool would slow down after a few
-	// refused dials, so it is used only once the server listens.
+	// Wait for the port, so that a refused dial below means a broken
+	// server rather than one still starting.
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -266,17 +301,11 @@ func startRedis(t testing.TB, server, dir, password string, port int, extra []st
 		time.Sleep(20 * time.Millisecond)
 	}
 	u := fmt.Sprintf("redis://:%s@%s/0", password, addr)
-	opts, err := redis.ParseURL(u)
-	if err != nil {
-		stop()
-		return "", err
-	}
-	quiet(opts)
-	c := redis.NewClient(opts)
+	c := newRedisClient(u)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := c.Ping(ctx).Err(); err != nil {
+	if _, err := c.Do(ctx, "PING"); err != nil {
 		stop()
 		return "", fmt.Errorf("redis-server on %s does not answer PING: %v", addr, err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 )
 
 func TestRedisURLWithoutServer(t *testing.T) {
@@ -66,10 +66,10 @@ func TestFreshRedisDatabase(t *testing.T) {
 		u := FreshRedisDatabase(t)
 		first = databaseOf(t, u)
 		c := OpenRedis(t, u)
-		if n, err := c.DBSize(ctx).Result(); err != nil || n != 0 {
+		if n, err := redis.Int(c.Do(ctx, "DBSIZE")); err != nil || n != 0 {
 			t.Fatalf("database %d holds %d keys (%v), want a fresh, empty one", first, n, err)
 		}
-		if err := c.Set(ctx, "left-behind", "x", 0).Err(); err != nil {
+		if _, err := c.Do(ctx, "SET", "left-behind", "x"); err != nil {
 			t.Fatal(err)
 		}
 		other := FreshRedisDatabase(t)
@@ -77,11 +77,11 @@ func TestFreshRedisDatabase(t *testing.T) {
 		if first == 0 || second == 0 || first == second {
 			t.Fatalf("fresh databases %d and %d: want two distinct ones, neither 0", first, second)
 		}
-		if n, err := OpenRedis(t, other).DBSize(ctx).Result(); err != nil || n != 0 {
+		if n, err := redis.Int(OpenRedis(t, other).Do(ctx, "DBSIZE")); err != nil || n != 0 {
 			t.Fatalf("the second database holds %d keys (%v)", n, err)
 		}
 		for _, n := range []int{first, second} {
-			tok, err := admin.Get(ctx, claimPrefix+strconv.Itoa(n)).Result()
+			tok, err := redis.String(admin.Do(ctx, "GET", claimPrefix+strconv.Itoa(n)))
 			if err != nil || tok == "" {
 				t.Fatalf("no claim on database %d while it is in use (%v)", n, err)
 			}
@@ -92,7 +92,7 @@ func TestFreshRedisDatabase(t *testing.T) {
 	// Tests of other packages may have claimed the databases since, with
 	// claims of their own.
 	for n, tok := range tokens {
-		if now, err := admin.Get(ctx, claimPrefix+strconv.Itoa(n)).Result(); err != redis.Nil && (err != nil || now == tok) {
+		if now, err := redis.String(admin.Do(ctx, "GET", claimPrefix+strconv.Itoa(n))); err != redis.ErrNil && (err != nil || now == tok) {
 			t.Errorf("the claim of database %d is still the test's (%v) after it ended", n, err)
 		}
 	}
@@ -101,7 +101,7 @@ func TestFreshRedisDatabase(t *testing.T) {
 	// the key is gone either way.)
 	u, _ := url.Parse(base)
 	u.Path = "/" + strconv.Itoa(first)
-	if n, err := OpenRedis(t, u.String()).Exists(ctx, "left-behind").Result(); err != nil || n != 0 {
+	if n, err := redis.Int(OpenRedis(t, u.String()).Do(ctx, "EXISTS", "left-behind")); err != nil || n != 0 {
 		t.Errorf("database %d still holds the test's key (%d, %v)", first, n, err)
 	}
 }
@@ -144,17 +144,17 @@ func TestStartRedis(t *testing.T) {
 		addr = parsed.Host
 		c := OpenRedis(t, u)
 		ctx := context.Background()
-		cfg, err := c.ConfigGet(ctx, "appendonly").Result()
+		cfg, err := redis.StringMap(c.Do(ctx, "CONFIG", "GET", "appendonly"))
 		if err != nil || cfg["appendonly"] != "no" {
 			t.Fatalf("appendonly = %q (%v): the extra directive must override the default", cfg["appendonly"], err)
 		}
-		if bind, err := c.ConfigGet(ctx, "bind").Result(); err != nil || bind["bind"] != "127.0.0.1" {
+		if bind, err := redis.StringMap(c.Do(ctx, "CONFIG", "GET", "bind")); err != nil || bind["bind"] != "127.0.0.1" {
 			t.Fatalf("bind = %q (%v)", bind["bind"], err)
 		}
 		// The password is required.
 		noPW := *parsed
 		noPW.User = nil
-		if err := OpenRedis(t, noPW.String()).Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		if _, err := OpenRedis(t, noPW.String()).Do(ctx, "PING"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 			t.Fatalf("PING without the password: %v, want NOAUTH", err)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
@@ -13,11 +15,15 @@ var _ driver.ServerClock = (*DB)(nil)
 // ServerTime implements driver.ServerClock with TIME: seconds and
 // microseconds of the server's clock.
 func (db *DB) ServerTime(ctx context.Context) (time.Time, error) {
-	t, err := db.client.Time(ctx).Result()
+	// TIME answers seconds and microseconds, as two bulk strings.
+	parts, err := redis.Int64s(db.do(ctx, "TIME"))
 	if err != nil {
 		return time.Time{}, fmt.Errorf("redis: TIME: %w", classify(err))
 	}
-	return t, nil
+	if len(parts) != 2 {
+		return time.Time{}, fmt.Errorf("redis: TIME answered %d values, want seconds and microseconds", len(parts))
+	}
+	return time.Unix(parts[0], parts[1]*int64(time.Microsecond)), nil
 }
 
 // ClockQuery implements driver.ServerClock.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 	"github.com/dbprobe/dbprobe/internal/testdb"
@@ -14,7 +16,7 @@ import (
 
 // A session's operation ends as soon as its context is cancelled, though
 // the server has not answered, with or without a read_timeout in the URL
-// (go-redis's per-command deadlines); the session works again afterwards.
+// (redigo's per-command deadlines); the session works again afterwards.
 func TestCancelDuringOperation(t *testing.T) {
 	u := testdb.StartRedis(t, "--enable-debug-command", "yes")
 	for i, query := range []string{"", "?read_timeout=30s"} {
@@ -25,7 +27,11 @@ func TestCancelDuringOperation(t *testing.T) {
 			vals := make([][]byte, 1)
 
 			slept := make(chan error, 1)
-			go func() { slept <- testdb.OpenRedis(t, u).Do(ctx, "DEBUG", "SLEEP", "2").Err() }()
+			sleeper := testdb.OpenRedis(t, u)
+			go func() {
+				_, err := sleeper.Do(ctx, "DEBUG", "SLEEP", "2")
+				slept <- err
+			}()
 			time.Sleep(100 * time.Millisecond) // the server is asleep
 			canceled, cancel := context.WithCancel(ctx)
 			time.AfterFunc(150*time.Millisecond, cancel)
@@ -68,7 +74,7 @@ func TestContextPerOperationKeepsTheConnection(t *testing.T) {
 	admin := testdb.OpenRedis(t, u)
 	received := func() int {
 		t.Helper()
-		info, err := admin.Info(ctx, "stats").Result()
+		info, err := redis.String(admin.Do(ctx, "INFO", "stats"))
 		if err != nil {
 			t.Fatal(err)
 		}

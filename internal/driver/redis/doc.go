@@ -1,21 +1,26 @@
-// Package redis is dbprobe's Redis driver (go-redis v9): the specialised
+// Package redis is dbprobe's Redis driver (redigo): the specialised
 // key-value baseline the SQL databases are compared with.
 //
 // --db redis://[user:password@]host:6379/DB, or rediss://… for TLS. The
-// password may also come from DBPROBE_PASSWORD; go-redis's URL options
-// (dial_timeout, pool_size, max_retries, protocol, …) are accepted. The
-// protocol is RESP2 unless the URL says protocol=3: dbprobe uses nothing of
-// RESP3, and go-redis looks for push notifications before every RESP3 reply.
+// password may also come from DBPROBE_PASSWORD. The query options are
+// those of go-redis's URLs that redigo can honour, under go-redis's names
+// (db, client_name, dial_timeout, read_timeout, write_timeout, pool_size,
+// pool_timeout, max_idle_conns, conn_max_idle_time, conn_max_lifetime,
+// skip_verify), so that URLs written for dbprobe before it moved to
+// redigo still work; go-redis's others are refused by name. dbprobe
+// speaks RESP2, which carries everything it measures.
 //
-// Each session keeps one connection for its reads and single-record
-// writes, on a go-redis client of its own, rather than checking one out of
-// the pool and back per operation, and takes a fresh one after an error
-// that may have broken it. Its operations set no socket deadlines: the
-// session watches the caller's context once for many operations, and when
-// that context ends (Ctrl-C, the run's end, --op-timeout) while an
-// operation waits on the server, it closes the socket, so the operation
-// ends at once, and reconnects. read_timeout and write_timeout in the URL
-// add go-redis's per-command deadlines back.
+// Each session keeps one connection of its own for its reads, scans and
+// single-record writes, rather than checking one out of the pool and
+// back per operation, and dials a fresh one after an error that may have
+// broken it. Its operations set no socket deadlines and start no
+// goroutine: the session watches the caller's context once for many
+// operations, and when that context ends (Ctrl-C, the run's end,
+// --op-timeout) while an operation waits on the server, it closes the
+// socket, so the operation ends at once, and reconnects. read_timeout
+// and write_timeout in the URL add per-command deadlines. Load batches
+// and the DB's own calls take connections from a pool, bounded by the
+// caller's context (redigo's DoContext).
 //
 // # Data model
 //

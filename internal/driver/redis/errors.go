@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -36,6 +36,15 @@ const (
 	codeNoScript = "NOSCRIPT"
 )
 
+var (
+	// errWatchAborted is an EXEC that ran nothing because another client
+	// wrote a WATCHed key (its null reply).
+	errWatchAborted = errors.New("redis: transaction aborted: a WATCHed key changed")
+	// errPoolTimeout is a call that found no free connection in the DB's
+	// pool within pool_timeout.
+	errPoolTimeout = errors.New("redis: no free connection in the pool within pool_timeout")
+)
+
 // classify wraps err with its code and class for the runner's policy.
 // ErrNotFound and nil pass unchanged. The code of an error reply is its
 // first word, which is already Redis's name for the error (OOM, READONLY,
@@ -59,7 +68,8 @@ func classify(err error) error {
 	return classified
 }
 
-// classOf returns the code and class of a go-redis error.
+// classOf returns the code and class of an error from redigo or the
+// driver.
 func classOf(err error) (string, driver.Class) {
 	switch {
 	case errors.Is(err, context.Canceled):
@@ -67,9 +77,9 @@ func classOf(err error) (string, driver.Class) {
 		return codeCanceled, driver.ClassOther
 	case errors.Is(err, context.DeadlineExceeded):
 		return codeTimeout, driver.ClassTimeout
-	case errors.Is(err, redis.TxFailedErr):
+	case errors.Is(err, errWatchAborted):
 		return codeWatch, driver.ClassConflict
-	case errors.Is(err, redis.ErrPoolTimeout):
+	case errors.Is(err, errPoolTimeout):
 		// Every connection was busy for PoolTimeout.
 		return codePoolTimeout, driver.ClassTimeout
 	}
@@ -108,7 +118,7 @@ func classOf(err error) (string, driver.Class) {
 // (WRONGTYPE, BUSY, NOSCRIPT, ERR, …), which Redis uses as its error code.
 func serverCode(err error) (string, bool) {
 	var re redis.Error
-	if !errors.As(err, &re) || errors.Is(err, redis.Nil) {
+	if !errors.As(err, &re) {
 		return "", false
 	}
 	msg := re.Error()
@@ -116,7 +126,7 @@ func serverCode(err error) (string, bool) {
 		msg = msg[:i]
 	}
 	if msg == "" || strings.ToUpper(msg) != msg {
-		// go-redis's own errors ("redis: …") are not server replies.
+		// Not a server's code: Redis's are upper-case words.
 		return "", false
 	}
 	return msg, true
@@ -124,7 +134,7 @@ func serverCode(err error) (string, bool) {
 
 // isConnLost reports an error of a connection that broke or was closed.
 func isConnLost(err error) bool {
-	return errors.Is(err, redis.ErrClosed) || errors.Is(err, syscall.ECONNREFUSED) || driver.IsNetworkError(err)
+	return errors.Is(err, errClosed) || errors.Is(err, syscall.ECONNREFUSED) || driver.IsNetworkError(err)
 }
 
 // openError turns a failure to connect into a one-line message that says

@@ -10,17 +10,13 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
-// replyError is an error reply as go-redis hands it over: any type with a
-// RedisError method.
-type replyError string
-
-func (e replyError) Error() string { return string(e) }
-func (replyError) RedisError()     {}
+// replyError is an error reply as redigo hands it over.
+type replyError = redis.Error
 
 func TestClassify(t *testing.T) {
 	timeoutErr := &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
@@ -40,17 +36,18 @@ func TestClassify(t *testing.T) {
 		{"failed save", replyError("MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk."), "MISCONF", driver.ClassFatal},
 		{"acl", replyError("NOPERM this user has no permissions to run the 'set' command"), "NOPERM", driver.ClassFatal},
 		{"wrapped reply", fmt.Errorf("redis: key %q: %w", "k", replyError("BUSY Redis is busy")), "BUSY", driver.ClassBusy},
-		{"watch abort", redis.TxFailedErr, codeWatch, driver.ClassConflict},
-		{"pool timeout", redis.ErrPoolTimeout, codePoolTimeout, driver.ClassTimeout},
+		{"watch abort", errWatchAborted, codeWatch, driver.ClassConflict},
+		{"pool timeout", errPoolTimeout, codePoolTimeout, driver.ClassTimeout},
 		{"deadline", context.DeadlineExceeded, codeTimeout, driver.ClassTimeout},
 		{"wrapped deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), codeTimeout, driver.ClassTimeout},
 		{"socket timeout", timeoutErr, codeTimeout, driver.ClassTimeout},
 		{"canceled", context.Canceled, codeCanceled, driver.ClassOther},
-		{"closed client", redis.ErrClosed, codeConnLost, driver.ClassConnLost},
+		{"closed DB", errClosed, codeConnLost, driver.ClassConnLost},
 		{"eof", io.EOF, codeConnLost, driver.ClassConnLost},
 		{"reset", &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}, codeConnLost, driver.ClassConnLost},
 		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, codeConnLost, driver.ClassConnLost},
-		{"go-redis's own error", replyError("redis: something odd"), "", driver.ClassOther},
+		{"no upper-case code", replyError("redis: something odd"), "", driver.ClassOther},
+		{"nil reply", redis.ErrNil, "", driver.ClassOther},
 		{"plain", errors.New("odd"), "", driver.ClassOther},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

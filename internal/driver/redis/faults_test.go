@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gomodule/redigo/redis"
+
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/driver/drivertest"
 	"github.com/dbprobe/dbprobe/internal/testdb"
@@ -27,14 +29,14 @@ func TestOOMAndReadOnlyAreFatal(t *testing.T) {
 	}
 	s := drivertest.Session(t, db, tbl)
 	c := admin(t, u)
-	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+	if _, err := c.Do(ctx, "CONFIG", "SET", "maxmemory", "1"); err != nil {
 		t.Fatal(err)
 	}
 	err := s.Insert(ctx, []byte("k1"), drivertest.Values("k1", 2))
 	if driver.Code(err) != "OOM" || !driver.IsFatal(err) {
 		t.Fatalf("insert past maxmemory: %v, code %q, class %v", err, driver.Code(err), driver.ClassOf(err))
 	}
-	if err := c.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+	if _, err := c.Do(ctx, "CONFIG", "SET", "maxmemory", "0"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Insert(ctx, []byte("k1"), drivertest.Values("k1", 2)); err != nil {
@@ -42,14 +44,14 @@ func TestOOMAndReadOnlyAreFatal(t *testing.T) {
 	}
 
 	// A replica of a master that is not there still refuses writes.
-	if err := c.Do(ctx, "REPLICAOF", "127.0.0.1", "1").Err(); err != nil {
+	if _, err := c.Do(ctx, "REPLICAOF", "127.0.0.1", "1"); err != nil {
 		t.Fatal(err)
 	}
 	err = s.Insert(ctx, []byte("k2"), drivertest.Values("k2", 2))
 	if driver.Code(err) != "READONLY" || !driver.IsFatal(err) {
 		t.Fatalf("insert into a replica: %v, code %q, class %v", err, driver.Code(err), driver.ClassOf(err))
 	}
-	if err := c.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+	if _, err := c.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -78,15 +80,15 @@ func TestMisconfIsFatal(t *testing.T) {
 	t.Cleanup(func() {
 		// Without save points the server stops at once, where it would
 		// try to save at shutdown, fail and wait to be killed.
-		if err := c.ConfigSet(context.Background(), "save", "").Err(); err != nil {
+		if _, err := c.Do(context.Background(), "CONFIG", "SET", "save", ""); err != nil {
 			t.Errorf("CONFIG SET save: %v", err)
 		}
 	})
-	if err := c.BgSave(ctx).Err(); err != nil {
+	if _, err := c.Do(ctx, "BGSAVE"); err != nil {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		info, err := c.Info(ctx, "persistence").Result()
+		info, err := redis.String(c.Do(ctx, "INFO", "persistence"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +110,7 @@ func TestConnectionRoom(t *testing.T) {
 	u, db, _ := setup(t, 2, driver.Options{Sessions: 1})
 	ctx := context.Background()
 	c := admin(t, u)
-	cfg, err := c.ConfigGet(ctx, "maxclients").Result()
+	cfg, err := redis.StringMap(c.Do(ctx, "CONFIG", "GET", "maxclients"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +125,7 @@ func TestConnectionRoom(t *testing.T) {
 	}
 	// Another client, whose connection stays open in its pool.
 	other := testdb.OpenRedis(t, u)
-	if err := other.Ping(ctx).Err(); err != nil {
+	if _, err := other.Do(ctx, "PING"); err != nil {
 		t.Fatal(err)
 	}
 	after, err := limiter.ConnectionRoom(ctx)

@@ -3,15 +3,15 @@ package redis
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -56,33 +56,23 @@ const restoreTimeout = 10 * time.Second
 
 func init() {
 	driver.Register("redis", Driver{}, "rediss")
-	// go-redis prints to stderr by default (a refused dial, for one) what
-	// its callers are told as errors anyway; dbprobe's stderr carries its
-	// own messages, so the library's go to slog at debug level.
-	redis.SetLogger(debugLogger{})
 }
 
-// debugLogger passes go-redis's log lines to slog at debug level.
-type debugLogger struct{}
-
-func (debugLogger) Printf(ctx context.Context, format string, v ...any) {
-	slog.DebugContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
-}
-
-// Driver opens Redis databases through go-redis.
+// Driver opens Redis databases through redigo.
 type Driver struct{}
 
-// DB is an open Redis logical database: a go-redis client (a pool of
-// connections) that sessions share.
+// DB is an open Redis logical database: a pool of connections for its own
+// calls and the sessions' load batches, and the connections the sessions
+// keep for their operations.
 type DB struct {
-	client *redis.Client
-	// sessionOpts are the options of a session's own client (ownConn).
-	sessionOpts redis.Options
-	own         sessionClients
-	opts        driver.Options
-	addr        string // host:port, for messages
-	index       int    // the logical database number
-	info        driver.Info
+	pool     *redis.Pool
+	connOpts *options
+	own      sessionConns
+	closed   atomic.Bool
+	opts     driver.Options
+	addr     string // host:port, for messages
+	index    int    // the logical database number
+	info     driver.Info
 
 	// release puts appendfsync back as it was; nil when Open changed
 	// nothing.
@@ -135,12 +125,26 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 	if err != nil {
 		return nil, err
 	}
-	// Taken before NewClient, which rewrites the options it is given.
-	sessionOpts := sessionOptions(*copts)
-	db := &DB{client: redis.NewClient(copts), sessionOpts: sessionOpts, opts: opts, addr: copts.Addr, index: copts.DB}
-	if err := db.client.Ping(ctx).Err(); err != nil {
-		db.client.Close()
-		return nil, openError(err, target, copts.Addr, copts.Username, copts.DB, copts.TLSConfig != nil)
+	db := &DB{connOpts: copts, opts: opts, addr: copts.addr, index: copts.db}
+	db.pool = &redis.Pool{
+		DialContext: func(ctx context.Context) (redis.Conn, error) {
+			// The pool dials under the context it waited with, which
+			// pool_timeout bounds; the dial takes the caller's instead, so
+			// that only dial_timeout bounds it.
+			if caller, ok := ctx.Value(callerKey{}).(context.Context); ok {
+				ctx = caller
+			}
+			return copts.dial(ctx, nil)
+		},
+		MaxActive:       copts.poolSize,
+		MaxIdle:         copts.maxIdle,
+		Wait:            true,
+		IdleTimeout:     copts.idleTimeout,
+		MaxConnLifetime: copts.maxConnAge,
+	}
+	if _, err := db.do(ctx, "PING"); err != nil {
+		db.pool.Close()
+		return nil, openError(err, target, copts.addr, copts.user, copts.db, copts.tls != nil)
 	}
 	if err := db.open(ctx); err != nil {
 		db.Close()
@@ -155,7 +159,7 @@ func (Driver) Open(ctx context.Context, target driver.Target, opts driver.Option
 func (db *DB) open(ctx context.Context) error {
 	db.info.Driver = "redis"
 	db.info.Product = "Redis"
-	db.info.Library = "go-redis " + redis.Version()
+	db.info.Library = library()
 	server, err := db.infoSection(ctx, "server")
 	switch {
 	case err != nil && isRefused(err):
@@ -177,7 +181,7 @@ func (db *DB) open(ctx context.Context) error {
 
 // infoSection returns one INFO section as a map.
 func (db *DB) infoSection(ctx context.Context, section string) (map[string]string, error) {
-	text, err := db.client.Info(ctx, section).Result()
+	text, err := redis.String(db.do(ctx, "INFO", section))
 	if err != nil {
 		return nil, err
 	}
@@ -202,19 +206,20 @@ func parseInfo(text string) map[string]string {
 // config reads settings with CONFIG GET, one name per call (Redis before 7
 // takes one pattern per CONFIG GET), in one round trip.
 func (db *DB) config(ctx context.Context, names ...string) (map[string]string, error) {
-	cmds := make([]*redis.MapStringStringCmd, len(names))
-	_, err := db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, n := range names {
-			cmds[i] = p.ConfigGet(ctx, n)
-		}
-		return nil
-	})
+	cmds := make([][]any, len(names))
+	for i, n := range names {
+		cmds[i] = []any{"CONFIG", "GET", n}
+	}
+	replies, err := db.pipeline(ctx, cmds...)
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
 	for i, n := range names {
-		m := cmds[i].Val()
+		m, err := redis.StringMap(replies[i], nil)
+		if err != nil {
+			return nil, fmt.Errorf("CONFIG GET %s: %w", n, err)
+		}
 		v, ok := m[n]
 		if !ok {
 			return nil, fmt.Errorf("CONFIG GET %s: the server has no such setting", n)
@@ -250,7 +255,7 @@ func (db *DB) applyDurability(ctx context.Context) error {
 		return badinput.New("Redis at %s: no write is durable: appendonly=%s; CONFIG SET appendonly yes or run with --durability server",
 			db.addr, cfg["appendonly"])
 	}
-	release, err := holdAppendfsync(ctx, db.client, db.addr, want, cfg["appendfsync"])
+	release, err := holdAppendfsync(ctx, db, want, cfg["appendfsync"])
 	if err != nil {
 		if isRefused(err) {
 			return badinput.New("Redis at %s refused CONFIG SET appendfsync %s: %w; allow CONFIG SET for this user (ACL +config|set), or run with --durability server",
@@ -298,12 +303,13 @@ var (
 	holds   = map[string]*durabilityHold{} // by server address
 )
 
-// holdAppendfsync sets appendfsync to want on the server at addr unless it
-// is there already, and returns the function that puts the previous value
+// holdAppendfsync sets appendfsync to want on db's server unless it is
+// there already, and returns the function that puts the previous value
 // back when the last DB of this process that needed the change closes (nil
 // when nothing was changed). It refuses a value that contradicts one an
 // open DB of this process set: the server has only one.
-func holdAppendfsync(ctx context.Context, c *redis.Client, addr, want, current string) (func(context.Context) error, error) {
+func holdAppendfsync(ctx context.Context, db *DB, want, current string) (func(context.Context) error, error) {
+	addr := db.addr
 	holdsMu.Lock()
 	defer holdsMu.Unlock()
 	h := holds[addr]
@@ -316,33 +322,33 @@ func holdAppendfsync(ctx context.Context, c *redis.Client, addr, want, current s
 	case current == want:
 		return nil, nil
 	default:
-		if err := c.ConfigSet(ctx, "appendfsync", want).Err(); err != nil {
+		if _, err := db.do(ctx, "CONFIG", "SET", "appendfsync", want); err != nil {
 			return nil, err
 		}
 		h = &durabilityHold{refs: 1, previous: current, applied: want}
 		holds[addr] = h
 	}
-	return func(ctx context.Context) error { return releaseAppendfsync(ctx, c, addr, h) }, nil
+	return func(ctx context.Context) error { return releaseAppendfsync(ctx, db, h) }, nil
 }
 
 // releaseAppendfsync drops one reference to h and, with the last, puts the
 // previous appendfsync back unless someone else changed it meanwhile.
-func releaseAppendfsync(ctx context.Context, c *redis.Client, addr string, h *durabilityHold) error {
+func releaseAppendfsync(ctx context.Context, db *DB, h *durabilityHold) error {
 	holdsMu.Lock()
 	defer holdsMu.Unlock()
 	h.refs--
 	if h.refs > 0 {
 		return nil
 	}
-	delete(holds, addr)
-	now, err := c.ConfigGet(ctx, "appendfsync").Result()
+	delete(holds, db.addr)
+	now, err := redis.StringMap(db.do(ctx, "CONFIG", "GET", "appendfsync"))
 	if err != nil {
 		return fmt.Errorf("redis: put appendfsync back to %s: %w", h.previous, err)
 	}
 	if now["appendfsync"] != h.applied {
 		return nil // changed by someone else since: theirs now
 	}
-	if err := c.ConfigSet(ctx, "appendfsync", h.previous).Err(); err != nil {
+	if _, err := db.do(ctx, "CONFIG", "SET", "appendfsync", h.previous); err != nil {
 		return fmt.Errorf("redis: put appendfsync back to %s: %w", h.previous, err)
 	}
 	return nil
@@ -481,8 +487,9 @@ func (db *DB) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), restoreTimeout)
 		db.closeErr = db.RestoreSettings(ctx)
 		cancel()
+		db.closed.Store(true)
 		db.own.closeAll()
-		if err := db.client.Close(); err != nil && db.closeErr == nil {
+		if err := db.pool.Close(); err != nil && db.closeErr == nil {
 			db.closeErr = err
 		}
 	})
@@ -498,22 +505,26 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	if err != nil {
 		return st, err
 	}
-	var (
-		schemaCmd *redis.MapStringStringCmd
-		cardCmd   *redis.IntCmd
-		ownedCmd  *redis.BoolCmd
-	)
-	_, err = db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		schemaCmd = p.HGetAll(ctx, k.schema)
-		cardCmd = p.ZCard(ctx, k.index)
-		ownedCmd = p.SIsMember(ctx, ownershipKey, k.table)
-		return nil
-	})
+	replies, err := db.pipeline(ctx,
+		[]any{"HGETALL", k.schema},
+		[]any{"ZCARD", k.index},
+		[]any{"SISMEMBER", ownershipKey, k.table})
 	if err != nil {
 		return st, classify(err)
 	}
-	h := schemaCmd.Val()
-	st.HasRows = cardCmd.Val() > 0
+	h, err := redis.StringMap(replies[0], nil)
+	if err != nil {
+		return st, classify(err)
+	}
+	card, err := redis.Int64(replies[1], nil)
+	if err != nil {
+		return st, classify(err)
+	}
+	owned, err := redis.Bool(replies[2], nil)
+	if err != nil {
+		return st, classify(err)
+	}
+	st.HasRows = card > 0
 	st.Exists = len(h) > 0 || st.HasRows
 	if !st.HasRows {
 		// Keys with the table's prefix that are not in the index are rows
@@ -528,7 +539,7 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 	if !st.Exists {
 		return st, nil
 	}
-	st.CreatedByDbprobe = ownedCmd.Val()
+	st.CreatedByDbprobe = owned
 	st.Type = driver.TableDisk
 	if len(h) > 0 {
 		s, err := parseSchema(h)
@@ -545,19 +556,23 @@ func (db *DB) Inspect(ctx context.Context, t driver.Table) (driver.TableState, e
 // walks the whole keyspace in steps of scanCount keys, each a short pause
 // for the server; it stops at the first match.
 func (db *DB) anyRecord(ctx context.Context, k keys) (bool, error) {
-	var cursor uint64
+	cursor := "0"
 	for {
-		found, next, err := db.client.Scan(ctx, cursor, k.match, scanCount).Result()
+		// SCAN answers the next cursor and the keys found.
+		reply, err := redis.Values(db.do(ctx, "SCAN", cursor, "MATCH", k.match, "COUNT", scanCount))
 		if err != nil {
 			return false, classify(err)
+		}
+		var found []string
+		if _, err := redis.Scan(reply, &cursor, &found); err != nil {
+			return false, fmt.Errorf("redis: SCAN: %w", err)
 		}
 		if len(found) > 0 {
 			return true, nil
 		}
-		if next == 0 {
+		if cursor == "0" {
 			return false, nil
 		}
-		cursor = next
 	}
 }
 
@@ -603,7 +618,7 @@ func (db *DB) CreateTable(ctx context.Context, t driver.Table) error {
 		return badinput.New("Redis database %d already holds keys %s that dbprobe did not create; delete them or choose another table name", db.index, k.match)
 	}
 	args := append([]any{k.table}, schemaHash(t, db.opts.TableType, time.Now(), version())...)
-	created, err := createScript.Run(ctx, db.client, []string{k.schema, k.index, ownershipKey}, args...).Int64()
+	created, err := redis.Int64(db.script(ctx, createScript, append([]any{k.schema, k.index, ownershipKey}, args...)...))
 	if err != nil {
 		return classify(err)
 	}
@@ -624,7 +639,7 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 	if err != nil {
 		return err
 	}
-	owned, err := db.client.SIsMember(ctx, ownershipKey, k.table).Result()
+	owned, err := redis.Bool(db.do(ctx, "SISMEMBER", ownershipKey, k.table))
 	if err != nil {
 		return classify(err)
 	}
@@ -633,33 +648,30 @@ func (db *DB) DropTable(ctx context.Context, t driver.Table) error {
 			k.table, ownershipKey, db.index)
 	}
 	for {
-		members, err := db.client.ZRange(ctx, k.index, 0, dropChunk-1).Result()
+		members, err := redis.Strings(db.do(ctx, "ZRANGE", k.index, 0, dropChunk-1))
 		if err != nil {
 			return classify(err)
 		}
 		if len(members) == 0 {
 			break
 		}
-		records := make([]string, len(members))
-		zrem := make([]any, len(members))
-		for i, m := range members {
-			records[i] = k.prefix + m
-			zrem[i] = m
+		unlink := make([]any, 1, 1+len(members))
+		zrem := make([]any, 2, 2+len(members))
+		unlink[0], zrem[0], zrem[1] = "UNLINK", "ZREM", k.index
+		for _, m := range members {
+			unlink = append(unlink, k.prefix+m)
+			zrem = append(zrem, m)
 		}
-		_, err = db.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.Unlink(ctx, records...)
-			p.ZRem(ctx, k.index, zrem...)
-			return nil
-		})
-		if err != nil {
+		if _, err := db.pipeline(ctx, unlink, zrem); err != nil {
 			return classify(err)
 		}
 	}
-	_, err = db.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, k.schema, k.index)
-		p.SRem(ctx, ownershipKey, k.table)
-		return nil
-	})
+	// The schema, the index and the ownership entry go together.
+	_, err = db.pipeline(ctx,
+		[]any{"MULTI"},
+		[]any{"DEL", k.schema, k.index},
+		[]any{"SREM", ownershipKey, k.table},
+		[]any{"EXEC"})
 	return classify(err)
 }
 
@@ -674,7 +686,7 @@ func (db *DB) Session(ctx context.Context, t driver.Table) (driver.Session, erro
 	if len(t.Fields) == 0 {
 		return nil, fmt.Errorf("redis: table %s has no fields", t.Name)
 	}
-	h, err := db.client.HGetAll(ctx, k.schema).Result()
+	h, err := redis.StringMap(db.do(ctx, "HGETALL", k.schema))
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -698,4 +710,116 @@ func version() string {
 		return info.Main.Version
 	}
 	return "unknown"
+}
+
+// library names the Redis client library and the version built in.
+func library() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range info.Deps {
+			if m.Path == "github.com/gomodule/redigo" {
+				return "redigo " + m.Version
+			}
+		}
+	}
+	return "redigo (version unknown)"
+}
+
+// callerKey holds, in the context a pool waits under, the caller's own
+// context, for the dial.
+type callerKey struct{}
+
+// get takes a connection of the pool, waiting at most pool_timeout for one
+// when every connection is busy.
+func (db *DB) get(ctx context.Context) (redis.Conn, error) {
+	if db.closed.Load() {
+		return nil, errClosed
+	}
+	wait := ctx
+	if t := db.connOpts.poolTimeout; t > 0 {
+		var cancel context.CancelFunc
+		wait, cancel = context.WithTimeoutCause(ctx, t, errPoolTimeout)
+		defer cancel()
+		wait = context.WithValue(wait, callerKey{}, ctx)
+	}
+	c, err := db.pool.GetContext(wait)
+	if err != nil {
+		if ctx.Err() == nil && context.Cause(wait) == errPoolTimeout {
+			return nil, errPoolTimeout
+		}
+		if db.closed.Load() {
+			return nil, errClosed
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// do runs one command on a connection of the pool, under ctx.
+func (db *DB) do(ctx context.Context, cmd string, args ...any) (any, error) {
+	c, err := db.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return redis.DoContext(c, ctx, cmd, args...)
+}
+
+// script runs a script on a connection of the pool, under ctx: EVALSHA,
+// and EVAL when the server lacks it.
+func (db *DB) script(ctx context.Context, s *redis.Script, keysAndArgs ...any) (any, error) {
+	c, err := db.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return s.DoContext(ctx, c, keysAndArgs...)
+}
+
+// pipeline sends commands (each its name, then its arguments) on one
+// connection of the pool and reads their replies, in one round trip. An
+// error reply is returned in its place and, the first of them, as the
+// error.
+func (db *DB) pipeline(ctx context.Context, cmds ...[]any) ([]any, error) {
+	c, err := db.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return pipeline(ctx, c, cmds...)
+}
+
+// pipeline sends cmds on c and reads their replies, as DB.pipeline.
+func pipeline(ctx context.Context, c redis.Conn, cmds ...[]any) ([]any, error) {
+	for _, cmd := range cmds {
+		if err := c.Send(cmd[0].(string), cmd[1:]...); err != nil {
+			return nil, err
+		}
+	}
+	// An empty command flushes what was sent and reads every reply.
+	replies, err := redis.Values(redis.DoContext(c, ctx, ""))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range replies {
+		if e := errorReply(r); e != nil {
+			return replies, e
+		}
+	}
+	return replies, nil
+}
+
+// errorReply returns the error reply r, or the first one in the array r
+// (EXEC answers each queued command's reply in an array).
+func errorReply(r any) error {
+	switch r := r.(type) {
+	case redis.Error:
+		return r
+	case []any:
+		for _, v := range r {
+			if e, ok := v.(redis.Error); ok {
+				return e
+			}
+		}
+	}
+	return nil
 }

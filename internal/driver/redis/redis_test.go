@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
@@ -21,17 +21,10 @@ import (
 	"github.com/dbprobe/dbprobe/internal/testdb"
 )
 
-// admin connects to rawURL with go-redis, outside the driver.
-func admin(t testing.TB, rawURL string) *redis.Client {
+// admin connects to rawURL with redigo, outside the driver.
+func admin(t testing.TB, rawURL string) *testdb.RedisClient {
 	t.Helper()
-	opts, err := redis.ParseURL(rawURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts.MaxRetries = -1
-	c := redis.NewClient(opts)
-	t.Cleanup(func() { c.Close() })
-	return c
+	return testdb.OpenRedis(t, rawURL)
 }
 
 // setup gives the test a fresh logical database, an open DB on it and a
@@ -266,12 +259,14 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 	db := drivertest.MustOpen(t, u, driver.Options{Sessions: 1})
 	info := db.Info()
 	t.Logf("%+v", info)
-	if info.Driver != "redis" || info.Library != "go-redis "+redis.Version() {
+	// A test binary records no dependencies' versions: "redigo (version
+	// unknown)" here, "redigo v1.9.3" in dbprobe.
+	if info.Driver != "redis" || !strings.HasPrefix(info.Library, "redigo ") {
 		t.Errorf("Driver, Library = %q, %q", info.Driver, info.Library)
 	}
 	c := admin(t, u)
 	ctx := context.Background()
-	server, err := c.Info(ctx, "server").Result()
+	server, err := redis.String(c.Do(ctx, "INFO", "server"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +280,7 @@ func TestInfoReadsSettingsBack(t *testing.T) {
 		"autocommit":            "no transactions: every operation is one command or one script, applied as it runs; a load batch is all or nothing (WATCH, MULTI, the records' writes, EXEC)",
 	}
 	for _, name := range []string{"appendonly", "appendfsync", "save", "maxmemory", "maxmemory-policy"} {
-		v, err := c.ConfigGet(ctx, name).Result()
+		v, err := redis.StringMap(c.Do(ctx, "CONFIG", "GET", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +305,7 @@ func TestInfoShowsServerSettings(t *testing.T) {
 	c := admin(t, u)
 	ctx := context.Background()
 	for name, value := range map[string]string{"appendfsync": "always", "maxmemory": "67108864", "maxmemory-policy": "allkeys-lru", "save": "900 1"} {
-		if err := c.ConfigSet(ctx, name, value).Err(); err != nil {
+		if _, err := c.Do(ctx, "CONFIG", "SET", name, value); err != nil {
 			t.Fatalf("CONFIG SET %s %s: %v", name, value, err)
 		}
 	}
@@ -331,9 +326,9 @@ func TestInfoShowsServerSettings(t *testing.T) {
 	}
 }
 
-func appendfsync(t testing.TB, c *redis.Client) string {
+func appendfsync(t testing.TB, c *testdb.RedisClient) string {
 	t.Helper()
-	v, err := c.ConfigGet(context.Background(), "appendfsync").Result()
+	v, err := redis.StringMap(c.Do(context.Background(), "CONFIG", "GET", "appendfsync"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +411,7 @@ func TestDurability(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := c.ConfigSet(context.Background(), "appendfsync", "no").Err(); err != nil {
+		if _, err := c.Do(context.Background(), "CONFIG", "SET", "appendfsync", "no"); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.Close(); err != nil {
@@ -425,7 +420,7 @@ func TestDurability(t *testing.T) {
 		if got := appendfsync(t, c); got != "no" {
 			t.Errorf("appendfsync = %s, want the other client's no", got)
 		}
-		if err := c.ConfigSet(context.Background(), "appendfsync", "everysec").Err(); err != nil {
+		if _, err := c.Do(context.Background(), "CONFIG", "SET", "appendfsync", "everysec"); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -456,7 +451,7 @@ func TestDurabilityNeedsAppendonly(t *testing.T) {
 func TestConfigDeniedByACL(t *testing.T) {
 	u := testdb.StartRedis(t)
 	ctx := context.Background()
-	if err := admin(t, u).Do(ctx, "ACL", "SETUSER", "bench", "on", ">bench-pw", "~*", "+@all", "-config").Err(); err != nil {
+	if _, err := admin(t, u).Do(ctx, "ACL", "SETUSER", "bench", "on", ">bench-pw", "~*", "+@all", "-config"); err != nil {
 		t.Fatal(err)
 	}
 	parsed, _ := url.Parse(u)
@@ -555,7 +550,7 @@ func TestTableLifecycle(t *testing.T) {
 	if st, err = db.Inspect(ctx, tbl); err != nil || st.Exists || st.CreatedByDbprobe {
 		t.Fatalf("Inspect after drop = %+v, %v", st, err)
 	}
-	if left, err := c.Keys(ctx, "*").Result(); err != nil || len(left) != 0 {
+	if left, err := redis.Strings(c.Do(ctx, "KEYS", "*")); err != nil || len(left) != 0 {
 		t.Fatalf("keys left after the drop: %v (%v)", left, err)
 	}
 	// Created again, it is dbprobe's again, of the type asked for.
@@ -579,7 +574,7 @@ func TestForeignKeys(t *testing.T) {
 	c := admin(t, u)
 	tbl := drivertest.Table("usertable", 1)
 
-	if err := c.HSet(ctx, "usertable:precious", "FIELD0", "theirs").Err(); err != nil {
+	if _, err := c.Do(ctx, "HSET", "usertable:precious", "FIELD0", "theirs"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := db.Inspect(ctx, tbl)
@@ -599,7 +594,7 @@ func TestForeignKeys(t *testing.T) {
 	if err := db.CreateTable(ctx, other); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.HSet(ctx, "mine:theirs", "FIELD0", "theirs").Err(); err != nil {
+	if _, err := c.Do(ctx, "HSET", "mine:theirs", "FIELD0", "theirs"); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := db.Inspect(ctx, other); err != nil || !st.CreatedByDbprobe || !st.HasRows {
@@ -623,11 +618,11 @@ func TestForeignKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	for key, want := range map[string]string{"mine:theirs": "theirs", "usertable:precious": "theirs"} {
-		if v, err := c.HGet(ctx, key, "FIELD0").Result(); err != nil || v != want {
+		if v, err := redis.String(c.Do(ctx, "HGET", key, "FIELD0")); err != nil || v != want {
 			t.Errorf("%s after the drop = %q, %v; want %q untouched", key, v, err, want)
 		}
 	}
-	if n, err := c.Exists(ctx, "mine:k", "mine#index", "mine#schema").Result(); err != nil || n != 0 {
+	if n, err := redis.Int64(c.Do(ctx, "EXISTS", "mine:k", "mine#index", "mine#schema")); err != nil || n != 0 {
 		t.Errorf("%d of dbprobe's keys left after the drop (%v)", n, err)
 	}
 }
@@ -703,7 +698,7 @@ func TestSessionOperations(t *testing.T) {
 	}
 
 	// Scripts the server forgot (SCRIPT FLUSH, a restart) are sent again.
-	if err := admin(t, u).ScriptFlush(ctx).Err(); err != nil {
+	if _, err := admin(t, u).Do(ctx, "SCRIPT", "FLUSH"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Update(ctx, []byte("user2"), []int{1}, [][]byte{[]byte("one")}); err != nil {
@@ -714,7 +709,7 @@ func TestSessionOperations(t *testing.T) {
 	}
 
 	// A record someone stripped of a field is reported, not read as empty.
-	if err := admin(t, u).HDel(ctx, "usertable:user3", "FIELD2").Err(); err != nil {
+	if _, err := admin(t, u).Do(ctx, "HDEL", "usertable:user3", "FIELD2"); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Read(ctx, []byte("user3"), nil, vals); err == nil || errors.Is(err, driver.ErrNotFound) || !strings.Contains(err.Error(), "has no field FIELD2") {
@@ -740,7 +735,7 @@ func TestInsertBatchAllOrNothing(t *testing.T) {
 			if err := s.InsertBatch(ctx, keys, values); err != nil {
 				t.Fatal(err)
 			}
-			if card, err := c.ZCard(ctx, "usertable#index").Result(); err != nil || card != n {
+			if card, err := redis.Int64(c.Do(ctx, "ZCARD", "usertable#index")); err != nil || card != n {
 				t.Fatalf("index holds %d keys (%v), want %d", card, err, n)
 			}
 			got := make([][]byte, 10)
@@ -766,10 +761,10 @@ func TestInsertBatchAllOrNothing(t *testing.T) {
 			if err := s.InsertBatch(ctx, twice, [][][]byte{drivertest.Values("a", 10), drivertest.Values("b", 10)}); driver.Code(err) != "EXISTS" {
 				t.Errorf("batch with a key twice: %v (code %q)", err, driver.Code(err))
 			}
-			if k, err := c.Exists(ctx, "usertable:new1", "usertable:new2", "usertable:new3").Result(); err != nil || k != 0 {
+			if k, err := redis.Int64(c.Do(ctx, "EXISTS", "usertable:new1", "usertable:new2", "usertable:new3")); err != nil || k != 0 {
 				t.Errorf("%d records of the failed batches were written (%v)", k, err)
 			}
-			if card, err := c.ZCard(ctx, "usertable#index").Result(); err != nil || card != n {
+			if card, err := redis.Int64(c.Do(ctx, "ZCARD", "usertable#index")); err != nil || card != n {
 				t.Errorf("index holds %d keys after the failed batches (%v), want %d", card, err, n)
 			}
 			if err := s.InsertBatch(ctx, [][]byte{[]byte("x")}, [][][]byte{drivertest.Values("x", 9)}); err == nil {
@@ -788,7 +783,7 @@ func TestWrongTypeWritesNothing(t *testing.T) {
 			ctx := context.Background()
 			s := drivertest.Session(t, db, tbl)
 			c := admin(t, u)
-			if err := c.Set(ctx, "usertable#index", "not a sorted set", 0).Err(); err != nil {
+			if _, err := c.Do(ctx, "SET", "usertable#index", "not a sorted set"); err != nil {
 				t.Fatal(err)
 			}
 			err := s.Insert(ctx, []byte("k1"), drivertest.Values("k1", 2))
@@ -799,7 +794,7 @@ func TestWrongTypeWritesNothing(t *testing.T) {
 			if err == nil {
 				t.Error("InsertBatch with a string as the index succeeded")
 			}
-			if n, err := c.Exists(ctx, "usertable:k1", "usertable:k2", "usertable:k3").Result(); err != nil || n != 0 {
+			if n, err := redis.Int64(c.Do(ctx, "EXISTS", "usertable:k1", "usertable:k2", "usertable:k3")); err != nil || n != 0 {
 				t.Errorf("%d records written beside a broken index (%v)", n, err)
 			}
 		})
@@ -832,7 +827,10 @@ func TestTimeoutsAndClosedDB(t *testing.T) {
 	t.Run("deadline", func(t *testing.T) {
 		c := admin(t, u)
 		slept := make(chan error, 1)
-		go func() { slept <- c.Do(ctx, "DEBUG", "SLEEP", "1").Err() }()
+		go func() {
+			_, err := c.Do(ctx, "DEBUG", "SLEEP", "1")
+			slept <- err
+		}()
 		time.Sleep(100 * time.Millisecond) // the server is asleep
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
@@ -879,26 +877,23 @@ func provokeBusy(rawURL string) func(t *testing.T, db driver.DB, tbl driver.Tabl
 	return func(t *testing.T, db driver.DB, tbl driver.Table) error {
 		ctx := context.Background()
 		c := admin(t, rawURL)
-		if err := c.ConfigSet(ctx, "lua-time-limit", "50").Err(); err != nil {
+		if _, err := c.Do(ctx, "CONFIG", "SET", "lua-time-limit", "50"); err != nil {
 			t.Fatal(err)
 		}
-		defer c.ConfigSet(ctx, "lua-time-limit", "5000")
+		defer c.Do(ctx, "CONFIG", "SET", "lua-time-limit", "5000")
 		s := drivertest.Session(t, db, tbl)
 		if err := s.Insert(ctx, []byte("busy-0001"), drivertest.Values("busy", len(tbl.Fields))); err != nil {
 			t.Fatal(err)
 		}
-		opts, err := redis.ParseURL(rawURL)
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.MaxRetries, opts.ReadTimeout = -1, -1 // wait for the script however long it runs
-		looper := redis.NewClient(opts)
-		defer looper.Close()
+		looper := admin(t, rawURL) // no read timeout: it waits for the script however long it runs
 		looped := make(chan error, 1)
-		go func() { looped <- looper.Eval(ctx, "while true do end", nil).Err() }()
+		go func() {
+			_, err := looper.Do(ctx, "EVAL", "while true do end", 0)
+			looped <- err
+		}()
 		kill := func() {
 			for {
-				err := c.ScriptKill(ctx).Err()
+				_, err := c.Do(ctx, "SCRIPT", "KILL")
 				if err == nil {
 					return
 				}
@@ -934,7 +929,7 @@ func provokeBusy(rawURL string) func(t *testing.T, db driver.DB, tbl driver.Tabl
 
 func createForeignTable(t *testing.T, rawURL, name string) {
 	t.Helper()
-	if err := admin(t, rawURL).HSet(context.Background(), name+":precious", "FIELD0", "data").Err(); err != nil {
+	if _, err := admin(t, rawURL).Do(context.Background(), "HSET", name+":precious", "FIELD0", "data"); err != nil {
 		t.Fatal(err)
 	}
 }

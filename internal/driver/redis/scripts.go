@@ -1,12 +1,12 @@
 package redis
 
-import "github.com/redis/go-redis/v9"
+import "github.com/gomodule/redigo/redis"
 
 // The Lua scripts behind each write. A script runs on the server as one
 // atomic step, so a check and the writes that depend on it cannot be split
-// by another client, and each operation costs one round trip. go-redis
-// sends them with EVALSHA and falls back to EVAL (which caches them again)
-// when the server has not seen them.
+// by another client, and each operation costs one round trip. They are
+// sent with EVALSHA, and with EVAL (which caches them again) when the
+// server has not seen them, as redigo's Script.Do does.
 //
 // Every key a script touches is passed in KEYS, as Redis asks of scripts.
 // A record belongs to the table when its YCSB key is in the index: update
@@ -19,7 +19,7 @@ import "github.com/redis/go-redis/v9"
 var (
 	// insertScript adds one record unless its key exists.
 	// KEYS: record, index. ARGV: YCSB key, then field/value pairs.
-	insertScript = redis.NewScript(`
+	insertScript = redis.NewScript(2, `
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return redis.error_reply('EXISTS the record already exists')
 end
@@ -31,7 +31,7 @@ return 1
 	// updateScript sets fields of one record; 0 when the table has no such
 	// record, so that an update never creates one.
 	// KEYS: record, index. ARGV: YCSB key, then field/value pairs.
-	updateScript = redis.NewScript(`
+	updateScript = redis.NewScript(2, `
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) or redis.call('EXISTS', KEYS[1]) == 0 then
   return 0
 end
@@ -42,7 +42,7 @@ return 1
 	// deleteScript removes one record and its index entry; 0 when the
 	// table has no such record.
 	// KEYS: record, index. ARGV: YCSB key.
-	deleteScript = redis.NewScript(`
+	deleteScript = redis.NewScript(2, `
 if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then
   return 0
 end
@@ -53,9 +53,10 @@ return 1
 	// batchScript adds a batch of records, all or none: it checks every key
 	// before writing any. The error names the batch position (from 1) of
 	// the first key that exists.
-	// KEYS: index, then the records' keys. ARGV: the number of fields n,
-	// the n field names, then per record its YCSB key and n values.
-	batchScript = redis.NewScript(`
+	// KEYS: index, then the records' keys, their number given first in
+	// each call. ARGV: the number of fields n, the n field names, then
+	// per record its YCSB key and n values.
+	batchScript = redis.NewScript(-1, `
 for i = 2, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     return redis.error_reply('EXISTS record ' .. (i - 1) .. ' of the batch already exists')
@@ -80,7 +81,7 @@ return #KEYS - 1
 	// it, unless its schema or index exists already; 0 then.
 	// KEYS: schema, index, ownership set. ARGV: table name, then the
 	// schema's field/value pairs.
-	createScript = redis.NewScript(`
+	createScript = redis.NewScript(3, `
 if redis.call('EXISTS', KEYS[1]) == 1 or redis.call('EXISTS', KEYS[2]) == 1 then
   return 0
 end

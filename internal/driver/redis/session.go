@@ -7,20 +7,20 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
-// session is one worker's handle on a table. Its reads and single-record
-// writes go through a connection it keeps (ownConn), which skips the
-// pool's checkout and health check and the socket deadlines on every
-// operation; scans and batches take connections from the DB's pool, which
-// Options.Sessions sized so that every session finds one. It is not safe
-// for concurrent use.
+// session is one worker's handle on a table. Its reads, scans and
+// single-record writes go through a connection it keeps (ownConn), which
+// skips the pool's checkout and the per-command context goroutine of
+// redigo's DoContext; load batches take connections from the DB's pool,
+// which Options.Sessions sized so that every session finds one, and which
+// ends a transaction left open (UNWATCH, DISCARD) when the connection goes
+// back. It is not safe for concurrent use.
 type session struct {
 	db     *DB
-	client *redis.Client
 	own    *ownConn
 	closed bool
 	k      keys
@@ -28,23 +28,17 @@ type session struct {
 
 	// Scratch reused by every call; cleared after each so that nothing of
 	// the caller's is kept.
-	names    []string
-	args     []any
-	scanKey  []byte
-	scanVals [][]byte
+	names     []string
+	args      []any
+	evalArgs  []any
+	recordKey []byte // the record's Redis key, built in a buffer kept
+	scanKey   []byte
+	scanVals  [][]byte
 
-	// The arguments of reads and single-record writes. A string or a byte
-	// slice put in an interface is copied to the heap on every call; the
-	// field names and the index key are made interface values once, and
-	// keys and values go in through pointers (bytesArg).
+	// fieldArgs are the field names, and indexArg the index key, made
+	// interface values once rather than on every call.
 	fieldArgs []any
 	indexArg  any
-	recordKey bytesArg   // the record's Redis key, built in a buffer kept
-	ycsbKey   bytesArg   // the caller's key
-	values    []bytesArg // the caller's values
-	evalArgs  []any
-	// readAll is HMGET of every field.
-	readAll []any
 
 	// beforeExec, when set (tests only), runs between the WATCHed checks of
 	// a plain InsertBatch and its EXEC.
@@ -52,40 +46,27 @@ type session struct {
 }
 
 func newSession(db *DB, k keys, t driver.Table) *session {
-	s := &session{db: db, client: db.client, own: newOwnConn(db), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields)),
-		indexArg: k.index, values: make([]bytesArg, len(t.Fields))}
+	s := &session{db: db, own: newOwnConn(db), k: k, fields: t.Fields, scanVals: make([][]byte, len(t.Fields)), indexArg: k.index}
 	for _, f := range t.Fields {
 		s.fieldArgs = append(s.fieldArgs, f)
 	}
-	s.readAll = append([]any{"hmget", &s.recordKey}, s.fieldArgs...)
 	return s
 }
 
-// bytesArg hands a byte slice to go-redis as a command argument through a
-// pointer, which an interface holds without allocating.
-type bytesArg struct{ b []byte }
-
-// MarshalBinary gives go-redis the bytes to send.
-func (a *bytesArg) MarshalBinary() ([]byte, error) { return a.b, nil }
-
 // setRecordKey builds the record key of a YCSB key in s.recordKey.
 func (s *session) setRecordKey(key []byte) {
-	s.recordKey.b = s.k.appendRecord(s.recordKey.b[:0], key)
+	s.recordKey = s.k.appendRecord(s.recordKey[:0], key)
 }
 
 // fieldValueArgs appends to s.args the name and value of each field
 // written: the listed field indexes (nil: all) with their values.
 func (s *session) fieldValueArgs(fields []int, n int, values [][]byte) {
-	if len(s.values) < n {
-		s.values = make([]bytesArg, n)
-	}
 	for i := range n {
 		f := i
 		if fields != nil {
 			f = fields[i]
 		}
-		s.values[i].b = values[i]
-		s.args = append(s.args, s.fieldArgs[f], &s.values[i])
+		s.args = append(s.args, s.fieldArgs[f], values[i])
 	}
 }
 
@@ -118,26 +99,30 @@ func (s *session) Read(ctx context.Context, key []byte, fields []int, values [][
 		return err
 	}
 	s.setRecordKey(key)
-	cmd := redis.NewSliceCmd(ctx, s.readArgs(fields)...)
-	err = s.own.end(ctx, s.own.conn.Process(ctx, cmd))
+	s.args = append(s.args[:0], s.recordKey)
+	s.args = s.appendFieldArgs(s.args, fields)
+	reply, err := s.own.conn.Do("HMGET", s.args...)
+	err = s.own.end(ctx, err)
 	clear(s.args)
 	if err != nil {
 		return classify(err)
 	}
-	return fill(values, cmd.Val(), names, key)
+	got, err := redis.Values(reply, nil)
+	if err != nil {
+		return fmt.Errorf("redis: HMGET: %w", err)
+	}
+	return fill(values, got, names, key)
 }
 
-// readArgs returns the arguments of an HMGET of the listed fields (nil:
-// all) of the record in s.recordKey.
-func (s *session) readArgs(fields []int) []any {
+// appendFieldArgs appends the names of the listed fields (nil: all).
+func (s *session) appendFieldArgs(args []any, fields []int) []any {
 	if fields == nil {
-		return s.readAll
+		return append(args, s.fieldArgs...)
 	}
-	s.args = append(s.args[:0], "hmget", &s.recordKey)
 	for _, f := range fields {
-		s.args = append(s.args, s.fieldArgs[f])
+		args = append(args, s.fieldArgs[f])
 	}
-	return s.args
+	return args
 }
 
 // fill copies an HMGET reply into values. A record with none of the fields
@@ -145,7 +130,7 @@ func (s *session) readArgs(fields []int) []any {
 func fill(values [][]byte, got []any, names []string, key []byte) error {
 	missing := -1
 	for i, v := range got {
-		str, ok := v.(string)
+		b, ok := v.([]byte)
 		if !ok {
 			values[i] = values[i][:0]
 			if missing < 0 {
@@ -153,7 +138,7 @@ func fill(values [][]byte, got []any, names []string, key []byte) error {
 			}
 			continue
 		}
-		values[i] = append(values[i][:0], str...)
+		values[i] = append(values[i][:0], b...)
 	}
 	switch {
 	case missing < 0:
@@ -184,21 +169,11 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	if err != nil {
 		return 0, err
 	}
-	members, err := s.client.ZRangeByLex(ctx, s.k.index, &redis.ZRangeBy{Min: lexFrom(startKey), Max: "+", Count: int64(count)}).Result()
-	if err != nil {
-		return 0, classify(err)
+	if err := s.own.begin(ctx); err != nil {
+		return 0, err
 	}
-	if len(members) == 0 {
-		return 0, nil
-	}
-	cmds := make([]*redis.SliceCmd, len(members))
-	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, m := range members {
-			cmds[i] = p.HMGet(ctx, s.k.prefix+m, names...)
-		}
-		return nil
-	})
-	if err != nil {
+	members, replies, err := s.scan(startKey, count, fields)
+	if err = s.own.end(ctx, err); err != nil {
 		return 0, classify(err)
 	}
 	if len(s.scanVals) < len(names) {
@@ -207,8 +182,12 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	vals := s.scanVals[:len(names)]
 	read := 0
 	for i, m := range members {
+		got, err := redis.Values(replies[i], nil)
+		if err != nil {
+			return read, fmt.Errorf("redis: HMGET: %w", err)
+		}
 		s.scanKey = append(s.scanKey[:0], m...)
-		err := fill(vals, cmds[i].Val(), names, s.scanKey)
+		err = fill(vals, got, names, s.scanKey)
 		if errors.Is(err, driver.ErrNotFound) {
 			continue
 		}
@@ -223,6 +202,32 @@ func (s *session) Scan(ctx context.Context, startKey []byte, count int, fields [
 	return read, nil
 }
 
+// scan runs Scan's two round trips on the session's connection: the index
+// members from startKey on, then the replies of their HMGETs.
+func (s *session) scan(startKey []byte, count int, fields []int) ([][]byte, []any, error) {
+	members, err := redis.ByteSlices(s.own.conn.Do("ZRANGEBYLEX", s.indexArg, lexFrom(startKey), "+", "LIMIT", 0, count))
+	if err != nil || len(members) == 0 {
+		return nil, nil, err
+	}
+	for _, m := range members {
+		args := append(make([]any, 0, 1+len(s.fieldArgs)), s.k.prefix+string(m))
+		if err := s.own.conn.Send("HMGET", s.appendFieldArgs(args, fields)...); err != nil {
+			return nil, nil, err
+		}
+	}
+	// An empty command flushes what was sent and reads every reply.
+	replies, err := redis.Values(s.own.conn.Do(""))
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, r := range replies {
+		if e, ok := r.(redis.Error); ok {
+			return nil, nil, e
+		}
+	}
+	return members, replies, nil
+}
+
 // Update sets the listed fields (nil: all) of one record, with one script
 // that checks the record is the table's first.
 func (s *session) Update(ctx context.Context, key []byte, fields []int, values [][]byte) error {
@@ -233,7 +238,7 @@ func (s *session) Update(ctx context.Context, key []byte, fields []int, values [
 	if len(values) < len(names) {
 		return fmt.Errorf("redis: update of %d fields with %d values", len(names), len(values))
 	}
-	s.args = append(s.args[:0], &s.ycsbKey)
+	s.args = append(s.args[:0], key)
 	s.fieldValueArgs(fields, len(names), values)
 	return s.runOne(ctx, updateScript, key)
 }
@@ -244,14 +249,14 @@ func (s *session) Insert(ctx context.Context, key []byte, values [][]byte) error
 	if len(values) != len(s.fields) {
 		return fmt.Errorf("redis: insert of %d values into %d fields", len(values), len(s.fields))
 	}
-	s.args = append(s.args[:0], &s.ycsbKey)
+	s.args = append(s.args[:0], key)
 	s.fieldValueArgs(nil, len(s.fields), values)
 	return s.runOne(ctx, insertScript, key)
 }
 
 // Delete removes one record and its index entry, with one script.
 func (s *session) Delete(ctx context.Context, key []byte) error {
-	s.args = append(s.args[:0], &s.ycsbKey)
+	s.args = append(s.args[:0], key)
 	return s.runOne(ctx, deleteScript, key)
 }
 
@@ -264,27 +269,26 @@ var scriptSHA = map[*redis.Script]any{
 }
 
 // runOne runs a single-record script on the record's key and the index,
-// with s.args after them, by its SHA1 (EVALSHA, as Script.Run does), and
-// by its text when the server does not have it; a reply of 0 means the
-// table has no such record.
+// with s.args after them: by its SHA1 (EVALSHA) with arguments the
+// session reuses, and through Script.Do, which sends its text, when the
+// server does not have it. A reply of 0 means the table has no such
+// record.
 func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) error {
-	s.ycsbKey.b = key
 	defer s.forgetArgs()
 	if err := s.own.begin(ctx); err != nil {
 		return err
 	}
 	s.setRecordKey(key)
-	s.evalArgs = append(append(s.evalArgs[:0], "evalsha", scriptSHA[script], 2, &s.recordKey, s.indexArg), s.args...)
-	cmd := redis.NewCmd(ctx, s.evalArgs...)
-	if err := s.own.conn.Process(ctx, cmd); err != nil {
-		if code, _ := serverCode(err); code == codeNoScript {
-			cmd = script.Eval(ctx, s.own.conn, []string{string(s.recordKey.b), s.k.index}, s.args...)
-		}
+	// The key count is the script's own (2): a small integer, boxed
+	// without an allocation.
+	s.evalArgs = append(append(s.evalArgs[:0], scriptSHA[script], 2, s.recordKey, s.indexArg), s.args...)
+	reply, err := s.own.conn.Do("EVALSHA", s.evalArgs...)
+	if code, _ := serverCode(err); code == codeNoScript {
+		reply, err = script.Do(s.own.conn, s.evalArgs[2:]...)
 	}
-	n, err := cmd.Int64()
-	err = s.own.end(ctx, err)
+	n, err := redis.Int64(reply, s.own.end(ctx, err))
 	switch {
-	case err != nil && errors.Is(err, redis.Nil):
+	case errors.Is(err, redis.ErrNil):
 		return driver.ErrNotFound
 	case err != nil:
 		if code, _ := serverCode(err); code == codeExists {
@@ -302,8 +306,6 @@ func (s *session) runOne(ctx context.Context, script *redis.Script, key []byte) 
 func (s *session) forgetArgs() {
 	clear(s.args)
 	clear(s.evalArgs)
-	clear(s.values)
-	s.ycsbKey.b = nil
 }
 
 // InsertBatch adds records all or none: with Options.BulkLoad in one
@@ -324,7 +326,7 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 		}
 		seen[string(k)] = struct{}{}
 	}
-	records := make([]string, len(keys))
+	records := make([]any, len(keys))
 	for i, k := range keys {
 		records[i] = s.k.record(k)
 	}
@@ -335,23 +337,19 @@ func (s *session) InsertBatch(ctx context.Context, keys [][]byte, values [][][]b
 }
 
 // scriptBatch loads the batch with one run of batchScript.
-func (s *session) scriptBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []string) error {
+func (s *session) scriptBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []any) error {
 	n := len(s.fields)
-	redisKeys := make([]string, 0, 1+len(records))
-	redisKeys = append(append(redisKeys, s.k.index), records...)
-	args := make([]any, 0, 1+n+len(keys)*(1+n))
+	args := make([]any, 0, 3+len(records)+n+len(keys)*(1+n))
+	args = append(append(args, 1+len(records), s.k.index), records...)
 	args = append(args, n)
-	for _, f := range s.fields {
-		args = append(args, f)
-	}
+	args = append(args, s.fieldArgs...)
 	for i, k := range keys {
 		args = append(args, k)
 		for _, v := range values[i] {
 			args = append(args, v)
 		}
 	}
-	_, err := batchScript.Run(ctx, s.client, redisKeys, args...).Result()
-	if err != nil {
+	if _, err := s.db.script(ctx, batchScript, args...); err != nil {
 		return classify(s.nameDuplicate(err, keys))
 	}
 	return nil
@@ -383,65 +381,92 @@ func (s *session) nameDuplicate(err error, keys [][]byte) error {
 // concurrent loaders abort each other (measured: 7 of 10 batches with 4
 // threads), and only dbprobe's own ZADDs, which cannot change its type,
 // write it.
-func (s *session) watchBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []string) error {
-	err := s.client.Watch(ctx, func(tx *redis.Tx) error {
-		var exists *redis.IntCmd
-		var indexType *redis.StatusCmd
-		if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-			exists = p.Exists(ctx, records...)
-			indexType = p.Type(ctx, s.k.index)
-			return nil
-		}); err != nil {
+func (s *session) watchBatch(ctx context.Context, keys [][]byte, values [][][]byte, records []any) error {
+	c, err := s.db.get(ctx)
+	if err != nil {
+		return classify(err)
+	}
+	// Closing the connection sends UNWATCH, or DISCARD, when the batch
+	// ends before EXEC.
+	defer c.Close()
+	return classify(s.transaction(ctx, c, keys, values, records))
+}
+
+// transaction is watchBatch's WATCH, checks, MULTI … EXEC on c.
+func (s *session) transaction(ctx context.Context, c redis.Conn, keys [][]byte, values [][][]byte, records []any) error {
+	if _, err := redis.DoContext(c, ctx, "WATCH", records...); err != nil {
+		return err
+	}
+	replies, err := pipeline(ctx, c, append([]any{"EXISTS"}, records...), []any{"TYPE", s.indexArg})
+	if err != nil {
+		return err
+	}
+	exists, err := redis.Int64(replies[0], nil)
+	if err != nil {
+		return fmt.Errorf("redis: EXISTS: %w", err)
+	}
+	if exists > 0 {
+		return s.existingKey(ctx, c, keys, records)
+	}
+	if t, _ := redis.String(replies[1], nil); t != "none" && t != "zset" {
+		return fmt.Errorf("redis: key %s of table %s is a %s, not the sorted set dbprobe indexes the table with", s.k.index, s.k.table, t)
+	}
+	if s.beforeExec != nil {
+		s.beforeExec()
+	}
+	n := len(s.fields)
+	if err := c.Send("MULTI"); err != nil {
+		return err
+	}
+	hset := make([]any, 1+2*n)
+	zadd := make([]any, 1, 1+2*len(keys))
+	zadd[0] = s.indexArg
+	for i, k := range keys {
+		hset[0] = records[i]
+		for f := range n {
+			hset[1+2*f], hset[2+2*f] = s.fieldArgs[f], values[i][f]
+		}
+		// Send writes the command into the connection's buffer at once,
+		// so hset can be reused.
+		if err := c.Send("HSET", hset...); err != nil {
 			return err
 		}
-		if exists.Val() > 0 {
-			return s.existingKey(ctx, tx, keys, records)
-		}
-		if t := indexType.Val(); t != "none" && t != "zset" {
-			return fmt.Errorf("redis: key %s of table %s is a %s, not the sorted set dbprobe indexes the table with", s.k.index, s.k.table, t)
-		}
-		if s.beforeExec != nil {
-			s.beforeExec()
-		}
-		n := len(s.fields)
-		pairs := make([]any, 2*n)
-		members := make([]redis.Z, len(keys))
-		_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			for i, k := range keys {
-				for f, name := range s.fields {
-					pairs[2*f], pairs[2*f+1] = name, values[i][f]
-				}
-				// HSet copies its arguments into the command it queues.
-				p.HSet(ctx, records[i], pairs...)
-				members[i] = redis.Z{Member: string(k)}
-			}
-			p.ZAdd(ctx, s.k.index, members...)
-			return nil
-		})
+		zadd = append(zadd, 0, k)
+	}
+	if err := c.Send("ZADD", zadd...); err != nil {
 		return err
-	}, records...)
-	return classify(err)
+	}
+	// EXEC's reply is nil when a WATCHed key changed, and an error when a
+	// queued command was refused; the first error reply among the queued
+	// commands' is the error.
+	reply, err := redis.DoContext(c, ctx, "EXEC")
+	switch {
+	case err != nil:
+		return err
+	case reply == nil:
+		return errWatchAborted
+	}
+	return errorReply(reply)
 }
 
 // existingKey names the first key of the batch that exists, for the
 // duplicate error of a plain batch.
-func (s *session) existingKey(ctx context.Context, tx *redis.Tx, keys [][]byte, records []string) error {
-	cmds := make([]*redis.IntCmd, len(records))
-	if _, err := tx.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, r := range records {
-			cmds[i] = p.Exists(ctx, r)
-		}
-		return nil
-	}); err != nil {
+func (s *session) existingKey(ctx context.Context, c redis.Conn, keys [][]byte, records []any) error {
+	cmds := make([][]any, len(records))
+	for i, r := range records {
+		cmds[i] = []any{"EXISTS", r}
+	}
+	replies, err := pipeline(ctx, c, cmds...)
+	if err != nil {
 		return err
 	}
-	for i, c := range cmds {
-		if c.Val() > 0 {
+	for i, r := range replies {
+		if n, _ := redis.Int64(r, nil); n > 0 {
 			return driver.Classify(fmt.Errorf("redis: key %q of table %s already exists", keys[i], s.k.table), codeExists, driver.ClassOther)
 		}
 	}
 	// Deleted since the first check: a conflict like any other change.
-	return redis.TxFailedErr
+	return errWatchAborted
 }
 
 // Close gives the session's connection back to the pool. Closing twice

@@ -17,7 +17,7 @@ func TestClientOptions(t *testing.T) {
 		addr, user, password string
 		db                   int
 		tls                  bool
-		poolSize, maxRetries int
+		poolSize, maxIdle    int
 		dialTimeout          time.Duration
 		clientName           string
 	}
@@ -27,23 +27,30 @@ func TestClientOptions(t *testing.T) {
 		want          want
 	}{
 		{url: "redis://127.0.0.1:6379/0", sessions: 8,
-			want: want{addr: "127.0.0.1:6379", poolSize: 10, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "127.0.0.1:6379", poolSize: 10, maxIdle: 10, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://:s3cret@127.0.0.1:6380/3", sessions: 1,
-			want: want{addr: "127.0.0.1:6380", password: "s3cret", db: 3, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "127.0.0.1:6380", password: "s3cret", db: 3, poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "rediss://bob:pw@db.example:7000/2", sessions: 0,
-			want: want{addr: "db.example:7000", user: "bob", password: "pw", db: 2, tls: true, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "db.example:7000", user: "bob", password: "pw", db: 2, tls: true, poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "REDIS://127.0.0.1", password: "fromenv", sessions: 200,
-			want: want{addr: "127.0.0.1:6379", password: "fromenv", poolSize: 202, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "127.0.0.1:6379", password: "fromenv", poolSize: 202, maxIdle: 202, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://:inurl@127.0.0.1/1", password: "fromenv", sessions: 1, // the URL's wins, as driver.ParseTarget decides
-			want: want{addr: "127.0.0.1:6379", password: "inurl", db: 1, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "127.0.0.1:6379", password: "inurl", db: 1, poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://127.0.0.1/5?password=q%26p", sessions: 1, // as pgx allows; ParseTarget takes it
-			want: want{addr: "127.0.0.1:6379", password: "q&p", db: 5, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "127.0.0.1:6379", password: "q&p", db: 5, poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "rediss://cache.example:6380/0", sessions: 4,
-			want: want{addr: "cache.example:6380", tls: true, poolSize: 6, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+			want: want{addr: "cache.example:6380", tls: true, poolSize: 6, maxIdle: 6, dialTimeout: dialTimeout, clientName: "dbprobe"}},
 		{url: "redis://[::1]:6379/0?db=4", sessions: 1, // go-redis's ?db= overrides the path
-			want: want{addr: "[::1]:6379", db: 4, poolSize: 3, maxRetries: -1, dialTimeout: dialTimeout, clientName: "dbprobe"}},
-		{url: "redis://127.0.0.1/0?pool_size=50&max_retries=2&dial_timeout=3s&client_name=bench", sessions: 8,
-			want: want{addr: "127.0.0.1:6379", poolSize: 50, maxRetries: 2, dialTimeout: 3 * time.Second, clientName: "bench"}},
+			want: want{addr: "[::1]:6379", db: 4, poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		{url: "redis://localhost", sessions: 1,
+			want: want{addr: "localhost:6379", poolSize: 3, maxIdle: 3, dialTimeout: dialTimeout, clientName: "dbprobe"}},
+		// max_retries=-1 and protocol=2 are what dbprobe does anyway.
+		{url: "redis://127.0.0.1/0?pool_size=50&max_retries=-1&protocol=2&dial_timeout=3s&client_name=bench&max_idle_conns=4", sessions: 8,
+			want: want{addr: "127.0.0.1:6379", poolSize: 50, maxIdle: 4, dialTimeout: 3 * time.Second, clientName: "bench"}},
+		{url: "redis://127.0.0.1/0?dial_timeout=7", sessions: 1, // whole seconds, as go-redis read them
+			want: want{addr: "127.0.0.1:6379", poolSize: 3, maxIdle: 3, dialTimeout: 7 * time.Second, clientName: "dbprobe"}},
+		{url: "redis://127.0.0.1/0?dial_timeout=0", sessions: 1, // zero or less: no limit
+			want: want{addr: "127.0.0.1:6379", poolSize: 3, maxIdle: 3, clientName: "dbprobe"}},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			target, err := driver.ParseTarget(tc.url, tc.password)
@@ -54,47 +61,43 @@ func TestClientOptions(t *testing.T) {
 			if err != nil {
 				t.Fatalf("clientOptions: %v", err)
 			}
-			got := want{addr: o.Addr, user: o.Username, password: o.Password, db: o.DB, tls: o.TLSConfig != nil,
-				poolSize: o.PoolSize, maxRetries: o.MaxRetries, dialTimeout: o.DialTimeout, clientName: o.ClientName}
+			got := want{addr: o.addr, user: o.user, password: o.password, db: o.db, tls: o.tls != nil,
+				poolSize: o.poolSize, maxIdle: o.maxIdle, dialTimeout: o.dialTimeout, clientName: o.clientName}
 			if got != tc.want {
 				t.Errorf("options\n %+v\nwant\n %+v", got, tc.want)
-			}
-			if !o.ContextTimeoutEnabled || o.DialerRetries != 1 {
-				t.Errorf("ContextTimeoutEnabled %v, DialerRetries %d: want context deadlines honoured and one dial", o.ContextTimeoutEnabled, o.DialerRetries)
 			}
 		})
 	}
 }
 
-// A session's own client has one connection, and no socket deadlines
-// unless the URL sets a timeout, which then stands as written.
-func TestSessionOptions(t *testing.T) {
+// Sessions' connections have no socket deadlines unless the URL sets a
+// timeout, which then stands as written; the pool's timeouts have
+// defaults of their own.
+func TestTimeoutOptions(t *testing.T) {
+	type timeouts struct{ read, write, pool, idle, age time.Duration }
 	for _, tc := range []struct {
-		query               string
-		sessions            int
-		readWant, writeWant time.Duration
+		query string
+		want  timeouts
 	}{
-		{"", 8, -2, -2},
-		{"?pool_size=50&dial_timeout=3s", 8, -2, -2},
-		{"?read_timeout=30s", 8, 30 * time.Second, 0},
-		{"?write_timeout=2s", 1, 0, 2 * time.Second},
-		{"?read_timeout=1s&write_timeout=2s", 1, time.Second, 2 * time.Second},
+		{"", timeouts{pool: poolTimeout, idle: idleTimeout}},
+		{"?pool_size=50&dial_timeout=3s", timeouts{pool: poolTimeout, idle: idleTimeout}},
+		{"?read_timeout=30s", timeouts{read: 30 * time.Second, pool: poolTimeout, idle: idleTimeout}},
+		{"?write_timeout=2s", timeouts{write: 2 * time.Second, pool: poolTimeout, idle: idleTimeout}},
+		{"?read_timeout=1s&write_timeout=2s", timeouts{read: time.Second, write: 2 * time.Second, pool: poolTimeout, idle: idleTimeout}},
+		{"?read_timeout=-1&pool_timeout=0", timeouts{idle: idleTimeout}},
+		{"?pool_timeout=1m&conn_max_idle_time=5m&conn_max_lifetime=1h", timeouts{pool: time.Minute, idle: 5 * time.Minute, age: time.Hour}},
+		{"?idle_timeout=5m&max_conn_age=1h", timeouts{pool: poolTimeout, idle: 5 * time.Minute, age: time.Hour}},
 	} {
 		target, err := driver.ParseTarget("redis://127.0.0.1:6379/0"+tc.query, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		pool, _, err := clientOptions(target, tc.sessions)
+		o, _, err := clientOptions(target, 8)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", tc.query, err)
 		}
-		o := sessionOptions(*pool)
-		if o.PoolSize != 1 || o.MinIdleConns != 0 || o.ReadTimeout != tc.readWant || o.WriteTimeout != tc.writeWant {
-			t.Errorf("%s: pool %d, min idle %d, read timeout %v, write timeout %v; want 1, 0, %v, %v",
-				tc.query, o.PoolSize, o.MinIdleConns, o.ReadTimeout, o.WriteTimeout, tc.readWant, tc.writeWant)
-		}
-		if o.Dialer == nil || o.Addr != pool.Addr || o.DialTimeout != pool.DialTimeout {
-			t.Errorf("%s: the session's client does not dial as the pool does", tc.query)
+		if got := (timeouts{o.readTimeout, o.writeTimeout, o.poolTimeout, o.idleTimeout, o.maxConnAge}); got != tc.want {
+			t.Errorf("%s: timeouts %+v, want %+v", tc.query, got, tc.want)
 		}
 	}
 }
@@ -108,7 +111,15 @@ func TestClientOptionsRefusesBadURLs(t *testing.T) {
 		{"redis://:" + secret + "@127.0.0.1/0?dial_timeout=soon", "is not a valid Redis URL: invalid dial_timeout duration"},
 		{"redis://:" + secret + "@127.0.0.1/-1", "names database -1; Redis databases are numbered from 0"},
 		{"redis:127.0.0.1", "has no host"},
-		{"redis://:" + secret + "@127.0.0.1/0?protocol=9", "protocol=9: Redis speaks RESP2 and RESP3; give protocol=2 or protocol=3"},
+		{"redis://:" + secret + "@127.0.0.1/0?pool_size=x", `is not a valid Redis URL: invalid pool_size number: strconv.Atoi: parsing "x": invalid syntax`},
+		{"rediss://:" + secret + "@127.0.0.1/0?skip_verify=maybe", `is not a valid Redis URL: invalid skip_verify boolean: expected true/false/1/0 or an empty string, got "maybe"`},
+		{"redis://:" + secret + "@127.0.0.1/0?skip_verify=true", "is not a valid Redis URL: unexpected option: skip_verify"},
+		{"redis://:" + secret + "@127.0.0.1/0?protocol=9", "protocol=9: dbprobe speaks RESP2 to Redis"},
+		{"redis://:" + secret + "@127.0.0.1/0?protocol=3", "protocol=3: dbprobe speaks RESP2 to Redis"},
+		{"redis://:" + secret + "@127.0.0.1/0?max_retries=2", "max_retries=2: dbprobe never repeats a Redis command itself"},
+		{"redis://:" + secret + "@127.0.0.1/0?pool_fifo=true&min_idle_conns=2", "pool_fifo, min_idle_conns: go-redis options that dbprobe's Redis client (redigo) has no counterpart for; remove them"},
+		{"redis://:" + secret + "@127.0.0.1/0?pool_size=0", "pool_size=0: give 1 or more connections"},
+		{"redis://:" + secret + "@127.0.0.1/0?max_idle_conns=-1", "max_idle_conns=-1: give 0 or more"},
 	} {
 		t.Run(tc.url, func(t *testing.T) {
 			target, err := driver.ParseTarget(tc.url, "")
@@ -126,7 +137,7 @@ func TestClientOptionsRefusesBadURLs(t *testing.T) {
 			if strings.Contains(msg, secret) || strings.Contains(msg, "\n") {
 				t.Errorf("message holds the password or several lines: %q", msg)
 			}
-			if !strings.Contains(msg, "redis://") {
+			if !strings.Contains(msg, "redis://") && !strings.Contains(msg, "rediss://") {
 				t.Errorf("message %q does not say how to write the URL", msg)
 			}
 		})
@@ -162,20 +173,20 @@ func FuzzClientOptions(f *testing.F) {
 			// port), or the message's own words, which the same URL under
 			// another password gives too (a password "pass" and the
 			// "[user:password@]" of the URL form; "000," and the host 000
-			// in "off to 000, which"). go-redis's words are shown whole or
+			// in "off to 000, which"). The parser's words are shown whole or
 			// withheld whole, whatever the password's length.
 			if why := target.Audit(msg, refuse); why != "" {
 				t.Fatalf("error %q, password %q: the message %s", msg, target.Password, why)
 			}
 			return
 		}
-		if o.DB < 0 || o.Addr == "" || o.PoolSize < 1 || mode == "" {
-			t.Fatalf("clientOptions(%q) = DB %d, Addr %q, PoolSize %d, tls %q", target.Redacted(), o.DB, o.Addr, o.PoolSize, mode)
+		if o.db < 0 || o.addr == "" || o.poolSize < 1 || o.maxIdle < 0 || mode == "" {
+			t.Fatalf("clientOptions(%q) = db %d, addr %q, pool size %d, max idle %d, tls %q", target.Redacted(), o.db, o.addr, o.poolSize, o.maxIdle, mode)
 		}
-		if target.Password != "" && o.Password == "" {
+		if target.Password != "" && o.password == "" {
 			t.Fatalf("clientOptions(%q) dropped the password", target.Redacted())
 		}
-		if host, _, _ := net.SplitHostPort(o.Addr); tlsLevel(o) != driver.TLSVerifyFull && !driver.IsLoopback(host) {
+		if host, _, _ := net.SplitHostPort(o.addr); tlsLevel(o) != driver.TLSVerifyFull && !driver.IsLoopback(host) {
 			t.Fatalf("clientOptions(%q) accepted TLS %s to %s without --allow-insecure-tls", target.Redacted(), tlsLevel(o), host)
 		}
 	})
@@ -274,8 +285,8 @@ func TestClientOptionsTLS(t *testing.T) {
 			if mode != tc.mode {
 				t.Errorf("tls = %q, want %q", mode, tc.mode)
 			}
-			if tc.mode == "verify-full" && (o.TLSConfig == nil || o.TLSConfig.InsecureSkipVerify || o.TLSConfig.ServerName == "") {
-				t.Errorf("TLS config %+v does not verify", o.TLSConfig)
+			if tc.mode == "verify-full" && (o.tls == nil || o.tls.InsecureSkipVerify || o.tls.ServerName == "") {
+				t.Errorf("TLS config %+v does not verify", o.tls)
 			}
 		})
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/gomodule/redigo/redis"
 
 	"github.com/dbprobe/dbprobe/internal/driver"
 	"github.com/dbprobe/dbprobe/internal/testdb"
@@ -57,16 +57,11 @@ func TestWatchBatchConflict(t *testing.T) {
 		t.Fatalf("batch whose key was written meanwhile: %v (class %v, code %q), want a conflict with code %s",
 			err, driver.ClassOf(err), driver.Code(err), codeWatch)
 	}
-	opts, err := redis.ParseURL(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := redis.NewClient(opts)
-	defer c.Close()
-	if n, err := c.Exists(ctx, "usertable:a", "usertable:c").Result(); err != nil || n != 0 {
+	c := testdb.OpenRedis(t, u)
+	if n, err := redis.Int(c.Do(ctx, "EXISTS", "usertable:a", "usertable:c")); err != nil || n != 0 {
 		t.Fatalf("%d records of the aborted batch were written (%v)", n, err)
 	}
-	if card, err := c.ZCard(ctx, "usertable#index").Result(); err != nil || card != 1 {
+	if card, err := redis.Int(c.Do(ctx, "ZCARD", "usertable#index")); err != nil || card != 1 {
 		t.Fatalf("index holds %d keys (%v), want only the other session's", card, err)
 	}
 

@@ -342,7 +342,9 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 	if cmd.Flags().Changed("settle-limit") && o.settleLimit <= 0 {
 		return badinput.New("--settle-limit %s: give a positive duration, e.g. --settle-limit 30s (default %s)", o.settleLimit, storage.DefaultSettleLimit)
 	}
-	if o.chunk != "" {
+	// Only a --chunk given is set: left at 0, the experiment knows the
+	// chunk is its default and says so when it clamps it to --size.
+	if o.chunk != "" && cmd.Flags().Changed("chunk") {
 		if c.Chunk, err = storage.ParseSize("--chunk", o.chunk); err != nil {
 			return err
 		}

@@ -30,6 +30,14 @@ func TestStorageDurationZeroAndChunkClamp(t *testing.T) {
 	if want := int64(2_000_000 / 1008); st.Rows != want {
 		t.Errorf("wrote %d rows, want %d: one chunk of --size", st.Rows, want)
 	}
+	// The default chunk clamped is not called the user's --chunk.
+	_, stderr, err = run(t, "storage", "write", "--db", db, "--size", "2MB", "--duration", "5s")
+	if err != nil {
+		t.Fatalf("write: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "dbprobe: the default --chunk 100MB is larger than --size 2MB") {
+		t.Errorf("default chunk: stderr %q", stderr)
+	}
 }
 
 // TestStorageHelpAndHint: an unknown flag points to the subcommand's own

@@ -112,7 +112,11 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	j.log = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if c.Kind == Write && c.Chunk > c.Size {
 		// A chunk past --size would write more than was asked.
-		fmt.Fprintf(c.Stderr, "dbprobe: --chunk %s is larger than --size %s: the chunk is the whole --size, one INSERT … SELECT of %s\n", SizeText(c.Chunk), SizeText(c.Size), SizeText(c.Size))
+		chunk := "--chunk " + SizeText(c.Chunk)
+		if c.chunkDefault {
+			chunk = "the default " + chunk
+		}
+		fmt.Fprintf(c.Stderr, "dbprobe: %s is larger than --size %s: the chunk is the whole --size, one INSERT … SELECT of %s\n", chunk, SizeText(c.Size), SizeText(c.Size))
 		j.notes = append(j.notes, fmt.Sprintf("--chunk %s clamped to --size %s", SizeText(c.Chunk), SizeText(c.Size)))
 		c.Chunk = c.Size
 		j.c.Chunk = c.Size

@@ -134,7 +134,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.workload, "workload", "", "core workload a–f (or a properties file), read before any -P file (default a when no -P is given)")
 	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection; refused before the phase when the server accepts fewer connections than these and the monitor's (property threadcount)")
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
-	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
+	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount; 1000 in the built-in workloads, e.g. --records 1000000)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
@@ -164,7 +164,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 
 // addRunFlags adds the flags of the commands with a run phase.
 func addRunFlags(cmd *cobra.Command, o *options) {
-	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
+	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount; 1000 in the built-in workloads, which --duration overrides; e.g. --operations 1000000)")
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
 	setGroup(cmd.Flags(), groupWorkload, "operations")
 	setGroup(cmd.Flags(), groupShape, "warmup")

@@ -10,6 +10,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/export"
 )
 
 // sharedOptions are the flags every experiment command takes: the
@@ -104,10 +105,12 @@ func addOutputFlags(cmd *cobra.Command, o *sharedOptions) {
 }
 
 // checkMetricsFlags refuses the flags of the Prometheus endpoint without
-// the endpoint.
+// the endpoint, and an address it could not serve on, before anything is
+// made: a bad --metrics-addr once came after the line that announced a
+// new SQLite database.
 func checkMetricsFlags(cmd *cobra.Command, o *sharedOptions) error {
 	if o.metricsAddr != "" {
-		return nil
+		return export.CheckMetricsAddr(o.metricsAddr, o.metricsRemote)
 	}
 	for _, f := range []string{"metrics-allow-remote", "metrics-linger"} {
 		if cmd.Flags().Changed(f) {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -109,12 +111,33 @@ func addOutputFlags(cmd *cobra.Command, o *sharedOptions) {
 // made: a bad --metrics-addr once came after the line that announced a
 // new SQLite database.
 func checkMetricsFlags(cmd *cobra.Command, o *sharedOptions) error {
+	if err := checkOutputDirs(o); err != nil {
+		return err
+	}
 	if o.metricsAddr != "" {
 		return export.CheckMetricsAddr(o.metricsAddr, o.metricsRemote)
 	}
 	for _, f := range []string{"metrics-allow-remote", "metrics-linger"} {
 		if cmd.Flags().Changed(f) {
 			return badinput.New("--%s applies to the Prometheus endpoint, and no --metrics-addr is given; add --metrics-addr 127.0.0.1:PORT or drop --%s", f, f)
+		}
+	}
+	return nil
+}
+
+// checkOutputDirs refuses an output file whose directory is not there,
+// before anything is made: the file itself is created only once the
+// database is reached, after the line that announces a new SQLite
+// database, so such a mistake cost two lines and a database made and
+// removed.
+func checkOutputDirs(o *sharedOptions) error {
+	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--influx-out", o.influxOut}, {"--hlog", o.hlog}} {
+		if f.path == "" || f.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(f.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return badinput.New("cannot write %s %s: directory %s does not exist; create it or give another path", f.flag, f.path, dir)
 		}
 	}
 	return nil

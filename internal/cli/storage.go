@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strconv"
 	"time"
 
@@ -312,6 +313,11 @@ func newStorageKind(kind storage.Kind, short, long, example string) *cobra.Comma
 func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error {
 	if err := checkMetricsFlags(cmd, &o.sharedOptions); err != nil {
 		return err
+	}
+	// The default database, SQLite, has no cache counters to read: said
+	// before a database is made and announced, not after.
+	if kind == storage.Cache && o.db == "" && os.Getenv("DBPROBE_DB") == "" {
+		return badinput.New("dbprobe storage cache needs a server database's cache counters, and without --db it would use a new SQLite database, which has none; give --db postgres://…, mysql://… or sqlserver://…")
 	}
 	c := &storage.Config{
 		Kind: kind, Duration: o.duration, SettleLimit: o.settleLimit, Payload: o.payload, Batch: o.batch, NoCopy: o.noCopy, Keep: o.keep,

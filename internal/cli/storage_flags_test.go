@@ -55,3 +55,16 @@ func TestStorageHelpAndHint(t *testing.T) {
 		t.Errorf("storage --help has the shared paragraphs: %v; scan --help repeats them: %v", strings.Contains(parent, shared), strings.Contains(sub, shared))
 	}
 }
+
+// storage cache without --db is refused before the SQLite database it
+// would use is made: one line, nothing on stderr before it.
+func TestStorageCacheWithoutDB(t *testing.T) {
+	t.Setenv("DBPROBE_DB", "")
+	out, stderr, err := run(t, "storage", "cache")
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "give --db postgres://") {
+		t.Errorf("storage cache without --db: %v", err)
+	}
+	if out != "" || stderr != "" {
+		t.Errorf("printed %q and %q before refusing", out, stderr)
+	}
+}

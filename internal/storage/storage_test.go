@@ -357,7 +357,10 @@ func TestWriteAndRead(t *testing.T) {
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
 			url := tg.url(t)
-			_, st := mustRun(t, small(t, Write, url))
+			o, st := mustRun(t, small(t, Write, url))
+			if strings.Contains(o.text, "by INSERT … SELECT (INSERT … SELECT)") {
+				t.Errorf("the write note names INSERT … SELECT twice:\n%s", o.text)
+			}
 			if want := int64(4 * (2_000_000 / (8 + DefaultPayload))); st.Rows != want {
 				t.Errorf("wrote %d rows, want %d (4 chunks)", st.Rows, want)
 			}

@@ -826,3 +826,26 @@ func postmasterPID(t *testing.T, url string) int {
 	}
 	return pid
 }
+
+// A --metrics-addr that cannot be served, or an output file in no
+// directory, is refused before anything is made: one line, not after a
+// line announcing a new SQLite database.
+func TestBadMetricsAddrBeforeAnything(t *testing.T) {
+	for _, args := range [][]string{
+		{"ycsb", "--metrics-addr", "nonsense"},
+		{"ycsb", "--metrics-addr", "0.0.0.0:9464"},
+		{"stress", "--mix", "oltp", "--metrics-addr", "nonsense"},
+		{"storage", "scan", "--metrics-addr", "nonsense"},
+		{"ycsb", "--out", "/nonexistent-dbprobe-dir/r.jsonl"},
+		{"stress", "--mix", "oltp", "--hlog", "/nonexistent-dbprobe-dir/h.hlog"},
+		{"storage", "scan", "--influx-out", "/nonexistent-dbprobe-dir/x.lp"},
+	} {
+		out, stderr, err := run(t, args...)
+		if !badinput.Is(err) || !strings.Contains(err.Error(), args[len(args)-2]) {
+			t.Errorf("%v: %v, want bad input naming %s", args, err, args[len(args)-2])
+		}
+		if out != "" || stderr != "" {
+			t.Errorf("%v: printed %q on stdout and %q on stderr before refusing", args, out, stderr)
+		}
+	}
+}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/config"
 	"github.com/dbprobe/dbprobe/internal/experiment"
+	"github.com/dbprobe/dbprobe/internal/export"
 )
 
 // sharedOptions are the flags every experiment command takes: the
@@ -104,14 +107,37 @@ func addOutputFlags(cmd *cobra.Command, o *sharedOptions) {
 }
 
 // checkMetricsFlags refuses the flags of the Prometheus endpoint without
-// the endpoint.
+// the endpoint, and an address it could not serve on, before anything is
+// made: a bad --metrics-addr once came after the line that announced a
+// new SQLite database.
 func checkMetricsFlags(cmd *cobra.Command, o *sharedOptions) error {
+	if err := checkOutputDirs(o); err != nil {
+		return err
+	}
 	if o.metricsAddr != "" {
-		return nil
+		return export.CheckMetricsAddr(o.metricsAddr, o.metricsRemote)
 	}
 	for _, f := range []string{"metrics-allow-remote", "metrics-linger"} {
 		if cmd.Flags().Changed(f) {
 			return badinput.New("--%s applies to the Prometheus endpoint, and no --metrics-addr is given; add --metrics-addr 127.0.0.1:PORT or drop --%s", f, f)
+		}
+	}
+	return nil
+}
+
+// checkOutputDirs refuses an output file whose directory is not there,
+// before anything is made: the file itself is created only once the
+// database is reached, after the line that announces a new SQLite
+// database, so such a mistake cost two lines and a database made and
+// removed.
+func checkOutputDirs(o *sharedOptions) error {
+	for _, f := range []struct{ flag, path string }{{"--out", o.out}, {"--influx-out", o.influxOut}, {"--hlog", o.hlog}} {
+		if f.path == "" || f.path == "-" {
+			continue
+		}
+		dir := filepath.Dir(f.path)
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return badinput.New("cannot write %s %s: directory %s does not exist; create it or give another path", f.flag, f.path, dir)
 		}
 	}
 	return nil
@@ -134,7 +160,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 	f.StringVar(&o.workload, "workload", "", "core workload a–f (or a properties file), read before any -P file (default a when no -P is given)")
 	f.IntVar(&o.threads, "threads", 1, "worker threads, each with its own connection; refused before the phase when the server accepts fewer connections than these and the monitor's (property threadcount)")
 	f.Float64Var(&o.target, "target", 0, "total operations per second to pace at, open loop; 0 = as fast as possible, closed loop (property target)")
-	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount)")
+	f.Int64Var(&o.records, "records", 0, "records in the table (property recordcount; 1000 in the built-in workloads, e.g. --records 1000000)")
 	f.DurationVar(&o.duration, "duration", 0, "stop the phase after this long, e.g. 5m (property maxexecutiontime); an operationcount only a built-in workload or the default set (1000) gives way, so the run lasts this long, while one you set stands")
 	f.BoolVar(&o.strict, "strict", false, "treat an unknown property as an error instead of a note")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the workers' random sources (default: from the clock; printed in the header)")
@@ -164,7 +190,7 @@ func addCommonFlags(cmd *cobra.Command, o *options) {
 
 // addRunFlags adds the flags of the commands with a run phase.
 func addRunFlags(cmd *cobra.Command, o *options) {
-	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount)")
+	cmd.Flags().Int64Var(&o.operations, "operations", 0, "operations in the run phase (property operationcount; 1000 in the built-in workloads, which --duration overrides; e.g. --operations 1000000)")
 	cmd.Flags().DurationVar(&o.warmup, "warmup", 0, "exclude the run phase's first DURATION from the statistics (the operations still count toward operationcount)")
 	setGroup(cmd.Flags(), groupWorkload, "operations")
 	setGroup(cmd.Flags(), groupShape, "warmup")

@@ -17,6 +17,7 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	err := root.ExecuteContext(ctx)
 	if err != nil && IsUsageError(err) {
 		err = hideArgs(err, args)
+		err = describeUnknownCommand(root, err)
 	}
 	return err
 }

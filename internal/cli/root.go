@@ -12,7 +12,10 @@ func NewRoot() *cobra.Command {
 		Use:   "dbprobe",
 		Short: "Measure what a database really delivers",
 		Long: `dbprobe measures what a database really delivers: key-value (YCSB)
-throughput and latency today; storage rates and query stress to come.
+throughput and latency (load, run, ycsb), your own SQL under load (stress),
+storage rates and cache size (storage), crash durability (durability), one
+experiment over many settings (sweep), and whether two sets of runs differ
+(compare); report, export, merge and recover work on their JSON results.
 
 With no --db it uses an embedded SQLite database in a temporary directory,
 so "dbprobe ycsb" works on a fresh machine with nothing installed.
@@ -24,6 +27,11 @@ terminal a live progress line shows on stderr (-s for YCSB's status lines,
 
 Shell completion of commands, flags and their values (workloads, table
 types, durability…): dbprobe completion bash|zsh|fish|powershell --help.`,
+		Example: `  dbprobe ycsb
+  dbprobe ycsb --db postgres://ycsb@127.0.0.1:5432/bench --workload b --threads 16 --duration 1m --out b.jsonl
+  dbprobe stress --db postgres://app@127.0.0.1:5432/shop --mix oltp --rows 100000 --threads 4 --duration 1m
+  dbprobe storage scan --db postgres://bench@127.0.0.1:5432/bench --size 4GB --expect scan=14GB/min
+  dbprobe report b.jsonl -o report.html`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       resolveVersion(),

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"strconv"
 	"time"
 
@@ -317,6 +318,11 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 	if err := checkMetricsFlags(cmd, &o.sharedOptions); err != nil {
 		return err
 	}
+	// The default database, SQLite, has no cache counters to read: said
+	// before a database is made and announced, not after.
+	if kind == storage.Cache && o.db == "" && os.Getenv("DBPROBE_DB") == "" {
+		return badinput.New("dbprobe storage cache needs a server database's cache counters, and without --db it would use a new SQLite database, which has none; give --db postgres://…, mysql://… or sqlserver://…")
+	}
 	c := &storage.Config{
 		Kind: kind, Duration: o.duration, SettleLimit: o.settleLimit, Payload: o.payload, Batch: o.batch, NoCopy: o.noCopy, Keep: o.keep,
 		RestartCmd: o.restartCmd, NoCold: o.warm, RequireCold: o.requireCold,
@@ -346,7 +352,9 @@ func runStorage(cmd *cobra.Command, kind storage.Kind, o *storageOptions) error 
 	if cmd.Flags().Changed("settle-limit") && o.settleLimit <= 0 {
 		return badinput.New("--settle-limit %s: give a positive duration, e.g. --settle-limit 30s (default %s)", o.settleLimit, storage.DefaultSettleLimit)
 	}
-	if o.chunk != "" {
+	// Only a --chunk given is set: left at 0, the experiment knows the
+	// chunk is its default and says so when it clamps it to --size.
+	if o.chunk != "" && cmd.Flags().Changed("chunk") {
 		if c.Chunk, err = storage.ParseSize("--chunk", o.chunk); err != nil {
 			return err
 		}

@@ -30,6 +30,14 @@ func TestStorageDurationZeroAndChunkClamp(t *testing.T) {
 	if want := int64(2_000_000 / 1008); st.Rows != want {
 		t.Errorf("wrote %d rows, want %d: one chunk of --size", st.Rows, want)
 	}
+	// The default chunk clamped is not called the user's --chunk.
+	_, stderr, err = run(t, "storage", "write", "--db", db, "--size", "2MB", "--duration", "5s")
+	if err != nil {
+		t.Fatalf("write: %v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "dbprobe: the default --chunk 100MB is larger than --size 2MB") {
+		t.Errorf("default chunk: stderr %q", stderr)
+	}
 }
 
 // TestStorageHelpAndHint: an unknown flag points to the subcommand's own
@@ -45,5 +53,18 @@ func TestStorageHelpAndHint(t *testing.T) {
 	sub, _, _ := run(t, "storage", "scan", "--help")
 	if !strings.Contains(parent, shared) || strings.Contains(sub, shared) || !strings.Contains(sub, "dbprobe storage --help says what every experiment shares") {
 		t.Errorf("storage --help has the shared paragraphs: %v; scan --help repeats them: %v", strings.Contains(parent, shared), strings.Contains(sub, shared))
+	}
+}
+
+// storage cache without --db is refused before the SQLite database it
+// would use is made: one line, nothing on stderr before it.
+func TestStorageCacheWithoutDB(t *testing.T) {
+	t.Setenv("DBPROBE_DB", "")
+	out, stderr, err := run(t, "storage", "cache")
+	if !badinput.Is(err) || !strings.Contains(err.Error(), "give --db postgres://") {
+		t.Errorf("storage cache without --db: %v", err)
+	}
+	if out != "" || stderr != "" {
+		t.Errorf("printed %q and %q before refusing", out, stderr)
 	}
 }

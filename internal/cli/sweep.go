@@ -219,6 +219,24 @@ func runSweep(cmd *cobra.Command, o *sweepOptions, args []string) error {
 		return badinput.New("dbprobe sweep -- run needs --db: the database to load once per table shape and run on; or sweep ycsb, which makes a SQLite database for the sweep")
 	}
 
+	// A --db no driver reads is refused here, in one line, as the
+	// experiment alone refuses it: found by the first load, it came after
+	// the plan and an empty recap, and left a summary behind.
+	var dbs []string
+	if base.Flags().Changed("db") {
+		dbs = append(dbs, base.Flags().Lookup("db").Value.String())
+	}
+	for _, v := range vary {
+		if v.Key == "db" {
+			dbs = append(dbs, v.Values...)
+		}
+	}
+	for _, raw := range dbs {
+		if _, err := driver.ParseTargetFrom("--db", raw, ""); err != nil {
+			return err
+		}
+	}
+
 	// The database of a ycsb sweep without one: one SQLite file for the
 	// whole sweep, where each ycsb run alone would make and remove its own.
 	var tempDB string

@@ -58,6 +58,8 @@ func TestSweepBadInput(t *testing.T) {
 		{"no-load with a shape", []string{"--vary", "recordcount=10,20", "--no-load", "--", "run", "--db", db}, "--no-load"},
 		{"existing summary", []string{"--vary", "threads=1,2", "--out", existing, "--", "run", "--db", db}, "exists"},
 		{"run without --db", []string{"--vary", "threads=1,2", "--", "run", "--duration", "1s"}, "needs --db"},
+		{"a --db no driver reads", []string{"--vary", "threads=1,2", "--", "run", "--db", "URL", "--workload", "a"}, `--db "URL": unknown database "url"`},
+		{"a varied --db no driver reads", []string{"--vary", "db=" + db + ",postgress://u:hunter2@h/x", "--", "run"}, "--db postgress://…: unknown database"},
 	}
 	// The refusal of a run without a database holds only when DBPROBE_DB
 	// gives none either.

@@ -223,8 +223,12 @@ func prepare(a, b Side, opts Options) (*Comparison, sides, error) {
 // and the --fail-if checks; comparisons is how many comparisons the
 // correction is over with each of them.
 func finish(c *Comparison, opts Options, n sides, comparisons int) {
+	// blind says why no condition can trip however large the change: ""
+	// when one can.
+	var blind string
 	if tests := len(c.Metrics) * comparisons; tests > 1 {
 		if best := stats.MinP(c.runsA, c.runsB) * float64(tests); best >= Alpha && stats.MinP(c.runsA, c.runsB) < Alpha {
+			blind = fmt.Sprintf("with %s, the Holm correction over %d metrics leaves no p-value below %s", n.runs(c.runsA, c.runsB), tests, pText(math.Min(1, best)))
 			what := fmt.Sprintf("%d metrics", tests)
 			if comparisons > 1 {
 				what = fmt.Sprintf("%d metrics over %d comparisons", len(c.Metrics), comparisons)
@@ -233,7 +237,7 @@ func finish(c *Comparison, opts Options, n sides, comparisons int) {
 		}
 	}
 	for _, cond := range opts.FailIf {
-		c.Checks = append(c.Checks, cond.check(c.Metrics, n))
+		c.Checks = append(c.Checks, cond.check(c.Metrics, n, blind))
 	}
 }
 

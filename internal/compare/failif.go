@@ -116,8 +116,11 @@ func (c Condition) holds(changePct float64) bool {
 // is shown (Holm-adjusted p < 0.05): noise alone does not fail a
 // pipeline. With too few runs for the test, the estimate alone decides,
 // and the check says so; a pipeline that runs once per side gets a
-// threshold on the ratio of the two runs.
-func (c Condition) check(ms []*Metric, n sides) Check {
+// threshold on the ratio of the two runs. blind, when not "", says why
+// no difference can be shown with these runs and this many metrics: a
+// check that did not trip then says it could not have, so that a
+// pipeline does not take a check that can never fail for one that held.
+func (c Condition) check(ms []*Metric, n sides, blind string) Check {
 	ch := Check{Condition: c}
 	var m *Metric
 	for _, x := range ms {
@@ -133,9 +136,13 @@ func (c Condition) check(ms []*Metric, n sides) Check {
 		ch.Why = m.Verdict
 		return ch
 	}
+	cannot := ""
+	if blind != "" {
+		cannot = fmt.Sprintf("; it could not have tripped: %s; add runs, or give --metrics %s", blind, m.Name)
+	}
 	est := 100 * m.Change.Estimate
 	if !c.holds(est) {
-		ch.Why = fmt.Sprintf("%s's %s changed by %s, which does not meet %s", n.b, m.Name, signed(m.Change.Estimate), c.Text)
+		ch.Why = fmt.Sprintf("%s's %s changed by %s, which does not meet %s%s", n.b, m.Name, signed(m.Change.Estimate), c.Text, cannot)
 		return ch
 	}
 	switch {
@@ -145,6 +152,8 @@ func (c Condition) check(ms []*Metric, n sides) Check {
 	case m.PAdjusted != nil && *m.PAdjusted < Alpha:
 		ch.Tripped = true
 		ch.Why = m.Verdict
+	case cannot != "":
+		ch.Why = fmt.Sprintf("%s's %s changed by %s, but no difference is shown (%s)%s", n.b, m.Name, signed(m.Change.Estimate), pIs(*m.PAdjusted), cannot)
 	default:
 		ch.Why = fmt.Sprintf("%s's %s changed by %s, but no difference is shown (%s): the runs' spread could give that by chance", n.b, m.Name, signed(m.Change.Estimate), pIs(*m.PAdjusted))
 	}

@@ -106,3 +106,46 @@ func FuzzParseCondition(f *testing.F) {
 }
 
 func strconvF(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// TestFailIfSaysWhenItCannotTrip: with 4 runs each, the Holm correction
+// over every metric leaves no p-value under 0.05, so a 20% fall in
+// throughput cannot trip throughput<-5%. The check says it could not
+// have, and how to make it able to; narrowed to throughput it trips.
+func TestFailIfSaysWhenItCannotTrip(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var a, b []string
+	for i := range 4 {
+		a = append(a, writeRun(t, "a"+strconv.Itoa(i)+".jsonl", fakeRun{
+			throughput: 1000 + float64(i), series: [][3]any{{"READ", 400 + i, 2000 + i}, {"UPDATE", 900 + i, 3000 + i}},
+		}))
+		b = append(b, writeRun(t, "b"+strconv.Itoa(i)+".jsonl", fakeRun{
+			throughput: 800 + float64(i), series: [][3]any{{"READ", 402 + i, 2001 + i}, {"UPDATE", 901 + i, 3002 + i}},
+		}))
+	}
+	cond := mustConditions(t, "throughput<-5%", "throughput>+5%")
+	c, err := Run(load(t, "A", a), load(t, "B", b), Options{FailIf: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range c.Checks {
+		if ch.Tripped {
+			t.Errorf("%s tripped with no p-value under 0.05 possible: %+v", ch.Condition.Text, ch)
+		}
+		if !strings.Contains(ch.Why, "it could not have tripped: with 4 runs each, the Holm correction over 5 metrics leaves no p-value below 0.14") ||
+			!strings.HasSuffix(ch.Why, "add runs, or give --metrics throughput") {
+			t.Errorf("%s: %q does not say it could not have tripped", ch.Condition.Text, ch.Why)
+		}
+	}
+	c, err = Run(load(t, "A", a), load(t, "B", b), Options{Metrics: []string{"throughput"}, FailIf: cond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Checks[0].Tripped {
+		t.Errorf("throughput alone, 20%% slower over 4 runs each: not tripped: %+v", c.Checks[0])
+	}
+	for _, ch := range c.Checks {
+		if strings.Contains(ch.Why, "could not have") {
+			t.Errorf("%s: %q, though one metric can show a difference", ch.Condition.Text, ch.Why)
+		}
+	}
+}

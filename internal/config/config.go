@@ -175,6 +175,51 @@ func IsProperty(key string) bool {
 	return ok && known[i].ignored == ""
 }
 
+// closestProperty is the property dbprobe uses whose name is nearest
+// key, at most two edits away (a letter left out, added, changed, or
+// two swapped), "" when none is: a typo'd -p recrodcount=… is otherwise
+// ignored with a note that does not say what was meant.
+func closestProperty(key string) string {
+	best, bestD := "", 3
+	lk := strings.ToLower(key)
+	for _, p := range known {
+		if p.ignored != "" {
+			continue
+		}
+		if d := editDistance(lk, strings.ToLower(p.key)); d < bestD {
+			best, bestD = p.key, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of neighbours, one each.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
 // coreWorkloadClasses are the values of "workload" that mean the core workload.
 var coreWorkloadClasses = map[string]bool{
 	"site.ycsb.workloads.CoreWorkload":      true,
@@ -191,10 +236,14 @@ func Resolve(p *Properties, strict bool) (*Config, error) {
 		switch {
 		case !ok:
 			v, src, _ := p.Get(k)
-			if strict {
-				return nil, badinput.New("unknown property %s=%s (from %s); remove it, or drop --strict to ignore it", k, redactValue(k, v), src)
+			guess := ""
+			if g := closestProperty(k); g != "" {
+				guess = "; did you mean " + g + "?"
 			}
-			c.Notes = append(c.Notes, fmt.Sprintf("unknown property %s=%s (from %s) ignored", k, redactValue(k, v), src))
+			if strict {
+				return nil, badinput.New("unknown property %s=%s (from %s)%s; remove it, or drop --strict to ignore it", k, redactValue(k, v), src, guess)
+			}
+			c.Notes = append(c.Notes, fmt.Sprintf("unknown property %s=%s (from %s) ignored%s", k, redactValue(k, v), src, guess))
 		case known[i].ignored != "":
 			v, src, _ := p.Get(k)
 			c.Notes = append(c.Notes, fmt.Sprintf("property %s=%s (from %s) not used: %s", k, redactValue(k, v), src, known[i].ignored))

@@ -150,6 +150,26 @@ func TestUnknownAndInapplicableProperties(t *testing.T) {
 	if !badinput.Is(err) || !strings.Contains(err.Error(), "recordcout") {
 		t.Fatalf("strict: err = %v, want bad input naming recordcout", err)
 	}
+	if !strings.Contains(err.Error(), "did you mean recordcount?") || !strings.Contains(joined, "recordcout=10 (from -p) ignored; did you mean recordcount?") {
+		t.Errorf("a typo of recordcount is not named: strict %q, notes %q", err, joined)
+	}
+}
+
+// An unknown key gets the nearest property's name when it is a typo of
+// one (two edits at most), and none when it is another tool's key.
+func TestClosestProperty(t *testing.T) {
+	for key, want := range map[string]string{
+		"recrodcount":         "recordcount",
+		"operationcnt":        "operationcount",
+		"RequestDistribution": "requestdistribution",
+		"threads":             "",
+		"mongodb.url":         "",
+		"measurementtype":     "",
+	} {
+		if got := closestProperty(key); got != want {
+			t.Errorf("closestProperty(%q) = %q, want %q", key, got, want)
+		}
+	}
 }
 
 func TestBadValuesAreBadInput(t *testing.T) {

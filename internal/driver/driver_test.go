@@ -54,6 +54,8 @@ func TestParseTargetBadInput(t *testing.T) {
 		{"stub://:2025/hunter2@h/db", "must be escaped"},
 		// Quoted as given, not with the colon a bare name is read with.
 		{"sqlite//bad", `--db "sqlite//bad" has no scheme`},
+		// A bare word is quoted as typed, not as the scheme "url://…".
+		{"URL", `--db "URL": unknown database "url"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.raw, func(t *testing.T) {

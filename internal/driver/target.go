@@ -64,6 +64,11 @@ func ParseTargetFrom(source, raw, password string) (Target, error) {
 	}
 	_, name, err := Lookup(strings.ToLower(u.Scheme))
 	if err != nil {
+		if !strings.Contains(given, ":") {
+			// A bare word ("URL", "postgress") holds no password: quoted
+			// as typed, not as the scheme "url://…" it never had.
+			return Target{}, badinput.New("%s %q: %v; give a URL such as postgres://user@127.0.0.1:5432/bench", source, given, err)
+		}
 		// Only the scheme is quoted: the rest of a URL no driver will
 		// read may hold a password where no parser looks for one.
 		return Target{}, badinput.New("%s %s://…: %v", source, strings.ToLower(u.Scheme), err)

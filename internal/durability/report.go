@@ -197,9 +197,23 @@ func writeCycle(w io.Writer, c result.Cycle) {
 		fmt.Fprintf(w, " (SCATTERED: a writer lost a commit and kept a later one; the oldest lost was acknowledged %.1f ms before the kill, %d of %d)", millis(c.LostWindow), c.FirstLostPosition, c.Acknowledged)
 	}
 	if c.EarlierLost > 0 {
-		fmt.Fprintf(w, "; %d rows of earlier cycles are gone", c.EarlierLost)
+		verb := "are"
+		if c.EarlierLost == 1 {
+			verb = "is"
+		}
+		fmt.Fprintf(w, "; %s of earlier cycles %s gone", rowCount(c.EarlierLost), verb)
 	}
-	fmt.Fprintf(w, "; %d unacknowledged rows committed anyway; restart and check %.2f s\n", c.UnacknowledgedPresent, millis(c.Recovery)/1000)
+	fmt.Fprintf(w, "; %s committed anyway; restart and check %.2f s\n", rowCount(c.UnacknowledgedPresent, "unacknowledged"), millis(c.Recovery)/1000)
+}
+
+// rowCount is "1 row" or "N rows", with the words before "row" in
+// between: rowCount(1, "unacknowledged") is "1 unacknowledged row".
+func rowCount(n int, words ...string) string {
+	noun := "rows"
+	if n == 1 {
+		noun = "row"
+	}
+	return strings.Join(append(append([]string{fmt.Sprint(n)}, words...), noun), " ")
 }
 
 // millis is a duration in milliseconds to the microsecond, as the text

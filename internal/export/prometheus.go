@@ -518,12 +518,8 @@ func (p *Prometheus) Handler() http.Handler {
 // use is bad input. It returns the address it listens on, so that ":0"
 // ports can be found.
 func (p *Prometheus) Serve(ctx context.Context, addr string, remote bool) (net.Addr, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, badinput.New("--metrics-addr %q is not host:port (%v); give e.g. 127.0.0.1:9464", addr, err)
-	}
-	if ip := net.ParseIP(host); !remote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return nil, badinput.New("--metrics-addr %q is not a loopback address; give 127.0.0.1:PORT, or add --metrics-allow-remote to serve the metrics to other machines", addr)
+	if err := CheckMetricsAddr(addr, remote); err != nil {
+		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
@@ -640,4 +636,19 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range metrics {
 		ch <- m
 	}
+}
+
+// CheckMetricsAddr refuses, as bad input, a --metrics-addr that is not
+// host:port, or that is not loopback or localhost unless remote. It
+// listens on nothing, so that a command checks the flag before it makes
+// anything (a temporary database, a table) and Serve checks it again.
+func CheckMetricsAddr(addr string, remote bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return badinput.New("--metrics-addr %q is not host:port (%v); give e.g. 127.0.0.1:9464", addr, err)
+	}
+	if ip := net.ParseIP(host); !remote && host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return badinput.New("--metrics-addr %q is not a loopback address; give 127.0.0.1:PORT, or add --metrics-allow-remote to serve the metrics to other machines", addr)
+	}
+	return nil
 }

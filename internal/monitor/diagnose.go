@@ -333,13 +333,13 @@ func diagnose(intervals []Interval, ph Phase) Diagnosis {
 		d.Verdict = fmt.Sprintf("dbprobe itself — %s, goroutines wait %.1f ms (p99) for a thread; the database figures are what this client could ask for, add client CPU or clients", usage, lag)
 	case sampled && classes["log_rate"] >= dominantWaitShare:
 		d.Limit = LimitLogRate
-		d.Verdict = fmt.Sprintf("log rate governed by the service tier — %s of sampled dbprobe sessions wait for the log rate limit (%s); a larger service objective raises it, fewer log bytes per write go further, faster storage does not", pct(classes["log_rate"]), topWaits(intervals))
+		d.Verdict = fmt.Sprintf("log rate governed by the service tier — %s of sampled dbprobe sessions wait for the log rate limit (%s); a larger service objective raises it, fewer log bytes per write go further, faster storage does not", pct(classes["log_rate"]), classWaits(intervals, "log_rate"))
 	case sampled && classes["commit_flush"] >= dominantWaitShare:
 		d.Limit = LimitCommitFlush
-		d.Verdict = fmt.Sprintf("commit flush (log write/sync) — %s of sampled dbprobe sessions wait on it (%s); relax durability or get a faster log device", pct(classes["commit_flush"]), topWaits(intervals))
+		d.Verdict = fmt.Sprintf("commit flush (log write/sync) — %s of sampled dbprobe sessions wait on it (%s); relax durability or get a faster log device", pct(classes["commit_flush"]), classWaits(intervals, "commit_flush"))
 	case sampled && classes["lock"] >= dominantWaitShare:
 		d.Limit = LimitLock
-		d.Verdict = fmt.Sprintf("locks and conflicts — %s of sampled dbprobe sessions wait on locks (%s); spread the keys or shorten transactions", pct(classes["lock"]), topWaits(intervals))
+		d.Verdict = fmt.Sprintf("locks and conflicts — %s of sampled dbprobe sessions wait on locks (%s); spread the keys or shorten transactions", pct(classes["lock"]), classWaits(intervals, "lock"))
 	case sampled && classes["read_io"] >= dominantWaitShare, haveIOWait && iowait >= hostIOWaitHigh:
 		d.Limit = LimitReadIO
 		d.Verdict = fmt.Sprintf("read IO — %s of sampled dbprobe sessions wait on data reads, host iowait %.0f%%; more memory for the cache or faster storage", pct(classes["read_io"]), iowait)
@@ -485,8 +485,36 @@ func secondsText(d time.Duration) string {
 	return fmt.Sprintf("%.0f s", s)
 }
 
-// topWaits lists dbprobe's three most sampled waits over the intervals.
-func topWaits(intervals []Interval) string {
+// classWaits lists the waits of class that a verdict's share adds up,
+// every one of them, most sampled first, then the two most sampled
+// others after "besides it": "IO:WALSync 32%, LWLock:WALWrite 14%;
+// besides it CPU 30%, Client:ClientRead 24%". The top three alone left
+// out a part of the class whenever another wait outranked it, so that
+// the events named did not add up to the class's share.
+func classWaits(intervals []Interval, class string) string {
+	sums, total := waitSums(intervals)
+	var in, out []string
+	for _, n := range byShare(sums) {
+		if total <= 0 || sums[n] <= 0 {
+			continue
+		}
+		part := fmt.Sprintf("%s %.0f%%", n, 100*sums[n]/total)
+		if waitClass(n) == class {
+			in = append(in, part)
+		} else if len(out) < 2 {
+			out = append(out, part)
+		}
+	}
+	text := strings.Join(in, ", ")
+	if len(out) > 0 {
+		text += "; besides it " + strings.Join(out, ", ")
+	}
+	return text
+}
+
+// waitSums adds up each of dbprobe's sampled waits over the intervals,
+// weighted by the sessions active in each, and their total.
+func waitSums(intervals []Interval) (map[string]float64, float64) {
 	sums := map[string]float64{}
 	for _, iv := range intervals {
 		active := iv.Metrics["db.sessions.active"] * weight(iv)
@@ -497,9 +525,16 @@ func topWaits(intervals []Interval) string {
 		}
 	}
 	var total float64
-	names := make([]string, 0, len(sums))
-	for n, v := range sums {
+	for _, v := range sums {
 		total += v
+	}
+	return sums, total
+}
+
+// byShare is the waits of sums, most sampled first, ties by name.
+func byShare(sums map[string]float64) []string {
+	names := make([]string, 0, len(sums))
+	for n := range sums {
 		names = append(names, n)
 	}
 	sort.Slice(names, func(a, b int) bool {
@@ -508,11 +543,5 @@ func topWaits(intervals []Interval) string {
 		}
 		return names[a] < names[b]
 	})
-	var parts []string
-	for _, n := range names[:min(3, len(names))] {
-		if total > 0 && sums[n] > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.0f%%", n, 100*sums[n]/total))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return names
 }

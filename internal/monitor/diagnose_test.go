@@ -44,6 +44,10 @@ func TestDiagnoseNamesTheLimit(t *testing.T) {
 	}{
 		{"PostgreSQL waiting on the WAL", with(map[string]float64{"db.sessions.active": 7, "db.wait.LWLock:WALWrite": 0.5, "db.wait.IO:WALSync": 0.2, "db.wait.CPU": 0.3, "host.cpu.idle%": 20}),
 			8, LimitCommitFlush, "70% of sampled dbprobe sessions", driver.PlacementServer},
+		// The waits named add up to the share: a part of the class that
+		// another wait outranks is still named, the others after it.
+		{"PostgreSQL WAL waits below CPU", with(map[string]float64{"db.sessions.active": 4, "db.wait.IO:WALSync": 0.3, "db.wait.CPU": 0.3, "db.wait.Client:ClientRead": 0.25, "db.wait.LWLock:WALWrite": 0.15, "host.cpu.idle%": 20}),
+			8, LimitCommitFlush, "45% of sampled dbprobe sessions wait on it (IO:WALSync 30%, LWLock:WALWrite 15%; besides it CPU 30%, Client:ClientRead 25%)", driver.PlacementServer},
 		{"Azure SQL log rate governor", with(map[string]float64{"db.sessions.active": 20, "db.wait.LOG_RATE_GOVERNOR": 0.55, "db.wait.WRITELOG": 0.3, "db.wait.CPU": 0.15}), 32, LimitLogRate, "log rate governed by the service tier — 55% of sampled", driver.PlacementServer},
 		{"Azure SQL pool and replica throttles", with(map[string]float64{"db.sessions.active": 20, "db.wait.POOL_LOG_RATE_GOVERNOR": 0.3, "db.wait.HADR_THROTTLE_LOG_RATE_SEND_RECV_QUEUE_SIZE": 0.2, "db.wait.CPU": 0.5}), 32, LimitLogRate, "50% of sampled", driver.PlacementServer},
 		{"SQL Server WRITELOG", with(map[string]float64{"db.sessions.active": 30, "db.wait.WRITELOG": 0.8, "db.wait.CPU": 0.2}), 32, LimitCommitFlush, "WRITELOG 80%", driver.PlacementServer},

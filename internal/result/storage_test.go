@@ -84,3 +84,13 @@ func TestRateText(t *testing.T) {
 		}
 	}
 }
+
+// A step's time is printed precisely enough that its bytes over it give
+// the rate printed beside it: a 9.28 ms pass is not "0.01 s".
+func TestStepSeconds(t *testing.T) {
+	for s, want := range map[float64]string{0.00928: "9.3 ms", 0.0995: "99.5 ms", 0.1: "0.10 s", 0.93: "0.93 s", 9.302: "9.30 s"} {
+		if got := stepSeconds(s); got != want {
+			t.Errorf("stepSeconds(%v) = %q, want %q", s, got, want)
+		}
+	}
+}

@@ -84,6 +84,9 @@ type Config struct {
 	// Chunk is --chunk in bytes: the rows one INSERT … SELECT of write
 	// copies.
 	Chunk int64
+	// chunkDefault says Chunk was not given and is DefaultChunk, so that
+	// clamping it to --size does not read as the user's --chunk.
+	chunkDefault bool
 	// Threads are --threads: read and bulk run once per value, in order.
 	Threads []int
 	// Dops are --dop: logcopy copies at each degree, in order.
@@ -220,7 +223,7 @@ func (c Config) withDefaults() Config {
 		c.Duration = DefaultDuration
 	}
 	if c.Chunk == 0 {
-		c.Chunk = DefaultChunk
+		c.Chunk, c.chunkDefault = DefaultChunk, true
 	}
 	if c.Payload == 0 {
 		c.Payload = DefaultPayload

@@ -112,7 +112,11 @@ func run(c Config, stops *experiment.Interrupts) (err error) {
 	j.log = slog.New(slog.NewTextHandler(c.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if c.Kind == Write && c.Chunk > c.Size {
 		// A chunk past --size would write more than was asked.
-		fmt.Fprintf(c.Stderr, "dbprobe: --chunk %s is larger than --size %s: the chunk is the whole --size, one INSERT … SELECT of %s\n", SizeText(c.Chunk), SizeText(c.Size), SizeText(c.Size))
+		chunk := "--chunk " + SizeText(c.Chunk)
+		if c.chunkDefault {
+			chunk = "the default " + chunk
+		}
+		fmt.Fprintf(c.Stderr, "dbprobe: %s is larger than --size %s: the chunk is the whole --size, one INSERT … SELECT of %s\n", chunk, SizeText(c.Size), SizeText(c.Size))
 		j.notes = append(j.notes, fmt.Sprintf("--chunk %s clamped to --size %s", SizeText(c.Chunk), SizeText(c.Size)))
 		c.Chunk = c.Size
 		j.c.Chunk = c.Size
@@ -793,7 +797,7 @@ func (j *job) finish(ctx context.Context) error {
 	if j.runTime > 0 {
 		sum.Throughput = float64(j.ops) / j.runTime.Seconds()
 	}
-	sum.Notes = append(sum.Notes, fmt.Sprintf("[OVERALL] Throughput(ops/sec) is %s per second (%s Operations counts its statements); the storage rate is [%s]'s", opUnits[j.c.Kind], opOfKind[j.c.Kind], strings.ToUpper(j.c.Kind.String())))
+	sum.Notes = append(sum.Notes, overallNote(j.c.Kind))
 	if j.intr {
 		sum.Notes = append(sum.Notes, experiment.InterruptNote(j.stops, j.c.DrainTimeout)+"; the figures cover what was measured before it")
 	}
@@ -1064,4 +1068,15 @@ func addStatus(s *measure.Summary, st measure.StatusCount) {
 		}
 	}
 	s.Statuses = append(s.Statuses, st)
+}
+
+// overallNote says what [OVERALL] counts for kind, and where the
+// experiment's own figures are: a rate, or for cache, which measures
+// sizes and hit shares, those.
+func overallNote(kind Kind) string {
+	whose := "the storage rate is"
+	if kind == Cache {
+		whose = "the working sets' hit shares and the estimate are"
+	}
+	return fmt.Sprintf("[OVERALL] Throughput(ops/sec) is %s per second (%s Operations counts its statements); %s [%s]'s", opUnits[kind], opOfKind[kind], whose, strings.ToUpper(kind.String()))
 }

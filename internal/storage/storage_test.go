@@ -362,6 +362,9 @@ func TestWriteAndRead(t *testing.T) {
 			// while the chunks are written.
 			w.Monitor.Interval = 50 * time.Millisecond
 			o, st := mustRun(t, w)
+			if strings.Contains(o.text, "by INSERT … SELECT (INSERT … SELECT)") {
+				t.Errorf("the write note names INSERT … SELECT twice:\n%s", o.text)
+			}
 			if want := int64(4 * (2_000_000 / (8 + DefaultPayload))); st.Rows != want {
 				t.Errorf("wrote %d rows, want %d (4 chunks)", st.Rows, want)
 			}

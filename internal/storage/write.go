@@ -41,8 +41,14 @@ func (j *job) write(ctx context.Context) error {
 	}
 	chunks := max(1, (j.c.Size+j.c.Chunk-1)/j.c.Chunk)
 	j.sum.BytesAre = "the target table's size on disk as the database reports it at the end, over the chunks written"
-	j.notes = append(j.notes, fmt.Sprintf("write: %d chunk(s) of %s rows (--chunk %s) copied from %s into %s by INSERT … SELECT (%s), one statement and one transaction each, until --size %s is written or --duration %s is up",
-		chunks, result.Grouped(srcRows), SizeText(j.c.Chunk), src.Name, dst.Name, j.caps.Support(driver.CapInsertSelect).Note, SizeText(j.c.Size), j.c.Duration))
+	// The driver's note says how it runs the statement; one that only
+	// names it again ("INSERT … SELECT") adds nothing in parentheses.
+	how := ""
+	if n := j.caps.Support(driver.CapInsertSelect).Note; n != "" && n != "INSERT … SELECT" {
+		how = " (" + n + ")"
+	}
+	j.notes = append(j.notes, fmt.Sprintf("write: %d chunk(s) of %s rows (--chunk %s) copied from %s into %s by INSERT … SELECT%s, one statement and one transaction each, until --size %s is written or --duration %s is up",
+		chunks, result.Grouped(srcRows), SizeText(j.c.Chunk), src.Name, dst.Name, how, SizeText(j.c.Size), j.c.Duration))
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err
 	}

@@ -249,7 +249,9 @@ func (j *job) prepareMix(ctx context.Context) (*oltp, error) {
 		return nil, err
 	}
 	m.created = true
-	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows of %d bytes on the server\n", name, result.Grouped(c.Rows), c.RowBytes)
+	// The payload's total says up front why a fill takes a while: the
+	// defaults make 2 GB.
+	fmt.Fprintf(j.c.Stderr, "dbprobe: filling %s with %s rows of %d bytes (%s of payload) on the server\n", name, result.Grouped(c.Rows), c.RowBytes, result.BytesText(int64(c.Rows)*int64(c.RowBytes)))
 	n, err := filler.FillTable(ctx, m.table, 1, c.Rows)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

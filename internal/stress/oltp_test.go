@@ -11,6 +11,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/driver"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // expected is what the OLTP mix should do, worked out here from the
@@ -149,6 +150,11 @@ func TestOLTPMixCounts(t *testing.T) {
 					if !strings.Contains(text, w) {
 						t.Errorf("run %d: output lacks %q", run, w)
 					}
+				}
+				// The fill says how much it makes, so that a slow one is
+				// no surprise.
+				if fill := fmt.Sprintf("dbprobe: filling dbprobe_oltp with %d rows of %d bytes (%s of payload) on the server", rows, c.RowBytes, result.BytesText(int64(rows)*int64(c.RowBytes))); !strings.Contains(stderr.String(), fill) {
+					t.Errorf("run %d: stderr lacks %q:\n%s", run, fill, stderr)
 				}
 				if run == 1 && !strings.Contains(stderr.String(), "an earlier run left it") {
 					t.Errorf("the second run does not say it found the kept table:\n%s", stderr)

@@ -167,7 +167,7 @@ func writeReplicaNotes(bw *bufio.Writer, r *ReplicaSummary) {
 		}
 	}
 	if r.Clients > 0 {
-		fmt.Fprintf(bw, "# replica: the figures of %d clients added up: each ran its own heartbeat and judged its own reads over its whole run phase; the lag figures are of all their heartbeats together\n", r.Clients)
+		fmt.Fprintf(bw, "# replica: the figures of %d clients added up: each ran its own heartbeat and judged its own reads over its measured part (after --start-at and the warm-up); the lag figures are of all their heartbeats together\n", r.Clients)
 		fmt.Fprintf(bw, "# replica: %d keys' versions remembered by the clients together, about %s of memory in all\n", r.KeysTracked, byteText(r.TrackedBytes))
 		return
 	}

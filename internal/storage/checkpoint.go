@@ -22,14 +22,11 @@ var (
 // checkpoints, which is a log too small, not a log device too slow. nil
 // for an experiment that does not write.
 func (j *job) checkpointAge(intervals []monitor.Interval, monitorOff bool) *result.CheckpointAge {
-	if j.c.Kind != Write && j.c.Kind != Bulk && j.c.Kind != LogCopy || len(j.sum.Steps) == 0 {
+	if !j.c.Kind.writesTable() || len(j.sum.Steps) == 0 {
 		return nil
 	}
 	c := &result.CheckpointAge{Metric: metricCheckpointAge}
-	origin := j.origin
-	if origin.IsZero() {
-		origin = j.wallFrom
-	}
+	origin := j.clockOrigin()
 	peakShare := -1.0
 	for _, w := range j.steps {
 		for _, iv := range within(intervals, w) {

@@ -48,6 +48,11 @@ func (k Kind) String() string {
 	return kindNames[k]
 }
 
+// writesTable reports whether the experiment writes a table, so that its
+// log and device bytes per byte written, and its checkpoints, mean
+// something.
+func (k Kind) writesTable() bool { return k == Write || k == Bulk || k == LogCopy }
+
 // expectKey is the --expect key of the experiment's rate.
 func (k Kind) expectKey() string {
 	if k == LogCopy {

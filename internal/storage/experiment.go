@@ -731,6 +731,16 @@ func (j *job) around(label string, after bool) {
 	}
 }
 
+// clockOrigin is the time the device's and the monitor's seconds count
+// from: the measured part's start, or the run's when nothing was
+// measured.
+func (j *job) clockOrigin() time.Time {
+	if j.origin.IsZero() {
+		return j.wallFrom
+	}
+	return j.origin
+}
+
 // step records a step's window for the monitor's figures of it.
 func (j *job) stepWindow(index int, start, end time.Time) {
 	j.steps = append(j.steps, stepWindow{index: index, start: start, end: end})
@@ -745,11 +755,7 @@ func (j *job) finish(ctx context.Context) error {
 	if j.ev != nil {
 		defer j.ev.close()
 	}
-	origin := j.origin
-	if origin.IsZero() {
-		origin = j.wallFrom
-	}
-	j.sum.Device = j.dev.end(j.sum.Device, origin)
+	j.sum.Device = j.dev.end(j.sum.Device, j.clockOrigin())
 	st := &j.sum
 	st.Experiment = j.c.Kind.String()
 	st.PerSecond, st.Consistency = perSecond(j.spans, j.origin)
@@ -826,7 +832,7 @@ func (j *job) finish(ctx context.Context) error {
 // summed over the steps (the time between them, a copy dropped, left
 // out).
 func (j *job) amplification() {
-	if j.c.Kind != Write && j.c.Kind != Bulk && j.c.Kind != LogCopy || len(j.sum.Steps) == 0 {
+	if !j.c.Kind.writesTable() || len(j.sum.Steps) == 0 {
 		return
 	}
 	a := &result.WriteAmplification{Device: j.ev.device}

@@ -250,10 +250,7 @@ func (j *job) logAtCap(steps []result.StorageStep) (bool, float64) {
 	}
 	var inCopy []float64
 	if d := j.sum.Device; d != nil {
-		origin := j.origin
-		if origin.IsZero() {
-			origin = j.wallFrom
-		}
+		origin := j.clockOrigin()
 		for _, sec := range d.PerSecond {
 			end := origin.Add(time.Duration(sec.Elapsed * float64(time.Second)))
 			start := end.Add(-time.Duration(sec.Seconds * float64(time.Second)))

@@ -461,16 +461,12 @@ func (c *sqlConn) explain(ctx context.Context, sql string) (string, error) {
 // than failing every iteration (or, on pgx's simple protocol, waiting for
 // ever).
 func copiesFromClient(text string) bool {
-	code, err := sqlgen.Strip(sqlgen.Postgres, text)
-	if err != nil {
-		return false // the server will say what is wrong with it
-	}
-	words := strings.Fields(strings.ToUpper(code))
-	if len(words) == 0 || words[0] != "COPY" {
-		return false
+	words, err := sqlgen.Words(sqlgen.Postgres, text)
+	if err != nil || len(words) == 0 || words[0] != "COPY" {
+		return false // an open construct: the server will say what is wrong
 	}
 	for i := 1; i+1 < len(words); i++ {
-		if words[i] == "FROM" && strings.TrimRight(words[i+1], ";") == "STDIN" {
+		if words[i] == "FROM" && words[i+1] == "STDIN" {
 			return true
 		}
 	}

@@ -490,20 +490,6 @@ func (c *wire) simple(ctx context.Context, sql string) error {
 	return err
 }
 
-// copyIn runs a COPY … FROM STDIN statement with data as the whole input
-// and returns the rows copied.
-func (c *wire) copyIn(ctx context.Context, sql string, data []byte) (int64, error) {
-	var f copyFrames
-	f.reset(make([]byte, 0, len(data)+len(data)/copyChunk*5+16))
-	for len(data) > 0 {
-		part := data[:min(copyChunk, len(data))]
-		data = data[len(part):]
-		f.buf = append(f.buf, part...)
-		f.endRow()
-	}
-	return c.copyInFramed(ctx, sql, f.done())
-}
-
 // copyInFramed runs a COPY … FROM STDIN statement whose input frames
 // holds as the protocol's messages, CopyData and the final CopyDone
 // (copyFrames makes them), and returns the rows copied. The frames go to

@@ -233,7 +233,7 @@ func TestWireErrorDuringCopy(t *testing.T) {
 			b.send(&pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "42P01", Message: `relation "usertable" does not exist`}, ready)
 			b.answerSelect1()
 		})
-		rows, err := w.copyIn(context.Background(), "COPY usertable FROM STDIN", data)
+		rows, err := copyIn(context.Background(), w, "COPY usertable FROM STDIN", data)
 		wantPgError(t, err, "42P01")
 		if err := s.classify(err); rows != 0 || driver.ClassOf(err) != driver.ClassOther {
 			t.Errorf("%d rows, class %v; want 0 and ClassOther", rows, driver.ClassOf(err))
@@ -251,7 +251,7 @@ func TestWireErrorDuringCopy(t *testing.T) {
 			b.send(adminStop)
 			closed <- b.clientCloses(2 * time.Second)
 		})
-		_, err := w.copyIn(context.Background(), "COPY usertable FROM STDIN", data)
+		_, err := copyIn(context.Background(), w, "COPY usertable FROM STDIN", data)
 		wantPgError(t, err, "57P01")
 		if err := s.classify(err); !driver.IsConnLost(err) || driver.Code(err) != "57P01" {
 			t.Errorf("class %v code %q, want a lost connection with the code 57P01", driver.ClassOf(err), driver.Code(err))
@@ -292,7 +292,7 @@ func TestWireErrorDuringCopy(t *testing.T) {
 			got <- received
 			b.answerSelect1()
 		})
-		rows, err := w.copyIn(context.Background(), "COPY usertable FROM STDIN", data)
+		rows, err := copyIn(context.Background(), w, "COPY usertable FROM STDIN", data)
 		wantPgError(t, err, "22P02")
 		if err := s.classify(err); rows != 0 || driver.ClassOf(err) != driver.ClassOther {
 			t.Errorf("%d rows, class %v; want 0 and ClassOther", rows, driver.ClassOf(err))
@@ -332,7 +332,7 @@ func TestWireUnexpectedMessage(t *testing.T) {
 			})
 			var err error
 			if tc.copy {
-				_, err = w.copyIn(context.Background(), "COPY usertable FROM STDIN", []byte("k\tv\n"))
+				_, err = copyIn(context.Background(), w, "COPY usertable FROM STDIN", []byte("k\tv\n"))
 			} else {
 				err = s.Read(context.Background(), []byte("k1"), nil, make([][]byte, 2))
 			}
@@ -517,4 +517,18 @@ func TestCopyFrames(t *testing.T) {
 			t.Errorf("%d rows: %d bytes in %d messages, want %d bytes", rows, len(got), messages, len(want))
 		}
 	}
+}
+
+// copyIn runs a COPY … FROM STDIN statement on w with data as the whole
+// input, framed as sessions frame their rows, and returns the rows copied.
+func copyIn(ctx context.Context, w *wire, sql string, data []byte) (int64, error) {
+	var f copyFrames
+	f.reset(make([]byte, 0, len(data)+len(data)/copyChunk*5+16))
+	for len(data) > 0 {
+		part := data[:min(copyChunk, len(data))]
+		data = data[len(part):]
+		f.buf = append(f.buf, part...)
+		f.endRow()
+	}
+	return w.copyInFramed(ctx, sql, f.done())
 }

@@ -81,6 +81,24 @@ func Strip(d Dialect, text string) (string, error) {
 	return b.String(), err
 }
 
+// Words returns the words of text's code in upper case, in order: its
+// keywords and unquoted names, split at every character that cannot be in
+// one (blanks, punctuation, operators), with strings, quoted names and
+// comments left out. A construct left open is Strip's error.
+func Words(d Dialect, text string) ([]string, error) {
+	code, err := Strip(d, text)
+	if err != nil {
+		return nil, err
+	}
+	words := strings.FieldsFunc(code, func(r rune) bool {
+		return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+	})
+	for i, w := range words {
+		words[i] = strings.ToUpper(w)
+	}
+	return words, nil
+}
+
 // rowKeywords start a statement that returns rows.
 var rowKeywords = map[string]bool{
 	"SELECT": true, "WITH": true, "SHOW": true, "DESCRIBE": true, "DESC": true, "EXPLAIN": true,
@@ -95,15 +113,11 @@ var rowKeywords = map[string]bool{
 // as an update. A WITH … UPDATE is then a query whose count of rows
 // changed is unknown.
 func ReturnsRows(d Dialect, text string) bool {
-	code, err := Strip(d, text)
+	words, err := Words(d, text)
 	if err != nil {
 		return true // the database will say what is wrong with it
 	}
-	words := strings.FieldsFunc(code, func(r rune) bool {
-		return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-	})
 	for i, w := range words {
-		w = strings.ToUpper(w)
 		if i == 0 && rowKeywords[w] {
 			return true
 		}

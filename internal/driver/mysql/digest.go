@@ -75,7 +75,7 @@ func operand(toks []string) bool {
 	}
 	last := toks[len(toks)-1]
 	switch last {
-	case "?", ")", "(...)":
+	case "?", ")", "(...)", "": // "" is the name ``
 		return true
 	}
 	c := last[0]

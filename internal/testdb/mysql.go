@@ -29,7 +29,7 @@ func MySQLURL(t testing.TB) string {
 	t.Helper()
 	u := strings.TrimSpace(os.Getenv(MySQLURLEnv))
 	if u == "" {
-		Unavailable(t, MySQLURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway MariaDB (install the Debian package mariadb-server first if it says the server is not found)")
+		Unavailable(t, MySQLURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway MariaDB (install the Debian package mariadb-server first if it says the server is not found)"+notStarted("DBPROBE_MYSQL_UNAVAILABLE"))
 	}
 	return u
 }

@@ -31,7 +31,7 @@ func RedisURL(t testing.TB) string {
 	t.Helper()
 	u := strings.TrimSpace(os.Getenv(RedisURLEnv))
 	if u == "" {
-		Unavailable(t, RedisURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway Redis (install the Debian package redis-server first if it says the server is not found)")
+		Unavailable(t, RedisURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway Redis (install the Debian package redis-server first if it says the server is not found)"+notStarted("DBPROBE_REDIS_UNAVAILABLE"))
 	}
 	return u
 }

@@ -31,7 +31,7 @@ func PostgresReplicaPair(t testing.TB) (primaryURL, replicaURL string) {
 	base := strings.TrimSpace(os.Getenv(PostgresReplicaPrimaryURLEnv))
 	rbase := strings.TrimSpace(os.Getenv(PostgresReplicaURLEnv))
 	if base == "" || rbase == "" {
-		Unavailable(t, PostgresReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-replica, which start a throwaway PostgreSQL primary and a standby of it")
+		Unavailable(t, PostgresReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-replica, which start a throwaway PostgreSQL primary and a standby of it"+notStarted("DBPROBE_POSTGRES_REPLICA_UNAVAILABLE"))
 	}
 	pu, err := url.Parse(base)
 	if err != nil {
@@ -92,7 +92,7 @@ func MySQLReplicaPair(t testing.TB) (primaryURL, replicaURL string) {
 	base := strings.TrimSpace(os.Getenv(MySQLReplicaPrimaryURLEnv))
 	rbase := strings.TrimSpace(os.Getenv(MySQLReplicaURLEnv))
 	if base == "" || rbase == "" {
-		Unavailable(t, MySQLReplicaPrimaryURLEnv+" or "+MySQLReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-mariadb-replica, which start a throwaway MariaDB primary and a replica of it")
+		Unavailable(t, MySQLReplicaPrimaryURLEnv+" or "+MySQLReplicaURLEnv+" is not set: run the tests with scripts/test or scripts/with-mariadb-replica, which start a throwaway MariaDB primary and a replica of it"+notStarted("DBPROBE_MYSQL_REPLICA_UNAVAILABLE"))
 	}
 	pu, err := url.Parse(base)
 	if err != nil {

@@ -42,6 +42,17 @@ func Unavailable(t testing.TB, why string) {
 	t.Skip(why)
 }
 
+// notStarted returns why scripts/test could not start a server, as it left
+// it in the variable named (DBPROBE_<SERVER>_UNAVAILABLE), ready to end a
+// message; "" when it said nothing. The reason shows in the test's own
+// failure, where CI's summary of a run keeps it.
+func notStarted(variable string) string {
+	if why := strings.TrimSpace(os.Getenv(variable)); why != "" {
+		return "; scripts/test could not start it: " + why
+	}
+	return ""
+}
+
 // PostgresURL returns the URL of the throwaway PostgreSQL that scripts/test
 // started (env DBPROBE_POSTGRES_URL). Without it the test is skipped with a
 // message saying to run scripts/test or install postgresql — except when
@@ -50,7 +61,7 @@ func PostgresURL(t testing.TB) string {
 	t.Helper()
 	u := strings.TrimSpace(os.Getenv(PostgresURLEnv))
 	if u == "" {
-		Unavailable(t, PostgresURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL (install the Debian package postgresql first if it says the server is not found)")
+		Unavailable(t, PostgresURLEnv+" is not set: run the tests with scripts/test, which starts a throwaway PostgreSQL (install the Debian package postgresql first if it says the server is not found)"+notStarted("DBPROBE_POSTGRES_UNAVAILABLE"))
 	}
 	return u
 }

@@ -90,3 +90,23 @@ func TestFreshPostgresDatabase(t *testing.T) {
 		t.Fatalf("database %s was not dropped when its test ended", name)
 	}
 }
+
+// A server scripts/test could not start: the failure quotes its reason, so
+// that CI's summary of the run, which keeps the failures and not the
+// start's log, says why.
+func TestMissingServerQuotesWhyItDidNotStart(t *testing.T) {
+	t.Setenv(MySQLURLEnv, "")
+	t.Setenv("CI", "true")
+	t.Setenv("DBPROBE_MYSQL_UNAVAILABLE", "[ERROR] mariadbd: Can't create/write to file '/tmp/x/ibtmp1'")
+	f := &fakeTB{TB: t}
+	MySQLURL(f)
+	if !strings.Contains(f.failed, "scripts/test could not start it: [ERROR] mariadbd: Can't create/write to file") {
+		t.Errorf("failure %q does not quote why the server did not start", f.failed)
+	}
+	t.Setenv("DBPROBE_MYSQL_UNAVAILABLE", "")
+	f = &fakeTB{TB: t}
+	MySQLURL(f)
+	if strings.Contains(f.failed, "could not start it") {
+		t.Errorf("failure %q gives a reason nobody left", f.failed)
+	}
+}

@@ -36,6 +36,27 @@ wait_for_port() {
 	return 1
 }
 
+# server_unavailable VAR REASON exports VAR (DBPROBE_<SERVER>_UNAVAILABLE)
+# set to why a server did not start, in one line: the tests that need the
+# server quote it when they skip, or fail under CI=true, so that the reason
+# shows beside the failure and not only in the start's log above it.
+server_unavailable() {
+	export "$1=$(printf '%s' "$2" | tr '\n\t' '  ' | cut -c1-400)"
+}
+
+# last_error prints the first line of the given logs that reads as an error
+# (or else their last line), for server_unavailable: the first, because a
+# server's log ends in consequences ("[ERROR] Aborting").
+last_error() {
+	local line
+	line=$(cat "$@" 2>/dev/null | grep -aiE 'error|fatal|fail|denied|cannot|could not|not found' |
+		grep -avE '\] Aborting$' | head -n 1)
+	if [[ -z $line ]]; then
+		line=$(cat "$@" 2>/dev/null | tail -n 1)
+	fi
+	printf '%s' "${line:-no log}"
+}
+
 cleanups=()
 
 # on_exit registers a command to run when the script exits, however it

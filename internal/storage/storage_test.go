@@ -37,6 +37,7 @@ var targets = []target{
 type outcome struct {
 	text, stderr string
 	sum          *result.Summary
+	readErr      error // why the JSON result could not be read, if it could not
 }
 
 // small is a small, short run of kind on url, its JSON result kept.
@@ -57,12 +58,15 @@ func runC(t *testing.T, c *Config) (outcome, error) {
 	c.Stdout, c.Stderr = &out, &errb
 	err := Run(context.Background(), c)
 	o := outcome{text: out.String(), stderr: errb.String()}
-	if f, rerr := os.Open(c.Outputs.Out); rerr == nil {
+	f, rerr := os.Open(c.Outputs.Out)
+	if rerr == nil {
 		defer f.Close()
-		if r, rerr := result.Read(f); rerr == nil && len(r.Phases) > 0 {
+		var r *result.File
+		if r, rerr = result.Read(f); rerr == nil && len(r.Phases) > 0 {
 			o.sum = r.Phases[len(r.Phases)-1].Summary
 		}
 	}
+	o.readErr = rerr
 	return o, err
 }
 
@@ -75,7 +79,7 @@ func mustRun(t *testing.T, c *Config) (outcome, *result.StorageSummary) {
 		t.Fatalf("%s: %v\nstderr: %s\nstdout: %s", c.Kind, err, o.stderr, o.text)
 	}
 	if o.sum == nil || o.sum.Storage == nil {
-		t.Fatalf("%s: no storage summary in the result\n%s", c.Kind, o.text)
+		t.Fatalf("%s: no storage summary in the result (reading it: %v)\n%s", c.Kind, o.readErr, o.text)
 	}
 	return o, o.sum.Storage
 }
@@ -230,7 +234,7 @@ func TestLeftoversAndForeignTables(t *testing.T) {
 			c := small(t, Scan, url)
 			c.NoCold, c.Keep = true, true
 			o, _ := mustRun(t, c)
-			if !strings.Contains(o.stderr, "kept table(s) dbprobe_storage_scan (--keep)") {
+			if !strings.Contains(o.stderr, "kept table dbprobe_storage_scan (--keep)") {
 				t.Errorf("stderr %q", o.stderr)
 			}
 			db := openDB(t, url)

@@ -380,7 +380,7 @@ func TestStressCosts(t *testing.T) {
 	}
 	// A stress run of other statements is other work.
 	other := writeRun(t, "other.jsonl", fakeRun{experiment: result.ExperimentStress, throughput: 100, stress: &result.StressSummary{Statements: []result.StressStatement{{Label: "LOOP.SQL-1", Text: "SELECT 2"}}}})
-	if _, err := Run(load(t, "A", a[:1]), load(t, "B", []string{other}), Options{}); err == nil || !strings.Contains(err.Error(), `the workload differs: a1.jsonl ran 1 statement(s) "SELECT 1" and other.jsonl ran 1 statement(s) "SELECT 2"`) {
+	if _, err := Run(load(t, "A", a[:1]), load(t, "B", []string{other}), Options{}); err == nil || !strings.Contains(err.Error(), `the workload differs: a1.jsonl ran 1 statement "SELECT 1" and other.jsonl ran 1 statement "SELECT 2"`) {
 		t.Errorf("other statements: %v", err)
 	}
 }

@@ -94,7 +94,7 @@ func work(p result.Phase) string {
 		if len(sum) > 60 {
 			sum = sum[:57] + "…"
 		}
-		return strconv.Itoa(len(texts)) + " statement(s) " + strconv.Quote(sum)
+		return result.Plural(len(texts), "statement") + " " + strconv.Quote(sum)
 	case s.Storage != nil:
 		return "storage " + s.Storage.Experiment
 	}

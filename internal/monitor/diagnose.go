@@ -316,7 +316,10 @@ func diagnose(intervals []Interval, ph Phase) Diagnosis {
 	if ph.ThreadPerCore && threads > 0 && float64(threads) < procs {
 		// The threads cannot use the cores beyond theirs: held against
 		// all of them, one busy reader never looks saturated.
-		usage = fmt.Sprintf("CPU %.0f%% of the %d core(s) its %d thread(s) can use (of %s)", cpu, threads, threads, coresText(procs))
+		usage = fmt.Sprintf("CPU %.0f%% of the %d cores its %d threads can use (of %s)", cpu, threads, threads, coresText(procs))
+		if threads == 1 {
+			usage = fmt.Sprintf("CPU %.0f%% of the core its one thread can use (of %s)", cpu, coresText(procs))
+		}
 		procs = float64(threads)
 		ev["client.thread_cores"] = procs
 	}

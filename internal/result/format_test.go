@@ -150,3 +150,14 @@ func TestDecimal2(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int64
+		want string
+	}{{0, "0 files"}, {1, "1 file"}, {2, "2 files"}, {1234, "1234 files"}} {
+		if got := Plural(tc.n, "file"); got != tc.want {
+			t.Errorf("Plural(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+}

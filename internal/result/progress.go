@@ -235,6 +235,14 @@ func micros(us int64) string {
 	return strconv.FormatFloat(float64(us)/1e6, 'f', 2, 64) + "s"
 }
 
+// Plural is n and noun, with an s unless n is 1: "1 field", "3 fields".
+func Plural[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + noun + "s"
+}
+
 // Grouped writes n with a comma between thousands, as the progress line
 // and a stop line say counts: 1,234,567.
 func Grouped(n int64) string {

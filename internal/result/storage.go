@@ -256,9 +256,9 @@ func (c *CheckpointAge) Text() string {
 		at += " (" + c.Point + ")"
 	}
 	if c.MaxBytes <= 0 {
-		return fmt.Sprintf("peak %s %s, over %d sample(s) (%s); the database does not say the most it may reach", BytesText(c.PeakBytes), at, c.Samples, c.Metric)
+		return fmt.Sprintf("peak %s %s, over %s (%s); the database does not say the most it may reach", BytesText(c.PeakBytes), at, Plural(c.Samples, "sample"), c.Metric)
 	}
-	return fmt.Sprintf("peak %s of at most %s (%.0f%% of the log un-checkpointed) %s, over %d sample(s) (%s)", BytesText(c.PeakBytes), BytesText(c.MaxBytes), 100*c.Share, at, c.Samples, c.Metric)
+	return fmt.Sprintf("peak %s of at most %s (%.0f%% of the log un-checkpointed) %s, over %s (%s)", BytesText(c.PeakBytes), BytesText(c.MaxBytes), 100*c.Share, at, Plural(c.Samples, "sample"), c.Metric)
 }
 
 // DeviceFigures are a block device's figures over the measured part,
@@ -495,7 +495,7 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 		of = " of " + st.Headline
 	}
 	if c := st.Consistency; c != nil && c.Points < MinSpreadSeconds {
-		put("per second%s: %d whole second(s), too short to judge the spread (give a longer --duration)", of, c.Points)
+		put("per second%s: %s, too short to judge the spread (give a longer --duration)", of, Plural(c.Points, "whole second"))
 	} else if c != nil {
 		put("per second%s (%d s): median %s, min %s, max %s, CV %.2f, %.0f%% of seconds below 90%% of the median%s",
 			of, c.Points, RateText(rateKind(st.Experiment), c.Median), RateText(rateKind(st.Experiment), c.Min), RateText(rateKind(st.Experiment), c.Max), c.CV, 100*c.BelowShare, fellText(st.PerSecond))
@@ -577,7 +577,7 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 			dev = fmt.Sprintf("%.2f bytes written by the device %s (%s, every process's writes)", a.DevicePerByte, a.Device, BytesText(a.DeviceBytes))
 		}
 		if a.Checkpoints >= 0 {
-			ck = fmt.Sprintf("%d checkpoint(s) during the run (%s)", a.Checkpoints, a.CheckpointsHow)
+			ck = fmt.Sprintf("%s during the run (%s)", Plural(a.Checkpoints, "checkpoint"), a.CheckpointsHow)
 		}
 		put("write amplification: per byte of table written (%s), %s and %s; %s", BytesText(a.TableBytes), log, dev, ck)
 	}

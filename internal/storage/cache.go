@@ -135,8 +135,8 @@ func (j *job) cache(ctx context.Context) error {
 	}
 	fig := &result.CacheFigures{Threshold: cacheThreshold, Configured: -1, HostMemory: -1,
 		Counters: cs.counts.How, PerTable: cs.counts.PerTable, OSCache: cs.counts.OSCache.String(), OSCacheHow: cs.counts.OSCacheHow,
-		Settle: fmt.Sprintf("each working set is read by %d connection(s), one key at random per lookup, until %d windows in a row of %s or more (and %s pages or more) after the first have hit shares within ±%.0f point of their mean (or three standard errors of a binomial share, if more), the last within half that of the first, or --settle-limit %s is up",
-			cs.threads, settleWindows, j.c.Window, result.Grouped(minWindowRequests), 100*settleBand, j.c.SettleLimit)}
+		Settle: fmt.Sprintf("each working set is read by %s, one key at random per lookup, until %d windows in a row of %s or more (and %s pages or more) after the first have hit shares within ±%.0f point of their mean (or three standard errors of a binomial share, if more), the last within half that of the first, or --settle-limit %s is up",
+			result.Plural(cs.threads, "connection"), settleWindows, j.c.Window, result.Grouped(minWindowRequests), 100*settleBand, j.c.SettleLimit)}
 	if c, err := j.cacheSize(ctx); err == nil {
 		fig.Configured, fig.ConfiguredHow = c.Bytes, c.How
 	} else {
@@ -211,7 +211,10 @@ func (j *job) refinedNote(cs *cacheState) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the doubling's bracket halved %d time(s)", n)
+	if n == 1 {
+		return "the doubling's bracket halved once"
+	}
+	return fmt.Sprintf("the doubling's bracket halved %d times", n)
 }
 
 // sizesText lists sizes.
@@ -590,8 +593,8 @@ func layers(f *result.CacheFigures, local bool, device string) string {
 		return "no block device of this machine was seen to hold the data (" + device + "), so the OS page cache and the device cannot be told apart; " + lat
 	}
 	share := max(0, 1-float64(dev)/float64(miss))
-	words := fmt.Sprintf("past the database's cache (%d working set(s) under %.0f%% hits), its misses were %s, of which the device %s read %s (every process's reads, so at most the database's)",
-		len(past), 100*cacheThreshold, result.BytesText(miss), device, result.BytesText(dev))
+	words := fmt.Sprintf("past the database's cache (%s under %.0f%% hits), its misses were %s, of which the device %s read %s (every process's reads, so at most the database's)",
+		result.Plural(len(past), "working set"), 100*cacheThreshold, result.BytesText(miss), device, result.BytesText(dev))
 	switch {
 	case share >= 0.5 && f.OSCache == driver.OSCacheBypassed.String():
 		return words + ": fewer than the misses although the database reads past the OS page cache; other caches (the device's own, a virtual disk's host) served them: " + lat

@@ -81,7 +81,7 @@ func (c *cooler) evict() (string, error) {
 			}
 			total += n
 		}
-		return fmt.Sprintf("evicted %d file(s), %s", len(c.files), result.BytesText(total)), nil
+		return fmt.Sprintf("evicted %s, %s", result.Plural(len(c.files), "file"), result.BytesText(total)), nil
 	}
 	if c.root {
 		unix.Sync()

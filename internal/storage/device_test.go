@@ -349,7 +349,7 @@ func TestLogBytesAreTheWALPositions(t *testing.T) {
 		t.Fatalf("CHECKPOINT: %v", err)
 	}
 	if a := st.Amplification; st.Steps[1].Checkpoints < 1 || a == nil || a.Checkpoints < st.Steps[1].Checkpoints || a.LogBytes != st.Steps[0].LogBytes+st.Steps[1].LogBytes ||
-		!strings.Contains(o.text, fmt.Sprintf("; %d checkpoint(s) during the run (the database's checkpoints counter)", a.Checkpoints)) {
+		!strings.Contains(o.text, fmt.Sprintf("; %s during the run (the database's checkpoints counter)", result.Plural(a.Checkpoints, "checkpoint"))) {
 		t.Errorf("checkpoints: steps %+v, amplification %+v\n%s", st.Steps, st.Amplification, o.text)
 	}
 	for _, s := range st.Steps {

@@ -509,7 +509,11 @@ func (j *job) dropMade(ctx context.Context) dropOutcome {
 		for _, t := range j.made {
 			out.kept = append(out.kept, t.Name)
 		}
-		fmt.Fprintf(j.c.Stderr, "dbprobe: kept table(s) %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", strings.Join(out.kept, ", "), j.c.Kind)
+		noun := "table"
+		if len(out.kept) > 1 {
+			noun = "tables"
+		}
+		fmt.Fprintf(j.c.Stderr, "dbprobe: kept %s %s (--keep); the next dbprobe storage %s uses the table it fills again if it fits, and any dbprobe storage run drops the rest before it starts\n", noun, strings.Join(out.kept, ", "), j.c.Kind)
 		j.made = nil
 		return out
 	}

@@ -343,7 +343,7 @@ func TestReadLimitClientCore(t *testing.T) {
 	iv := fixture(t0, 4, map[string]float64{"db.sessions.active": 0.1, "db.wait.CPU": 1,
 		"client.cpu%": 94, "client.gomaxprocs": 2, "client.cores": 2, "client.sched.latency_p99_ms": 0.5, "host.cpu.idle%": 40})
 	w := stepWindow{start: t0, end: t0.Add(4 * time.Second)}
-	if v := readLimit(iv, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "client-limited: dbprobe itself — CPU 94% of the 1 core(s) its 1 thread(s) can use (of 2)") {
+	if v := readLimit(iv, w, 1, driver.PlacementServer); !strings.HasPrefix(v, "client-limited: dbprobe itself — CPU 94% of the core its one thread can use (of 2)") {
 		t.Errorf("1 thread at 94%%: %s", v)
 	}
 	if v := readLimit(iv, w, 2, driver.PlacementServer); !strings.HasPrefix(v, "network-limited (or round trips)") {

@@ -85,8 +85,8 @@ func (j *job) scan(ctx context.Context) error {
 	}
 	parts := int(min(maxParts, max(1, size.Bytes/scanChunkBytes)))
 	unit := float64(size.Bytes) / float64(parts)
-	j.notes = append(j.notes, fmt.Sprintf("scan: %s on the server in %d chunk(s) of about %s per pass (%s), one after another; a pass is repeated, made cold again first, until --duration %s is up",
-		t.Name, parts, result.BytesText(int64(unit)), j.caps.Support(driver.CapScan).Note, j.c.Duration))
+	j.notes = append(j.notes, fmt.Sprintf("scan: %s on the server in %s of about %s per pass (%s), one after another; a pass is repeated, made cold again first, until --duration %s is up",
+		t.Name, result.Plural(parts, "chunk"), result.BytesText(int64(unit)), j.caps.Support(driver.CapScan).Note, j.c.Duration))
 	if err := j.startPhase(ctx, path); err != nil {
 		return err
 	}

@@ -47,8 +47,8 @@ func (j *job) write(ctx context.Context) error {
 	if n := j.caps.Support(driver.CapInsertSelect).Note; n != "" && n != "INSERT … SELECT" {
 		how = " (" + n + ")"
 	}
-	j.notes = append(j.notes, fmt.Sprintf("write: %d chunk(s) of %s rows (--chunk %s) copied from %s into %s by INSERT … SELECT%s, one statement and one transaction each, until --size %s is written or --duration %s is up",
-		chunks, result.Grouped(srcRows), SizeText(j.c.Chunk), src.Name, dst.Name, how, SizeText(j.c.Size), j.c.Duration))
+	j.notes = append(j.notes, fmt.Sprintf("write: %s of %s rows (--chunk %s) copied from %s into %s by INSERT … SELECT%s, one statement and one transaction each, until --size %s is written or --duration %s is up",
+		result.Plural(chunks, "chunk"), result.Grouped(srcRows), SizeText(j.c.Chunk), src.Name, dst.Name, how, SizeText(j.c.Size), j.c.Duration))
 	if err := j.startPhase(ctx, j.dataDir); err != nil {
 		return err
 	}

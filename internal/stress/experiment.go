@@ -786,7 +786,7 @@ func (j *job) header() result.Header {
 		if len(j.work.Scripts()) > 1 {
 			share = fmt.Sprintf(" (weight %g)", sc.Weight)
 		}
-		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %s", sc.Path, share, plural(len(sc.Statements), "statement")))
+		h.Notes = append(h.Notes, fmt.Sprintf("script %s%s: %s", sc.Path, share, result.Plural(len(sc.Statements), "statement")))
 	}
 	if c.ConnectPerIteration {
 		h.Notes = append(h.Notes, "--connect-per-iteration: every iteration opens a new connection, runs its session setup and prepares its statements, timed as CONNECT and inside ITERATION")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
 	"github.com/dbprobe/dbprobe/internal/keygen"
+	"github.com/dbprobe/dbprobe/internal/result"
 )
 
 // Distribution is how a --param draws its values.
@@ -233,7 +234,7 @@ func readCSV(path string, order Order) (*rows, error) {
 		}
 		if len(rec) != len(header) {
 			return nil, badinput.New("--params-csv %s line %d has %s, the header %d (%s): give every row a value for each column",
-				path, line, plural(len(rec), "field"), len(header), strings.Join(out.cols, ","))
+				path, line, result.Plural(len(rec), "field"), len(header), strings.Join(out.cols, ","))
 		}
 		vals := make([]any, len(rec))
 		for k, v := range rec {
@@ -307,12 +308,4 @@ func checkColumns(database string, cols []string) error {
 		seen[c] = i
 	}
 	return nil
-}
-
-// plural is n and noun, with an s unless n is 1: "1 field", "3 fields".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
 }

@@ -532,7 +532,7 @@ func TestParseCopyPlan(t *testing.T) {
 	if err != nil || p != (copyPlan{rows: 24000, planned: 3, launched: 1}) {
 		t.Fatalf("parseCopyPlan = %+v, %v", p, err)
 	}
-	if d := p.describe(4, "max_parallel_workers = 1"); !strings.Contains(d, "with 1 parallel worker(s) for the SELECT (3 asked, 3 planned, 1 launched); the server had no more worker slots free (max_parallel_workers = 1") {
+	if d := p.describe(4, "max_parallel_workers = 1"); !strings.Contains(d, "with 1 parallel worker for the SELECT (3 asked, 3 planned, 1 launched); the server had no more worker slots free (max_parallel_workers = 1") {
 		t.Errorf("describe: %s", d)
 	}
 	p, err = parseCopyPlan(`[{"Plan": {"Node Type": "Seq Scan", "Actual Rows": 7}}]`)

@@ -327,7 +327,11 @@ func parseCopyPlan(plan string) (copyPlan, error) {
 // and, when the server gave fewer, its limits (limits) that explain it.
 func (p copyPlan) describe(degree int, limits string) string {
 	asked := degree - 1
-	s := fmt.Sprintf("CREATE TABLE … AS SELECT with %d parallel worker(s) for the SELECT (%d asked, %d planned, %d launched)", p.launched, asked, p.planned, p.launched)
+	workers := "workers"
+	if p.launched == 1 {
+		workers = "worker"
+	}
+	s := fmt.Sprintf("CREATE TABLE … AS SELECT with %d parallel %s for the SELECT (%d asked, %d planned, %d launched)", p.launched, workers, asked, p.planned, p.launched)
 	switch {
 	case p.planned < asked:
 		s += fmt.Sprintf("; the planner took fewer than asked (%s)", limits)

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -70,6 +71,15 @@ type Outputs struct {
 	stderr     io.Writer
 	metricsURL string // where /metrics is served; "" when it is not
 	phaseSeen  bool   // a Header went out: there are figures to linger for
+
+	// The monitor starts before its phase's header, which carries the
+	// monitor's notes, and its first interval can end first (250 ms on
+	// a loaded machine): a sample written then came before any header
+	// and made the JSON result unreadable. Samples wait in held until
+	// the header is out (inPhase).
+	monMu   sync.Mutex
+	inPhase bool
+	held    []result.MonitorSample
 }
 
 // OpenOutputs opens the text output and those c asks for, each behind
@@ -180,11 +190,43 @@ func (o *Outputs) Close() error {
 	return o.Outputs.Close()
 }
 
-// Header starts a phase in every output, with the run id.
+// Header starts a phase in every output, with the run id, then passes
+// on the monitor's samples that came before it.
 func (o *Outputs) Header(h result.Header) error {
 	o.phaseSeen = true
 	h.RunID = o.RunID
-	return o.Outputs.Header(h)
+	o.monMu.Lock()
+	defer o.monMu.Unlock()
+	if err := o.Outputs.Header(h); err != nil {
+		return err
+	}
+	o.inPhase = true
+	for _, m := range o.held {
+		o.Outputs.Monitor(m)
+	}
+	o.held = nil
+	return nil
+}
+
+// Monitor passes a monitor sample on once its phase's header is out, and
+// holds it until then.
+func (o *Outputs) Monitor(m result.MonitorSample) error {
+	o.monMu.Lock()
+	defer o.monMu.Unlock()
+	if !o.inPhase {
+		o.held = append(o.held, m)
+		return nil
+	}
+	return o.Outputs.Monitor(m)
+}
+
+// Summary ends a phase in every output; the next phase's samples wait
+// for its header.
+func (o *Outputs) Summary(s result.Summary) error {
+	o.monMu.Lock()
+	o.inPhase = false
+	o.monMu.Unlock()
+	return o.Outputs.Summary(s)
 }
 
 // NewRunID returns a run id: the start time in UTC to the second and four

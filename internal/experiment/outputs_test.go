@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -76,4 +78,54 @@ func TestMetricsLingerServesAfterTheRun(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Error("/metrics still served after the run was interrupted")
+}
+
+// A monitor sample that ends before its phase's header is written (the
+// monitor starts first; on a loaded machine its first 250 ms interval can
+// end before the header is composed) comes after the header in the JSON
+// result, which then reads; a sample between a phase's summary and the
+// next header waits for that header.
+func TestMonitorSampleBeforeTheHeaderWaitsForIt(t *testing.T) {
+	ctx := context.Background()
+	in := WatchInterrupts(ctx)
+	defer in.Stop()
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	o, err := OpenOutputs(in.Context(), OutputConfig{Out: path}, io.Discard, io.Discard, nil, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	sample := func(phase string) result.MonitorSample {
+		return result.MonitorSample{Phase: phase, Start: now, End: now.Add(250 * time.Millisecond), Metrics: map[string]float64{"host.cpu.user%": 10}}
+	}
+	o.Monitor(sample("load"))
+	if err := o.Header(result.Header{Experiment: result.ExperimentYCSB, Phase: "load"}); err != nil {
+		t.Fatal(err)
+	}
+	o.Monitor(sample("load"))
+	if err := o.Summary(result.Summary{Phase: "load"}); err != nil {
+		t.Fatal(err)
+	}
+	o.Monitor(sample("run"))
+	if err := o.Header(result.Header{Experiment: result.ExperimentYCSB, Phase: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Summary(result.Summary{Phase: "run"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := result.Read(f)
+	if err != nil {
+		t.Fatalf("the result does not read: %v", err)
+	}
+	if len(r.Phases) != 2 || len(r.Phases[0].Monitor) != 2 || len(r.Phases[1].Monitor) != 1 {
+		t.Fatalf("phases %d, samples %d and %d; want 2 phases with 2 and 1", len(r.Phases), len(r.Phases[0].Monitor), len(r.Phases[len(r.Phases)-1].Monitor))
+	}
 }

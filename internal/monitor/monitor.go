@@ -12,6 +12,10 @@ import (
 	"github.com/dbprobe/dbprobe/internal/driver"
 )
 
+// DefaultInterval is how often the monitor samples when Options.Interval
+// is zero.
+const DefaultInterval = time.Second
+
 // Options says how often and what to sample.
 type Options struct {
 	// Interval is the length of one interval (1 s when zero), the same as
@@ -126,7 +130,7 @@ func start(ctx context.Context, db driver.DB, opts Options, onInterval func(Inte
 		return nil, fmt.Errorf("monitor: interval %v and wait samples %d must not be negative", opts.Interval, opts.WaitSamples)
 	}
 	if opts.Interval == 0 {
-		opts.Interval = time.Second
+		opts.Interval = DefaultInterval
 	}
 	if opts.WaitSamples == 0 {
 		opts.WaitSamples = 10

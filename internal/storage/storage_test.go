@@ -225,6 +225,41 @@ func TestBulkRowsCounted(t *testing.T) {
 	}
 }
 
+// Passes of a few milliseconds, repeated for 2 s, keep the monitor at its
+// interval: each execution used to end the monitor's interval early, and
+// a tiny table gave hundreds of samples (392 in a 5 s scan), each a round
+// of queries on the database being measured.
+func TestShortPassesKeepTheMonitorsCadence(t *testing.T) {
+	url := targets[1].url(t)
+	c := small(t, Scan, url)
+	c.NoCold, c.Duration = true, 2*time.Second
+	o, st := mustRun(t, c)
+	if len(st.Steps) < 20 {
+		t.Fatalf("%d passes: the test needs many short ones\n%s", len(st.Steps), o.text)
+	}
+	f, err := os.Open(c.Outputs.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := result.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Short samples are the symptom (993 of them before, against 2 to 4
+	// now: the edges of the fill and of the end); how many whole ones
+	// there are depends on how long the fill took.
+	short := 0
+	for _, s := range r.Phases[len(r.Phases)-1].Monitor {
+		if s.End.Sub(s.Start) < c.Monitor.Interval/2 {
+			short++
+		}
+	}
+	if short > 5 {
+		t.Errorf("%d of %d monitor samples shorter than half the interval over %d passes", short, len(r.Phases[len(r.Phases)-1].Monitor), len(st.Steps))
+	}
+}
+
 // A table a killed run left is dropped by the next run, which says so; a
 // table of that name dbprobe did not create is refused and left alone.
 func TestLeftoversAndForeignTables(t *testing.T) {

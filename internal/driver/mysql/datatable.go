@@ -229,10 +229,17 @@ func (db *DB) FillTable(ctx context.Context, t driver.DataTable, first, last int
 	quoted, _ := db.dataTable(t)
 	per := chunkRows(t)
 	var done int64
-	err := db.withConn(ctx, func(ctx context.Context, c *sql.Conn) error {
+	err := db.withConn(ctx, func(sctx context.Context, c *sql.Conn) error {
 		for from := first; from <= last; from += per {
+			// sctx never ends (see killable), and a KILL QUERY sent while
+			// no chunk runs stops nothing: without this check a fill whose
+			// ctx ended between chunks, or before the first, went on to
+			// its last row (a test's billion rows hung for 10 minutes).
+			if err := ctx.Err(); err != nil {
+				return classify(err)
+			}
 			count := min(last-from+1, per)
-			res, err := c.ExecContext(ctx, fillSQL(quoted, t.PayloadBytes, places(count)), from, count)
+			res, err := c.ExecContext(sctx, fillSQL(quoted, t.PayloadBytes, places(count)), from, count)
 			if err != nil {
 				return classify(err)
 			}

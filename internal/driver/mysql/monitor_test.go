@@ -252,14 +252,24 @@ func TestMonitorWaitsShowOwnRowLockWait(t *testing.T) {
 	}
 
 	// Idle again: no session of the run is active, and the monitor's own
-	// query, which is running while it reads, is not listed.
-	w, err := m.Waits(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range w {
-		if e.Own {
-			t.Errorf("an own session is active while every one is idle: %+v (the monitor's own?)", w)
+	// query, which is running while it reads, is not listed. The server
+	// sends a statement's answer before it marks the thread idle, so the
+	// session, its update answered, can still be listed for a moment
+	// (MariaDB: COMMAND Execute, STATE "Writing to net", 1-3 ms; 21 runs
+	// in 200 under load): wait for it to go. The monitor's own query runs
+	// at every read, so were it listed, no read would come back clean.
+	var w []driver.Wait
+	own := func(e driver.Wait) bool { return e.Own }
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var err error
+		if w, err = m.Waits(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(w, own) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an own session is still active 20 s after every one went idle: %+v (the monitor's own?)", w)
 		}
 	}
 }

@@ -120,6 +120,13 @@ func userInfoMisplaced(u *url.URL) bool {
 		// as the path, the query or the fragment.
 		return true
 	}
+	if strings.Contains(u.Fragment, "@") {
+		// "a://u:p@w#d@h": an @ then a # in the password end the user
+		// information at that @ and the authority at the #, so the
+		// password's middle reads as the host and its rest, with the
+		// real @, as the fragment. No database URL has a fragment.
+		return true
+	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			return false

@@ -52,6 +52,11 @@ func TestParseTargetBadInput(t *testing.T) {
 		{"stub://u:2025?hunter2@h/db", "must be escaped"},
 		{"stub://u:2025#hunter2@h/db", "must be escaped"},
 		{"stub://:2025/hunter2@h/db", "must be escaped"},
+		// The port the url package quotes holds an escaped quote: the
+		// password after it is still inside the quoted piece.
+		{`stub://u:2025"hunter2#@h/db`, "(invalid port after host)"},
+		// An @ then a # in the password: its middle reads as the host.
+		{"stub://u:x@hunter2#y@h/db", "does not parse as scheme://user:password@host"},
 		// Quoted as given, not with the colon a bare name is read with.
 		{"sqlite//bad", `--db "sqlite//bad" has no scheme`},
 		// A bare word is quoted as typed, not as the scheme "url://…".

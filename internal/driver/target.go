@@ -3,6 +3,7 @@ package driver
 import (
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/dbprobe/dbprobe/internal/badinput"
@@ -119,6 +120,13 @@ func userInfoMisplaced(u *url.URL) bool {
 		// as the path, the query or the fragment.
 		return true
 	}
+	if strings.Contains(u.Fragment, "@") {
+		// "a://u:p@w#d@h": an @ then a # in the password end the user
+		// information at that @ and the authority at the #, so the
+		// password's middle reads as the host and its rest, with the
+		// real @, as the fragment. No database URL has a fragment.
+		return true
+	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			return false
@@ -205,7 +213,10 @@ func redactURL(u *url.URL) string {
 // describeURLError returns the url package's complaint without the URL it
 // quotes, which may hold a password, and without the piece of it the
 // complaint quotes ("invalid port \":pa\" after host" of a password with a /
-// in it, "invalid URL escape \"%zz\""), which may be part of one.
+// in it, "invalid URL escape \"%zz\""), which may be part of one. A quoted
+// piece ends where Go's %q quoting ends it, not at the next quote: an
+// escaped \" inside is part of the piece, and what follows it may be too.
+// A quote that does not open Go's quoting drops the rest of the complaint.
 func describeURLError(err error) string {
 	msg := err.Error()
 	if ue, ok := err.(*url.Error); ok {
@@ -217,12 +228,12 @@ func describeURLError(err error) string {
 		if start < 0 {
 			break
 		}
-		end := strings.IndexByte(msg[start+1:], '"')
-		if end < 0 {
-			break
-		}
 		b.WriteString(strings.TrimRight(msg[:start], " "))
-		msg = msg[start+1+end+1:]
+		quoted, err := strconv.QuotedPrefix(msg[start:])
+		if err != nil {
+			return b.String()
+		}
+		msg = msg[start+len(quoted):]
 	}
 	b.WriteString(msg)
 	return b.String()

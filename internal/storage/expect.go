@@ -81,8 +81,11 @@ func parseRate(s string) (float64, error) {
 	if !ok || !known {
 		return 0, fmt.Errorf("give a size per time unit, such as 14GB/min, 48MB/s or 1TB/h")
 	}
+	// Less than a byte is no size, as for --size and cache=: a tiny
+	// one (5e-324B/h) would divide to a promise of 0 bytes per second,
+	// which every measurement falls short of by 100%.
 	b, ok := parseBytes(size)
-	if !ok || b <= 0 {
+	if !ok || b < 1 {
 		return 0, fmt.Errorf("%q is not a size: give one such as 14GB or 48MB (decimal units)", size)
 	}
 	return b / secs, nil

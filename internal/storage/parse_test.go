@@ -44,7 +44,9 @@ func TestParseExpect(t *testing.T) {
 			t.Errorf("%d: got %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	for _, in := range []string{"scan", "scan=14GB", "scan=14GB/week", "disk=1GB/s", "scan=1GB/s,scan=2GB/s", "scan=-1GB/s", "scan=x/s", ""} {
+	for _, in := range []string{"scan", "scan=14GB", "scan=14GB/week", "disk=1GB/s", "scan=1GB/s,scan=2GB/s", "scan=-1GB/s", "scan=x/s", "",
+		// Less than a byte: 5e-324 bytes an hour is a rate of 0.
+		"scan=0.5B/s", "scan=5e-324B/h"} {
 		if _, err := ParseExpect(in); !badinput.Is(err) {
 			t.Errorf("ParseExpect(%q): %v, want bad input", in, err)
 		}

@@ -211,7 +211,13 @@ func FuzzParseURL(f *testing.F) {
 			if !badinput.Is(err) || strings.Contains(msg, "\n") {
 				t.Fatalf("poolConfig(%q): %q is not one line of bad input", target.Redacted(), msg)
 			}
-			if why := target.Audit(msg, refuse); why != "" {
+			// pgx refuses a password with a NUL, whatever the rest of
+			// the URL: the decoy it is compared with keeps the NULs.
+			refuseDecoy := func(d driver.Target) error {
+				_, _, err := poolConfig(at(withNULsOf(secret, d.Password)))
+				return err
+			}
+			if why := target.Audit(msg, refuseDecoy); why != "" {
 				t.Fatalf("poolConfig(%q), password %q: the message %s: %q", target.Redacted(), secret, why, msg)
 			}
 			return
@@ -225,4 +231,49 @@ func FuzzParseURL(f *testing.F) {
 			}
 		}
 	})
+}
+
+// withNULsOf returns decoy, another password, with a NUL wherever password
+// holds one, when it holds any: each of its other characters becomes
+// decoy's first letter, which password lacks. Escaped in a URL's user
+// information, a NUL (%00) is the one character pgx refuses in a password
+// on its own (libpq's rule; see pgconn's uriDecode), naming the password
+// rather than quoting it, so a password with one is compared with a decoy
+// that is refused alike.
+func withNULsOf(password, decoy string) string {
+	if !strings.Contains(password, "\x00") {
+		return decoy
+	}
+	return strings.Map(func(r rune) rune {
+		if r == 0 {
+			return 0
+		}
+		return rune(decoy[0])
+	}, password)
+}
+
+// A NUL in the password is refused as pgx refuses it, naming the password
+// and not quoting it; another password with a NUL gets the same message,
+// which is what FuzzParseURL compares with (input 73013a31bf292692).
+func TestPoolConfigNULPassword(t *testing.T) {
+	clearPGEnv(t)
+	refusal := func(password string) string {
+		u, err := url.Parse("postgres://u@127.0.0.1/db")
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.User = url.UserPassword("u", password)
+		_, _, err = poolConfig(driver.Target{Driver: "postgres", URL: u, Password: password})
+		if !badinput.Is(err) {
+			t.Fatalf("password %q: poolConfig = %v, want bad input", password, err)
+		}
+		return err.Error()
+	}
+	msg := refusal("s3cret\x00x")
+	if !strings.Contains(msg, "forbidden value %00 in percent-encoded value in password") || strings.Contains(msg, "s3cret") {
+		t.Errorf("message %q: want pgx's refusal of the NUL, without the password", msg)
+	}
+	if other := refusal("QQQQQQ\x00Q"); other != msg {
+		t.Errorf("another password with a NUL: %q, want %q", other, msg)
+	}
 }

@@ -171,8 +171,10 @@ For each degree: the copy's elapsed time, the log's MB/s from the
 database's own log counters, and the host's CPU; then the verdict the
 question needs: "log-bound: 48 MB/s at DOP 2, 4 and 8; more cores do not
 copy faster", or CPU-bound (a writer on one core: PostgreSQL parallelizes
-only the SELECT of a CREATE TABLE AS), or "almost no log" when the
-database skipped the log for the copy (PostgreSQL at wal_level=minimal).`,
+only the SELECT of a CREATE TABLE AS), or serial-bound (a rate flat across
+the degrees with neither the log nor a core shown as the wall), or "almost
+no log" when the database skipped the log for the copy (PostgreSQL at
+wal_level=minimal).`,
 			`  dbprobe storage logcopy --size 500MB
   dbprobe storage logcopy --db postgres://bench@127.0.0.1:5432/bench --size 2GB --dop 1,2,4,8 --duration 2m --expect log=48MB/s`),
 		newStorageKind(storage.Cache, "Cache size the database really gives: hit share and latency against working-set size",

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -193,7 +194,25 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 	dopList := joinWords(steps)
 	waits := " (no wait samples: " + j.caps.Database + " gave none here, so the sessions' waits do not tell)"
 	if judged > 0 {
-		waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU)", 100*logWait, 100*cpu)
+		rest := otherWaits(intervals, j.steps)
+		switch {
+		case logWait < 0.005 && cpu < 0.005 && rest != "":
+			// MariaDB's thread states, for one, never name a wait on the
+			// log's write during a copy: "0% waited" would read as a
+			// measured absence.
+			waits = " (the sampled sessions' states name neither a wait on the log nor CPU: " + rest + ")"
+		case rest != "":
+			waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU; of the rest %s)", 100*logWait, 100*cpu, rest)
+		default:
+			waits = fmt.Sprintf(" (%.0f%% of the database's sampled sessions waited on the log, %.0f%% were on CPU)", 100*logWait, 100*cpu)
+		}
+	}
+	logShown := judged > 0 && logWait >= logWaitShare
+	devBusy := ""
+	if busy {
+		devBusy = fmt.Sprintf("; the device %s was %.0f%% busy", j.sum.Device.Name, j.sum.Device.UtilPct)
+	} else if d := j.sum.Device; d != nil && d.UtilPct >= 0 {
+		devBusy = fmt.Sprintf("; the log's device %s was %.0f%% busy", d.Name, d.UtilPct)
 	}
 	// The host's cores all busy (a database on this machine, which
 	// dbprobe shares) hold the copy back whatever the sessions' waits say.
@@ -217,14 +236,16 @@ func (j *job) logcopyVerdict(intervals []monitor.Interval) {
 		j.sum.Verdict = fmt.Sprintf("CPU-bound on the host: %s: every core was busy (the database and dbprobe share them), so the copy's rate is the host's CPU's, not the log's: log %s%s", saturated, stepRates(steps, true), waits)
 	case judged > 0 && cpu >= cpuShare && logWait < logWaitShare:
 		j.sum.Verdict = fmt.Sprintf("CPU-bound: the copy's writer was on a core%s, at log %s; a higher DOP parallelizes the reading, not the writing of rows, so more cores do not copy faster, and this is no log wall; copies: %s", waits, stepRates(steps, true), stepRates(steps, false))
+	case flat && (logShown || busy):
+		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s; more cores do not copy faster%s%s", rate, dopList, waits, devBusy)
 	case flat:
-		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s; more cores do not copy faster%s", rate, dopList, waits)
-	case judged > 0 && logWait >= logWaitShare, busy:
-		dev := ""
-		if busy {
-			dev = fmt.Sprintf("; the device %s was %.0f%% busy", j.sum.Device.Name, j.sum.Device.UtilPct)
-		}
-		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s: the copy waited on the log%s%s", rate, dopList, waits, dev)
+		// A rate flat across the degrees shows a serial part, not which:
+		// PostgreSQL's leader writes every row of a CREATE TABLE AS,
+		// extending the table and the log alike.
+		j.sum.Verdict = fmt.Sprintf("serial-bound: %s at %s, within %.0f%%: more cores do not copy faster, but the samples do not show the log as the wall%s%s; the part of the copy that does not parallelize holds it (each degree's line says who writes the rows)",
+			rate, dopList, 100*(flatLogRate-1), waits, devBusy)
+	case logShown, busy:
+		j.sum.Verdict = fmt.Sprintf("log-bound: %s at %s: the copy waited on the log%s%s", rate, dopList, waits, devBusy)
 	case len(steps) > 1 && steps[len(steps)-1].LogRate > steps[0].LogRate*flatLogRate:
 		j.sum.Verdict = fmt.Sprintf("scales with the DOP: log %s; neither the log nor one core held it back%s", stepRates(steps, true), waits)
 	case len(steps) > 1:
@@ -337,6 +358,53 @@ func weighedWaits(intervals []monitor.Interval, add func(event string, sessions 
 		}
 	}
 	return active, sampled
+}
+
+// minOtherWait is the share of the sampled sessions from which a wait of
+// neither the log's nor the CPU's class is named beside them.
+const minOtherWait = 0.05
+
+// otherWaits names the waits, in the database's own words, of neither
+// the log's class nor the CPU's that held minOtherWait or more of the
+// sampled sessions during the steps, the largest first (at most three):
+// "IO:DataFileExtend 15%, IPC:MessageQueueSend 14%". Shares are averaged
+// over the steps, as the log's and the CPU's are, so that they add up.
+func otherWaits(intervals []monitor.Interval, steps []stepWindow) string {
+	shares := map[string]float64{}
+	judged := 0
+	for _, w := range steps {
+		byEvent := map[string]float64{}
+		active, sampled := weighedWaits(within(intervals, w), func(event string, sessions float64) {
+			if c := monitor.WaitClass(event); c != "commit_flush" && c != "cpu" {
+				byEvent[event] += sessions
+			}
+		})
+		if active <= 0 || !sampled {
+			continue
+		}
+		judged++
+		for e, n := range byEvent {
+			shares[e] += n / active
+		}
+	}
+	events := make([]string, 0, len(shares))
+	for e := range shares {
+		shares[e] /= float64(max(judged, 1))
+		if shares[e] >= minOtherWait {
+			events = append(events, e)
+		}
+	}
+	slices.SortFunc(events, func(a, b string) int {
+		if c := cmp.Compare(shares[b], shares[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, 0, 3)
+	for _, e := range events[:min(len(events), 3)] {
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", e, 100*shares[e]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // stepRates lists each step's log rate (log) or copy rate.

@@ -57,6 +57,54 @@ func TestLogCopyVerdicts(t *testing.T) {
 	}
 }
 
+// TestFlatCopyIsLogBoundOnlyWithEvidence: a log rate flat across the
+// degrees shows a serial part; it is the log's wall only when the
+// sessions waited on the log or its device was saturated. A copy whose
+// sessions mostly ran, extended the table or talked to their workers
+// (PostgreSQL's CREATE TABLE AS at 20% log waits, 23% device) is not.
+func TestFlatCopyIsLogBoundOnlyWithEvidence(t *testing.T) {
+	t0 := time.Now()
+	mk := func(util float64) *job {
+		j := &job{c: Config{Kind: LogCopy, Dops: []int{1, 2}}, local: true, caps: driver.Capabilities{Database: "PostgreSQL"}, ev: &evidence{}}
+		j.sum.Steps = []result.StorageStep{
+			{Label: "DOP 1", Seconds: 10, Bytes: 1e9, Rate: 1e8, LogBytes: 1e9, LogRate: 4.1e8, HostCores: 1},
+			{Label: "DOP 2", Seconds: 10, Bytes: 1e9, Rate: 1e8, LogBytes: 1e9, LogRate: 4.2e8, HostCores: 1},
+		}
+		j.sum.Device = &result.DeviceFigures{Name: "vda", UtilPct: util}
+		j.steps = []stepWindow{{0, t0, t0.Add(10 * time.Second)}, {1, t0.Add(10 * time.Second), t0.Add(20 * time.Second)}}
+		return j
+	}
+	mixed := fixture(t0, 20, map[string]float64{"db.sessions.other.active": 1, "db.wait.other.CPU": 0.37, "db.wait.other.IO:WALWrite": 0.2,
+		"db.wait.other.IO:DataFileExtend": 0.15, "db.wait.other.IPC:MessageQueueSend": 0.14, "db.wait.other.IO:DataFileWrite": 0.02})
+	onLog := fixture(t0, 20, map[string]float64{"db.sessions.other.active": 1, "db.wait.other.IO:WALSync": 0.7, "db.wait.other.CPU": 0.2})
+	states := fixture(t0, 20, map[string]float64{"db.sessions.active": 1, "db.wait.Sending data": 1})
+	for _, tc := range []struct {
+		name      string
+		samples   []monitor.Interval
+		util      float64
+		prefix    string
+		has, hasn []string
+	}{
+		{"mixed waits, device 23% busy", mixed, 23, "serial-bound: ", []string{"20% of the database's sampled sessions waited on the log, 37% were on CPU; of the rest IO:DataFileExtend 15%, IPC:MessageQueueSend 14%)", "the log's device vda was 23% busy"}, []string{"DataFileWrite"}},
+		{"mixed waits, device saturated", mixed, 95, "log-bound: ", []string{"more cores do not copy faster", "the device vda was 95% busy"}, nil},
+		{"sessions on the log", onLog, 23, "log-bound: ", []string{"70% of the database's sampled sessions waited on the log"}, nil},
+		{"states of no class", states, 23, "serial-bound: ", []string{"states name neither a wait on the log nor CPU: Sending data 100%"}, []string{"0% of the database's"}},
+	} {
+		j := mk(tc.util)
+		j.logcopyVerdict(tc.samples)
+		ok := strings.HasPrefix(j.sum.Verdict, tc.prefix)
+		for _, h := range tc.has {
+			ok = ok && strings.Contains(j.sum.Verdict, h)
+		}
+		for _, h := range tc.hasn {
+			ok = ok && !strings.Contains(j.sum.Verdict, h)
+		}
+		if !ok {
+			t.Errorf("%s: %q", tc.name, j.sum.Verdict)
+		}
+	}
+}
+
 // TestReadVerdicts: the best point being the last is "not tested
 // beyond", and an in-process engine is not a server.
 func TestReadVerdicts(t *testing.T) {

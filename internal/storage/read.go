@@ -136,7 +136,13 @@ func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placemen
 	case d.Limit != monitor.LimitNotJudged && sampled && sending >= networkShare:
 		// The server's sessions are busy, but writing rows into a socket
 		// the client side does not drain: with the client's CPU to spare,
-		// that is the network between them.
+		// that is the network between them — unless the host's cores,
+		// which a server on this machine shares with the client, are all
+		// busy: then the client drains slowly for want of a core.
+		if idle, ok := d.Evidence["host.cpu.idle%"]; ok && idle < spareHostIdle {
+			return fmt.Sprintf("host CPU-limited: %.0f%% of the database's sampled sessions were sending rows to the client (its socket full), but the host's cores were %.0f%% idle and the client used %.0f%% of a core: the client and what shares its host drain the rows no faster; %s",
+				100*sending, idle, d.Evidence["client.cpu%"], d.Verdict)
+		}
 		return fmt.Sprintf("network-limited: %.0f%% of the database's sampled sessions were sending rows to the client (its socket full) while the client had CPU to spare: the network between them holds the rate", 100*sending)
 	}
 	switch d.Limit {
@@ -155,6 +161,10 @@ func readLimit(intervals []monitor.Interval, w stepWindow, threads int, placemen
 	}
 	return "no limit saturated: " + d.Verdict
 }
+
+// spareHostIdle is the share of the host's CPU time idle (percent) below
+// which a client on it has no core to spare for draining its sockets.
+const spareHostIdle = 20.0
 
 // networkShare is the share of the database's sampled sessions sending
 // rows to the client from which the network is what a read waits on.

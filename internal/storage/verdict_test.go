@@ -127,6 +127,25 @@ func TestReadVerdicts(t *testing.T) {
 	}
 }
 
+// TestReadOnABusyHostIsNotTheNetwork: sessions sending rows into a full
+// socket are the network's doing only while the host has CPU to spare;
+// on a host 11% idle (client and server on its two cores) they wait for
+// a client that has no core to drain them.
+func TestReadOnABusyHostIsNotTheNetwork(t *testing.T) {
+	t0 := time.Now()
+	w := stepWindow{0, t0, t0.Add(5 * time.Second)}
+	sending := func(idle float64) []monitor.Interval {
+		return fixture(t0, 5, map[string]float64{"client.cpu%": 91, "client.gomaxprocs": 2, "client.sched.latency_p99_ms": 0.3,
+			"db.sessions.active": 2, "db.wait.Sending to client": 0.7, "db.wait.CPU": 0.3, "host.cpu.idle%": idle})
+	}
+	if v := readLimit(sending(11), w, 2, driver.PlacementServer); !strings.HasPrefix(v, "host CPU-limited: 70% of the database's sampled sessions") || !strings.Contains(v, "11% idle and the client used 91% of a core") {
+		t.Errorf("busy host: %q", v)
+	}
+	if v := readLimit(sending(60), w, 2, driver.PlacementServer); !strings.HasPrefix(v, "network-limited: 70%") {
+		t.Errorf("idle host: %q", v)
+	}
+}
+
 // TestRestartCmdFailureSaysWhy: a failed --restart-cmd says what it
 // printed last, or that it printed nothing, and is a run failure.
 func TestRestartCmdFailureSaysWhy(t *testing.T) {

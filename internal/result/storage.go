@@ -23,7 +23,8 @@ type StorageSummary struct {
 	BytesAre string `json:"bytes_are"`
 	// Bytes and Seconds are what the overall rate is over: the time spent
 	// moving them, the time between passes (making the table cold again,
-	// dropping a copy) left out. Rate is Bytes / Seconds.
+	// dropping a copy) left out. Rate is Bytes / Seconds at one point; at
+	// several it is the Headline point's (its step's Bytes / Seconds).
 	Bytes   int64   `json:"bytes"`
 	Seconds float64 `json:"seconds"`
 	Rate    float64 `json:"rate_bytes_per_s"`
@@ -385,6 +386,20 @@ func RateIn(experiment string, bytesPerSec float64) (float64, string) {
 	return bytesPerSec * scale, strings.TrimSuffix(strings.TrimPrefix(label, "Rate("), ")")
 }
 
+// headlineStep is the step Headline names, nil when the experiment ran
+// at one point.
+func (st *StorageSummary) headlineStep() *StorageStep {
+	if st.Headline == "" || len(st.Steps) < 2 {
+		return nil
+	}
+	for i := range st.Steps {
+		if st.Steps[i].Label == st.Headline {
+			return &st.Steps[i]
+		}
+	}
+	return nil
+}
+
 // writeStorageLines writes a storage run's figures in YCSB's shape:
 //
 //	[SCAN], Rate(GB/min), 1.53
@@ -405,11 +420,26 @@ func writeStorageLines(bw *bufio.Writer, st *StorageSummary) {
 	unit, scale := rateUnit(st.Experiment)
 	fixed := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	line(name, unit, fixed(st.Rate*scale))
-	line(name, "Bytes", strconv.FormatInt(st.Bytes, 10))
-	line(name, "Seconds", fixed(st.Seconds))
-	if st.Rows > 0 {
-		line(name, "Rows", strconv.FormatInt(st.Rows, 10))
+	// At several points the rate is the headline point's: the bytes,
+	// seconds and rows beside it are that point's too, so that they
+	// recompute to it, and every point's together follow as AllPoints.
+	bytes, seconds, rows := st.Bytes, st.Seconds, st.Rows
+	head := st.headlineStep()
+	if head != nil {
+		bytes, seconds, rows = head.Bytes, head.Seconds, head.Rows
+	}
+	line(name, "Bytes", strconv.FormatInt(bytes, 10))
+	line(name, "Seconds", fixed(seconds))
+	if rows > 0 {
+		line(name, "Rows", strconv.FormatInt(rows, 10))
 		line(name, "RowsPerSec", fixed(st.RowsPerSec))
+	}
+	if head != nil {
+		line(name, "AllPointsBytes", strconv.FormatInt(st.Bytes, 10))
+		line(name, "AllPointsSeconds", fixed(st.Seconds))
+		if st.Rows > 0 {
+			line(name, "AllPointsRows", strconv.FormatInt(st.Rows, 10))
+		}
 	}
 	if c := st.Consistency; c != nil {
 		base := strings.TrimSuffix(unit, ")")

@@ -1,8 +1,12 @@
 package result
 
 import (
+	"bufio"
 	"bytes"
+	"math"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,6 +55,42 @@ func TestWriteTextStorageGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "text_storage.golden", buf.Bytes())
+}
+
+// At several points the [KIND] lines' rate is the fastest point's, and
+// the bytes, seconds and rows beside it are that point's, so that they
+// recompute to it; every point's together are AllPoints lines.
+func TestStorageLinesAtSeveralPointsRecompute(t *testing.T) {
+	st := &StorageSummary{Experiment: "read", Bytes: 5_816_194_000, Seconds: 8.011, Rows: 5_816_194, Rate: 772.8e6, RowsPerSec: 772_800, Headline: "threads 2",
+		Steps: []StorageStep{
+			{Label: "threads 1", Seconds: 4.0, Bytes: 2_725_000_000, Rate: 681.25e6, Rows: 2_725_000, LogBytes: -1},
+			{Label: "threads 2", Seconds: 4.0, Bytes: 3_091_200_000, Rate: 772.8e6, Rows: 3_091_200, LogBytes: -1},
+		}}
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	writeStorageLines(bw, st)
+	bw.Flush()
+	got := map[string]string{}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if f := strings.Split(l, ", "); len(f) == 3 && f[0] == "[READ]" {
+			got[f[1]] = f[2]
+		}
+	}
+	num := func(k string) float64 { v, _ := strconv.ParseFloat(got[k], 64); return v }
+	if rate := num("Bytes") / num("Seconds") * 60 / 1e9; math.Abs(rate-num("Rate(GB/min)")) > 0.01 {
+		t.Errorf("Bytes / Seconds = %.3f GB/min, Rate(GB/min) %s\n%s", rate, got["Rate(GB/min)"], buf.String())
+	}
+	if got["Rows"] != "3091200" || got["AllPointsBytes"] != "5816194000" || got["AllPointsSeconds"] != "8.011" || got["AllPointsRows"] != "5816194" {
+		t.Errorf("lines %v", got)
+	}
+	st.Headline, st.Steps = "", st.Steps[:1]
+	buf.Reset()
+	bw.Reset(&buf)
+	writeStorageLines(bw, st)
+	bw.Flush()
+	if strings.Contains(buf.String(), "AllPoints") || !strings.Contains(buf.String(), "[READ], Bytes, 5816194000") {
+		t.Errorf("one point:\n%s", buf.String())
+	}
 }
 
 // A storage run's result reads back with every figure.

@@ -636,7 +636,10 @@ func againstBracket(e result.CacheEstimate, configured int64) string {
 	case configured > e.High:
 		return fmt.Sprintf(", %.1f× the bracket's top: the database keeps less of the table in memory than it is given", float64(configured)/float64(e.High))
 	case configured < e.Low:
-		return fmt.Sprintf(", %.1f× less than the bracket's bottom: the working set fits in more than the setting", float64(e.Low)/float64(configured))
+		// The share counts every page a lookup asks for, the index's
+		// upper pages among them, which stay cached: it falls under 95%
+		// only once the row pages' hits are well under it.
+		return fmt.Sprintf(", below the bracket, whose bottom is %.2f× the setting: the hit share counts every page a lookup asks for, the index's always-cached upper pages among them, so it falls under 95%% only past the setting's size, and the bracket sits above it", float64(e.Low)/float64(configured))
 	}
 	return ", within the bracket"
 }

@@ -323,3 +323,22 @@ func TestCacheInterruptKeepsThePoints(t *testing.T) {
 		t.Error("the table outlived the interrupt")
 	}
 }
+
+// The configured size is placed against the bracket in words that say
+// which way it lies and, below it, why the bracket sits above a
+// setting: never "less than the bottom: fits in more than the setting".
+func TestConfiguredAgainstTheBracket(t *testing.T) {
+	e := result.CacheEstimate{Low: 150_000_000, High: 187_500_000}
+	for _, tc := range []struct {
+		configured int64
+		want       string
+	}{
+		{134_217_728, ", below the bracket, whose bottom is 1.12× the setting: the hit share counts every page a lookup asks for"},
+		{160_000_000, ", within the bracket"},
+		{400_000_000, ", 2.1× the bracket's top: the database keeps less of the table in memory than it is given"},
+	} {
+		if got := againstBracket(e, tc.configured); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("configured %d: %q, want %q…", tc.configured, got, tc.want)
+		}
+	}
+}

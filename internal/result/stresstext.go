@@ -3,6 +3,7 @@ package result
 import (
 	"bufio"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,7 +91,11 @@ func writeStressNotes(bw *bufio.Writer, st *StressSummary) {
 	}
 	if st.CostSource != "" {
 		per := "per call of each statement"
-		if st.StatementsPerIteration != nil {
+		if !slices.ContainsFunc(st.Statements, func(s StressStatement) bool { return s.Cost != nil }) {
+			// pg_stat_statements absent, say: the database's block
+			// deltas have no statement to go to.
+			per = "no statement's own costs (the source does not tell statements apart)"
+		} else if st.StatementsPerIteration != nil {
 			per += "; per iteration the sum of the statements' (Statements…PerIteration)"
 		}
 		put("server costs: from %s, over the measured part; %s; and per iteration the whole database's (Database…PerIteration: every session's work, other clients', autovacuum's and the monitor's included)", st.CostSource, per)

@@ -1,7 +1,9 @@
 package result
 
 import (
+	"bufio"
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +69,19 @@ func TestStressSummaryRoundTrip(t *testing.T) {
 	got := f.Phases[0].Summary.Stress
 	if got == nil || len(got.Statements) != 1 || got.Statements[0].Plan.How != "EXPLAIN" || *got.Statements[0].Cost.LogicalReads != 2 || got.Statements[0].Affected != -1 || got.CostSource != "x" {
 		t.Errorf("read back %+v", got)
+	}
+}
+
+// Costs from the database's whole counters alone (no statement
+// statistics) are not announced per call of each statement.
+func TestStressCostsWithoutStatementFigures(t *testing.T) {
+	st := &StressSummary{CostSource: "pg_stat_database (pg_stat_statements is not installed)", PerIteration: &CostFigures{Calls: 10, LogicalReads: f64(4)},
+		Statements: []StressStatement{{Label: "LOOP.SQL-1", File: "loop.sql", Line: 1, Text: "SELECT 1"}}}
+	var buf bytes.Buffer
+	bw := bufio.NewWriter(&buf)
+	writeStressNotes(bw, st)
+	bw.Flush()
+	if out := buf.String(); strings.Contains(out, "per call of each statement") || !strings.Contains(out, "no statement's own costs") {
+		t.Errorf("notes:\n%s", out)
 	}
 }

@@ -418,7 +418,14 @@ func tooShort(intervals []Interval, span time.Duration) (Diagnosis, bool) {
 	each := longest(intervals)
 	d.Verdict = fmt.Sprintf("not judged — %d monitor intervals in %s are too few to judge; run for %d intervals or more (or a shorter --monitor-interval)", whole, secondsText(span), minJudgedIntervals)
 	if each > 0 {
-		d.Verdict = fmt.Sprintf("not judged — %d monitor intervals of %s in %s are too few to judge; run for %s or more (or a shorter --monitor-interval)", whole, secondsText(each), secondsText(span), secondsText(time.Duration(minJudgedIntervals)*each))
+		// A phase cut short (a run stopped, a result recovered) can
+		// last 3 intervals' time yet hold fewer whole ones: "run for
+		// 3 s or more" would then ask for what it already had.
+		need := time.Duration(minJudgedIntervals) * each
+		if need <= span {
+			need = span + each
+		}
+		d.Verdict = fmt.Sprintf("not judged — %d whole monitor intervals of %s in %s are too few to judge (%d are needed); run for %s or more (or a shorter --monitor-interval)", whole, secondsText(each), secondsText(span), minJudgedIntervals, secondsText(need))
 	}
 	return d, true
 }

@@ -162,8 +162,11 @@ func TestDiagnoseRefusesTooLittleEvidence(t *testing.T) {
 		{"0.25 s", interval(1, 250*time.Millisecond), 250 * time.Millisecond, "phase too short to judge: 0.25 s;"},
 		{"2.9 s", interval(3, time.Second), 2900 * time.Millisecond, "phase too short to judge: 2.9 s; run for 3 s or more"},
 		{"no intervals", nil, 10 * time.Millisecond, "phase too short to judge: 10 ms"},
-		{"two long intervals", interval(2, 5*time.Second), 10 * time.Second, "not judged — 2 monitor intervals of 5 s in 10 s are too few to judge; run for 15 s or more"},
-		{"two long intervals between slivers", slivered(), 4010 * time.Millisecond, "not judged — 2 monitor intervals of 2 s in 4.01 s are too few to judge; run for 6 s or more"},
+		{"two long intervals", interval(2, 5*time.Second), 10 * time.Second, "not judged — 2 whole monitor intervals of 5 s in 10 s are too few to judge (3 are needed); run for 15 s or more"},
+		{"two long intervals between slivers", slivered(), 4010 * time.Millisecond, "not judged — 2 whole monitor intervals of 2 s in 4.01 s are too few to judge (3 are needed); run for 6 s or more"},
+		// A phase cut short whose samples stopped before its end: it
+		// lasted three intervals' time, so more than that is asked for.
+		{"cut short", interval(2, time.Second), 3180 * time.Millisecond, "not judged — 2 whole monitor intervals of 1 s in 3.18 s are too few to judge (3 are needed); run for 4.18 s or more"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

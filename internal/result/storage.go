@@ -600,11 +600,19 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	}
 	if a := st.Amplification; a != nil {
 		log, dev, ck := "log not counted by the database", "the device not seen", "checkpoints: "+a.CheckpointsHow
+		// From the bytes, not the ratios the JSON keeps to 3 decimals:
+		// rounding twice printed 6.06 here and 6.05 in the verdict.
+		perByte := func(n int64, rounded float64) float64 {
+			if a.TableBytes > 0 {
+				return float64(n) / float64(a.TableBytes)
+			}
+			return rounded
+		}
 		if a.LogBytes >= 0 {
-			log = fmt.Sprintf("%.2f bytes of log (%s)", a.LogPerByte, BytesText(a.LogBytes))
+			log = fmt.Sprintf("%.2f bytes of log (%s)", perByte(a.LogBytes, a.LogPerByte), BytesText(a.LogBytes))
 		}
 		if a.DeviceBytes >= 0 {
-			dev = fmt.Sprintf("%.2f bytes written by the device %s (%s, every process's writes)", a.DevicePerByte, a.Device, BytesText(a.DeviceBytes))
+			dev = fmt.Sprintf("%.2f bytes written by the device %s (%s, every process's writes)", perByte(a.DeviceBytes, a.DevicePerByte), a.Device, BytesText(a.DeviceBytes))
 		}
 		if a.Checkpoints >= 0 {
 			ck = fmt.Sprintf("%s during the run (%s)", Plural(a.Checkpoints, "checkpoint"), a.CheckpointsHow)

@@ -107,6 +107,20 @@ func TestBulkAmplificationIsPerByteLoaded(t *testing.T) {
 	}
 }
 
+// The amplification line's ratios come from the bytes, as the verdict's
+// do, not from the JSON's 3-decimal ratio rounded again: 6,064,600 bytes
+// of log per 1,000,000 is 6.06, where round3's 6.065 printed 6.07.
+func TestAmplificationRoundsOnce(t *testing.T) {
+	st := &StorageSummary{Experiment: "write", Amplification: &WriteAmplification{TableBytes: 1_000_000, LogBytes: 6_064_600, LogPerByte: 6.065, DeviceBytes: -1, Checkpoints: -1}}
+	var buf bytes.Buffer
+	if err := WriteText(&buf, Summary{Phase: "write", RunTime: time.Second, Storage: st}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "6.06 bytes of log") {
+		t.Errorf("amplification:\n%s", buf.String())
+	}
+}
+
 // A storage run's result reads back with every figure.
 func TestStorageSummaryRoundTrip(t *testing.T) {
 	var buf bytes.Buffer

@@ -601,7 +601,7 @@ func writeStorageNotes(bw *bufio.Writer, st *StorageSummary) {
 	if a := st.Amplification; a != nil {
 		log, dev, ck := "log not counted by the database", "the device not seen", "checkpoints: "+a.CheckpointsHow
 		// From the bytes, not the ratios the JSON keeps to 3 decimals:
-		// rounding twice printed 6.06 here and 6.05 in the verdict.
+		// rounding twice made the same figure differ by 0.01 from the verdict's.
 		perByte := func(n int64, rounded float64) float64 {
 			if a.TableBytes > 0 {
 				return float64(n) / float64(a.TableBytes)
